@@ -1,0 +1,167 @@
+#include "compiler/emit/program_writer.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <climits>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <map>
+
+#include "compiler/common/compile_error.h"
+#include "compiler/emit/memory_planner.h"
+#include "runtime/executor/program.h"
+#include "runtime/schema/program_generated.h"
+
+namespace etc::emit {
+namespace {
+
+constexpr const char* kProducer = "etc " ETC_VERSION_STRING;
+
+size_t align_up(size_t n, size_t a) { return (n + a - 1) / a * a; }
+
+// Step 1: arena offsets for every non-constant value (index: value id).
+MemoryPlan plan_values(const ir::Graph& g) {
+  const int32_t n = static_cast<int32_t>(g.values().size());
+  std::vector<int32_t> first(n, -1), last(n, -1);
+  for (const ir::Node& node : g.nodes()) {
+    for (ir::ValueId v : node.inputs)
+      if (v != ir::kNoValue) last[v] = std::max(last[v], node.id);
+    for (ir::ValueId v : node.outputs) first[v] = node.id;
+  }
+  for (ir::ValueId v : g.inputs()) first[v] = -1;
+  for (ir::ValueId v : g.outputs()) last[v] = INT32_MAX;
+  std::vector<BufferRequest> requests(n);
+  for (const ir::Value& v : g.values()) {
+    if (v.is_constant()) continue;  // size 0: placed at 0, never conflicts
+    requests[v.id] = BufferRequest{v.spec.nbytes(), first[v.id], std::max(last[v.id], first[v.id])};
+  }
+  return plan_memory(requests);
+}
+
+flatbuffers::Offset<fb::Attr> build_attr(flatbuffers::FlatBufferBuilder& b, const std::string& name,
+                                          const ir::AttrValue& value) {
+  auto n = b.CreateString(name);
+  if (const auto* i = std::get_if<int64_t>(&value)) return fb::CreateAttr(b, n, fb::AttrKind::Int, *i);
+  if (const auto* f = std::get_if<float>(&value)) return fb::CreateAttr(b, n, fb::AttrKind::Float, 0, *f);
+  if (const auto* is = std::get_if<std::vector<int64_t>>(&value))
+    return fb::CreateAttr(b, n, fb::AttrKind::Ints, 0, 0, b.CreateVector(*is));
+  if (const auto* fs = std::get_if<std::vector<float>>(&value))
+    return fb::CreateAttr(b, n, fb::AttrKind::Floats, 0, 0, 0, b.CreateVector(*fs));
+  return fb::CreateAttr(b, n, fb::AttrKind::String, 0, 0, 0, 0, b.CreateString(std::get<std::string>(value)));
+}
+
+}  // namespace
+
+std::vector<uint8_t> serialize_program(const ir::ExportedProgram& program, EmitStats* stats) {
+  const ir::Graph& g = program.graph;
+  for (const ir::Node& n : g.nodes())
+    if (n.dead) throw CompileError("internal: emit requires a compacted graph");
+  const MemoryPlan mem = plan_values(g);
+
+  // Step 2: constants packed into segment 0.
+  std::vector<uint8_t> segment;
+  std::map<const std::vector<uint8_t>*, size_t> constant_offset;
+  for (const ir::Value& v : g.values()) {
+    if (!v.is_constant() || constant_offset.count(v.constant.get())) continue;
+    const size_t off = align_up(segment.size(), kSegmentAlignment);
+    segment.resize(off + v.constant->size());
+    std::memcpy(segment.data() + off, v.constant->data(), v.constant->size());
+    constant_offset[v.constant.get()] = off;
+  }
+
+  // Step 3.
+  flatbuffers::FlatBufferBuilder b(1 << 16);
+  std::vector<std::string> op_names;
+  std::map<EdgeOp, uint32_t> op_index;
+  for (const ir::Node& n : g.nodes())
+    if (!op_index.count(n.op)) {
+      op_index[n.op] = static_cast<uint32_t>(op_names.size());
+      op_names.emplace_back(edge_op_name(n.op));
+    }
+  std::vector<flatbuffers::Offset<fb::Value>> values;
+  for (const ir::Value& v : g.values()) {
+    std::vector<int64_t> shape(v.spec.shape.begin(), v.spec.shape.end());
+    const bool is_in = std::find(g.inputs().begin(), g.inputs().end(), v.id) != g.inputs().end();
+    const bool is_out = std::find(g.outputs().begin(), g.outputs().end(), v.id) != g.outputs().end();
+    const fb::ValueKind kind = v.is_constant() ? fb::ValueKind::Constant
+                               : is_in         ? fb::ValueKind::Input
+                               : is_out        ? fb::ValueKind::Output
+                                               : fb::ValueKind::Activation;
+    values.push_back(fb::CreateValue(b, b.CreateString(v.name), static_cast<fb::DType>(v.spec.dtype),
+                                     b.CreateVector(shape), kind, v.is_constant() ? 0 : mem.offsets[v.id], 0,
+                                     v.is_constant() ? constant_offset.at(v.constant.get()) : 0));
+  }
+  std::vector<flatbuffers::Offset<fb::Instruction>> instructions;
+  for (const ir::Node& n : g.nodes()) {
+    std::vector<flatbuffers::Offset<fb::Attr>> attrs;
+    for (const auto& [name, value] : n.attrs.items()) attrs.push_back(build_attr(b, name, value));
+    auto call = fb::CreateKernelCall(b, op_index.at(n.op), b.CreateVector(n.inputs), b.CreateVector(n.outputs),
+                                     b.CreateVector(attrs));
+    instructions.push_back(fb::CreateInstruction(b, fb::InstructionArgs::KernelCall, call.Union(),
+                                                 b.CreateVector(n.meta.debug_handles)));
+  }
+  auto plan = fb::CreateExecutionPlan(b, b.CreateString("forward"), b.CreateVector(values),
+                                      b.CreateVector(g.inputs()), b.CreateVector(g.outputs()),
+                                      b.CreateVector(instructions), mem.arena_size, mem.lower_bound);
+  std::vector<flatbuffers::Offset<fb::DebugHandleInfo>> debug;
+  for (const auto& [handle, info] : program.debug_handles)
+    debug.push_back(fb::CreateDebugHandleInfo(b, handle, b.CreateString(info.onnx_name),
+                                              b.CreateString(info.onnx_op_type)));
+  std::vector<fb::Segment> segments;
+  if (!segment.empty()) segments.emplace_back(0, segment.size());
+  std::vector<flatbuffers::Offset<flatbuffers::String>> ops;
+  for (const std::string& s : op_names) ops.push_back(b.CreateString(s));
+  auto root = fb::CreateProgram(b, kProgramVersion, b.CreateString(kProducer), b.CreateVector(ops),
+                                b.CreateVector(std::vector{plan}), 0, b.CreateVectorOfStructs(segments),
+                                b.CreateVector(debug),
+                                b.CreateString(std::filesystem::path(program.source_path).filename().string()));
+  b.FinishSizePrefixed(root, kProgramIdentifier);
+
+  // Layout: [size prefix + flatbuffer][pad to 64][segment 0].
+  std::vector<uint8_t> bytes(b.GetBufferPointer(), b.GetBufferPointer() + b.GetSize());
+  if (!segment.empty()) {
+    bytes.resize(align_up(bytes.size(), kSegmentAlignment), 0);
+    bytes.insert(bytes.end(), segment.begin(), segment.end());
+  }
+  if (stats) {
+    stats->file_size = bytes.size();
+    stats->constant_bytes = segment.size();
+    stats->arena_size = mem.arena_size;
+    stats->arena_lower_bound = mem.lower_bound;
+    stats->num_instructions = instructions.size();
+  }
+  return bytes;
+}
+
+void write_file_atomically(const std::string& path, const std::vector<uint8_t>& bytes) {
+  namespace fs = std::filesystem;
+  const fs::path target(path);
+  const fs::path dir = target.parent_path().empty() ? fs::path(".") : target.parent_path();
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec)) throw CompileError(path + ": output folder '" + dir.string() + "' does not exist");
+  std::string tmpl = (dir / ("." + target.filename().string() + ".XXXXXX")).string();
+  const int fd = ::mkstemp(tmpl.data());
+  if (fd < 0) throw CompileError(path + ": cannot create output file: " + std::strerror(errno));
+  size_t written = 0;
+  while (written < bytes.size()) {
+    const ssize_t n = ::write(fd, bytes.data() + written, bytes.size() - written);
+    if (n <= 0) {
+      const int err = errno;
+      ::close(fd);
+      ::unlink(tmpl.c_str());
+      throw CompileError(path + ": write failed: " + std::strerror(err));
+    }
+    written += static_cast<size_t>(n);
+  }
+  ::fchmod(fd, 0644);
+  if (::close(fd) != 0 || std::rename(tmpl.c_str(), path.c_str()) != 0) {
+    const int err = errno;
+    ::unlink(tmpl.c_str());
+    throw CompileError(path + ": cannot write output: " + std::strerror(err));
+  }
+}
+
+}  // namespace etc::emit

@@ -1,0 +1,33 @@
+#pragma once
+// ExportedProgram → program file (.etp), see runtime/schema/program.fbs.
+//
+// Steps, in order:
+//   1. plan_values      arena placement for activations, inputs and outputs
+//   2. pack_constants   one segment, each constant 64-byte aligned, shared data once
+//   3. build            operators, values, instructions, debug info
+//   4. write            temp file in the target folder, then rename: a failed
+//                       compile never leaves a partial file behind
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "compiler/ir/graph.h"
+
+namespace etc::emit {
+
+struct EmitStats {
+  size_t file_size = 0;
+  size_t constant_bytes = 0;
+  size_t arena_size = 0;
+  size_t arena_lower_bound = 0;
+  size_t num_instructions = 0;
+};
+
+// Serializes the program to bytes. Throws CompileError on unsupported content.
+std::vector<uint8_t> serialize_program(const ir::ExportedProgram& program, EmitStats* stats = nullptr);
+
+// Atomically writes bytes to `path` (temp file + rename). Throws CompileError.
+void write_file_atomically(const std::string& path, const std::vector<uint8_t>& bytes);
+
+}  // namespace etc::emit

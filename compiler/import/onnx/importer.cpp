@@ -1,0 +1,184 @@
+#include "compiler/import/onnx/importer.h"
+
+#include <algorithm>
+#include <set>
+
+#include "compiler/common/compile_error.h"
+#include "compiler/import/onnx/lower_context.h"
+#include "compiler/import/onnx/ops/register_all.h"
+#include "compiler/import/onnx/tensor_proto.h"
+#include "compiler/ir/verifier.h"
+#include "compiler/passes/dead_code.h"
+
+namespace etc::onnx_import {
+namespace {
+
+std::string node_label(const onnx::NodeProto& n, int index) {
+  return n.name().empty() ? n.op_type() + "_" + std::to_string(index) : n.name();
+}
+
+int64_t default_opset(const onnx::ModelProto& m) {
+  for (const auto& o : m.opset_import())
+    if (o.domain().empty() || o.domain() == "ai.onnx") return o.version();
+  return 0;
+}
+
+// Step 3: every unsupported op type, reported together.
+void find_unsupported(const onnx::ModelProto& m, const std::string& path, int64_t opset) {
+  std::vector<std::string> problems;
+  std::set<std::string> seen;
+  const auto& nodes = m.graph().node();
+  for (int i = 0; i < nodes.size(); ++i) {
+    const onnx::NodeProto& n = nodes[i];
+    const std::string key = n.domain() + "::" + n.op_type();
+    std::string reason;
+    if (!n.domain().empty() && n.domain() != "ai.onnx") {
+      reason = "domain '" + n.domain() + "' is not supported";
+    } else if (const Lowering* l = find_lowering(n.op_type()); !l) {
+      reason = "op type " + n.op_type() + " is not supported";
+    } else if (opset < l->min_opset || opset > l->max_opset) {
+      reason = n.op_type() + " at opset " + std::to_string(opset) + " is not supported (supported: " +
+               std::to_string(l->min_opset) + ".." + std::to_string(l->max_opset) + ")";
+    }
+    if (!reason.empty())
+      problems.push_back("  node '" + node_label(n, i) + "' (" + n.op_type() + "): " + reason);
+  }
+  if (problems.empty()) return;
+  std::string msg = path + ": " + std::to_string(problems.size()) + " node(s) cannot be compiled:\n";
+  for (const auto& p : problems) msg += p + "\n";
+  msg.pop_back();
+  throw CompileError(msg);
+}
+
+// Step 4: graph inputs (those not backed by an initializer).
+void bind_inputs(Importer& imp, const onnx::GraphProto& g, const ImportOptions& options) {
+  std::set<std::string> initializers;
+  for (const auto& t : g.initializer()) initializers.insert(t.name());
+  std::set<std::string> used_overrides;
+  for (const auto& in : g.input()) {
+    if (initializers.count(in.name())) continue;
+    const std::string what = imp.path() + ": input '" + in.name() + "'";
+    if (!in.type().has_tensor_type()) throw CompileError(what + ": only tensor inputs are supported");
+    const auto& tt = in.type().tensor_type();
+    TensorSpec spec;
+    spec.dtype = dtype_from_onnx(tt.elem_type());
+    if (spec.dtype == DType::Invalid)
+      throw CompileError(what + ": element type " + onnx_type_name(tt.elem_type()) + " is not supported");
+    auto it = options.input_shapes.find(in.name());
+    if (it != options.input_shapes.end()) {
+      used_overrides.insert(in.name());
+      const Shape& given = it->second;
+      if (tt.has_shape() && tt.shape().dim_size() != given.rank())
+        throw CompileError(what + ": --input-shape gives rank " + std::to_string(given.rank()) +
+                           " but the model declares rank " + std::to_string(tt.shape().dim_size()));
+      for (int d = 0; tt.has_shape() && d < tt.shape().dim_size(); ++d) {
+        const auto& dim = tt.shape().dim(d);
+        if (dim.has_dim_value() && dim.dim_value() != given[d])
+          throw CompileError(what + ": --input-shape sets dim " + std::to_string(d) + " to " +
+                             std::to_string(given[d]) + " but the model fixes it to " +
+                             std::to_string(dim.dim_value()));
+      }
+      spec.shape = given;
+    } else {
+      if (!tt.has_shape())
+        throw CompileError(what + ": has no shape; pass --input-shape " + in.name() + "=DIMxDIM...");
+      if (tt.shape().dim_size() > kMaxRank) throw CompileError(what + ": rank above 8 is not supported");
+      for (int d = 0; d < tt.shape().dim_size(); ++d) {
+        const auto& dim = tt.shape().dim(d);
+        if (!dim.has_dim_value() || dim.dim_value() < 0)
+          throw CompileError(what + ": dim " + std::to_string(d) + " is dynamic" +
+                             (dim.has_dim_param() ? " ('" + dim.dim_param() + "')" : std::string()) +
+                             "; fix it with --input-shape " + in.name() + "=1x3x224x224 (all dims)");
+        spec.shape.push_back(dim.dim_value());
+      }
+    }
+    const ir::ValueId v = imp.program().graph.add_value(in.name(), spec);
+    imp.program().graph.inputs().push_back(v);
+    imp.bind(in.name(), v);
+  }
+  for (const auto& [name, shape] : options.input_shapes)
+    if (!used_overrides.count(name))
+      throw CompileError(imp.path() + ": --input-shape names '" + name + "', which is not a graph input");
+}
+
+void bind_initializers(Importer& imp, const onnx::GraphProto& g) {
+  for (const auto& t : g.initializer()) {
+    auto decoded = decode_tensor(t);
+    if (!decoded.ok()) throw CompileError(imp.path() + ": " + decoded.message());
+    auto data = std::make_shared<const std::vector<uint8_t>>(std::move(decoded->bytes));
+    imp.bind(t.name(), imp.program().graph.add_constant(imp.unique_name(t.name()), decoded->spec, data));
+  }
+}
+
+// Step 5.
+void lower_nodes(Importer& imp, const onnx::GraphProto& g) {
+  for (int i = 0; i < g.node_size(); ++i) {
+    const onnx::NodeProto& n = g.node(i);
+    const int32_t handle = i + 1;
+    imp.program().debug_handles[handle] = {node_label(n, i), n.op_type()};
+    LowerContext ctx(imp, n, handle);
+    find_lowering(n.op_type())->fn(ctx);
+    for (int o = 0; o < n.output_size(); ++o)
+      if (!n.output(o).empty() && imp.lookup(n.output(o)) == ir::kNoValue)
+        ctx.fail("output " + std::to_string(o) + " ('" + n.output(o) + "') is not supported by this lowering");
+  }
+}
+
+// Step 6: outputs must be values a node writes, each listed once.
+void bind_outputs(Importer& imp, const onnx::GraphProto& g) {
+  ir::Graph& graph = imp.program().graph;
+  std::set<ir::ValueId> seen;
+  for (const auto& out : g.output()) {
+    ir::ValueId v = imp.lookup(out.name());
+    if (v == ir::kNoValue) throw CompileError(imp.path() + ": graph output '" + out.name() + "' is never produced");
+    const ir::Value& val = graph.value(v);
+    const bool is_input = std::find(graph.inputs().begin(), graph.inputs().end(), v) != graph.inputs().end();
+    if (val.is_constant() || is_input || seen.count(v)) {
+      // Materialize with a copy so the output gets its own planned buffer.
+      const TensorSpec spec = val.spec;
+      const ir::ValueId copy = graph.add_value(imp.unique_name(out.name()), spec);
+      graph.add_node(EdgeOp::Reshape, {v}, {copy},
+                     ir::Attrs{{"shape", std::vector<int64_t>(spec.shape.begin(), spec.shape.end())}}, {});
+      v = copy;
+    }
+    graph.value(v).name = out.name();
+    seen.insert(v);
+    graph.outputs().push_back(v);
+  }
+}
+
+}  // namespace
+
+ir::ValueId Importer::lookup(const std::string& name) const {
+  auto it = names_.find(name);
+  return it == names_.end() ? ir::kNoValue : it->second;
+}
+
+void Importer::bind(const std::string& name, ir::ValueId value) { names_[name] = value; }
+
+std::string Importer::unique_name(const std::string& base) {
+  const int n = name_counts_[base]++;
+  return n == 0 ? base : base + "_" + std::to_string(n);
+}
+
+ir::ExportedProgram import_onnx(const std::string& path, const ImportOptions& options) {
+  register_all_lowerings();
+  onnx::ModelProto model = load_model(path);
+  const int64_t opset = default_opset(model);
+  if (opset < 7 || opset > 17)
+    throw CompileError(path + ": opset " + std::to_string(opset) + " is not supported (supported: 7..17)");
+  find_unsupported(model, path, opset);
+  Importer imp(path, opset);
+  imp.program().source_path = path;
+  imp.program().opset = opset;
+  bind_initializers(imp, model.graph());
+  bind_inputs(imp, model.graph(), options);
+  lower_nodes(imp, model.graph());
+  bind_outputs(imp, model.graph());
+  passes::eliminate_dead_code(imp.program().graph);
+  Status s = ir::verify(imp.program().graph);
+  if (!s.ok()) throw CompileError(path + ": internal error after import: " + s.message());
+  return std::move(imp.program());
+}
+
+}  // namespace etc::onnx_import

@@ -1,0 +1,95 @@
+// Step 1–2 of the import: read, parse, inline external data, check, infer shapes.
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <onnx/checker.h>
+#include <onnx/shape_inference/implementation.h>
+
+#include "compiler/common/compile_error.h"
+#include "compiler/import/onnx/importer.h"
+
+namespace etc::onnx_import {
+namespace fs = std::filesystem;
+namespace {
+
+[[noreturn]] void fail_file(const std::string& path, const std::string& reason) {
+  throw CompileError(path + ": " + reason);
+}
+
+// Replaces a tensor's external-data reference by the bytes it points to.
+void inline_external(onnx::TensorProto& t, const std::string& model_path) {
+  std::string location;
+  int64_t offset = 0, length = -1;
+  for (const auto& kv : t.external_data()) {
+    if (kv.key() == "location") location = kv.value();
+    else if (kv.key() == "offset") offset = std::stoll(kv.value());
+    else if (kv.key() == "length") length = std::stoll(kv.value());
+  }
+  const std::string what = "initializer '" + t.name() + "'";
+  if (location.empty()) fail_file(model_path, what + ": external data has no location");
+  const fs::path rel(location);
+  if (rel.is_absolute() || rel.lexically_normal().string().rfind("..", 0) == 0)
+    fail_file(model_path, what + ": external data location '" + location +
+                              "' must be a relative path inside the model's folder");
+  const fs::path file = fs::path(model_path).parent_path() / rel;
+  std::ifstream in(file, std::ios::binary);
+  if (!in) fail_file(model_path, what + ": external data file '" + file.string() + "' is missing or unreadable");
+  in.seekg(0, std::ios::end);
+  const int64_t size = in.tellg();
+  if (offset < 0 || offset > size || (length >= 0 && length > size - offset))
+    fail_file(model_path, what + ": external data range [" + std::to_string(offset) + ", +" +
+                              std::to_string(length) + ") lies outside '" + file.string() + "' (" +
+                              std::to_string(size) + " bytes)");
+  if (length < 0) length = size - offset;
+  std::string bytes(static_cast<size_t>(length), '\0');
+  in.seekg(offset);
+  in.read(bytes.data(), length);
+  t.set_raw_data(std::move(bytes));
+  t.clear_external_data();
+  t.set_data_location(onnx::TensorProto_DataLocation_DEFAULT);
+}
+
+void inline_graph_external(onnx::GraphProto& g, const std::string& path) {
+  for (auto& t : *g.mutable_initializer())
+    if (t.data_location() == onnx::TensorProto_DataLocation_EXTERNAL) inline_external(t, path);
+  for (auto& n : *g.mutable_node())
+    for (auto& a : *n.mutable_attribute()) {
+      if (a.has_t() && a.t().data_location() == onnx::TensorProto_DataLocation_EXTERNAL)
+        inline_external(*a.mutable_t(), path);
+      if (a.has_g()) inline_graph_external(*a.mutable_g(), path);
+    }
+}
+
+}  // namespace
+
+onnx::ModelProto load_model(const std::string& path) {
+  std::error_code ec;
+  if (!fs::exists(path, ec)) fail_file(path, "no such file");
+  if (fs::is_directory(path, ec)) fail_file(path, "is a directory, not an ONNX model");
+  std::ifstream in(path, std::ios::binary);
+  if (!in) fail_file(path, "cannot open for reading");
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  const std::string bytes = buffer.str();
+  if (bytes.empty()) fail_file(path, "empty file, not an ONNX model");
+  onnx::ModelProto model;
+  if (!model.ParseFromString(bytes))
+    fail_file(path, "not a valid ONNX model (protobuf parse failed: corrupt or truncated file?)");
+  if (!model.has_graph() || model.ir_version() <= 0)
+    fail_file(path, "not a valid ONNX model (no graph or IR version; is this an ONNX file?)");
+  inline_graph_external(*model.mutable_graph(), path);
+  try {
+    onnx::checker::check_model(model);
+  } catch (const std::exception& e) {
+    fail_file(path, std::string("ONNX checker rejected the model: ") + e.what());
+  }
+  try {
+    onnx::shape_inference::InferShapes(model);
+  } catch (const std::exception& e) {
+    fail_file(path, std::string("ONNX shape inference failed: ") + e.what());
+  }
+  return model;
+}
+
+}  // namespace etc::onnx_import

@@ -1,0 +1,227 @@
+#include "compiler/import/onnx/lower_context.h"
+
+#include <cstring>
+#include <unordered_map>
+
+#include "compiler/common/compile_error.h"
+#include "compiler/import/onnx/importer.h"
+#include "compiler/import/onnx/tensor_proto.h"
+#include "compiler/passes/evaluate.h"
+#include "runtime/kernels/kernel.h"
+
+namespace etc::onnx_import {
+namespace {
+
+std::unordered_map<std::string, Lowering>& lowerings() {
+  static std::unordered_map<std::string, Lowering> table;
+  return table;
+}
+
+const onnx::AttributeProto* find_attr(const onnx::NodeProto& n, const std::string& name) {
+  for (const auto& a : n.attribute())
+    if (a.name() == name) return &a;
+  return nullptr;
+}
+
+// Folded outputs larger than this (and larger than their inputs) stay as
+// nodes, so an Expand or Tile of a constant cannot bloat the program file.
+constexpr size_t kMaxFoldGrowthBytes = 1 << 20;
+
+template <typename T>
+std::vector<T> convert_constant(const ir::Value& v) {
+  std::vector<T> out(static_cast<size_t>(v.spec.shape.numel()));
+  const uint8_t* p = v.constant->data();
+  for (size_t i = 0; i < out.size(); ++i) {
+    switch (v.spec.dtype) {
+      case DType::Float32: out[i] = static_cast<T>(reinterpret_cast<const float*>(p)[i]); break;
+      case DType::Float64: out[i] = static_cast<T>(reinterpret_cast<const double*>(p)[i]); break;
+      case DType::Int64: out[i] = static_cast<T>(reinterpret_cast<const int64_t*>(p)[i]); break;
+      case DType::Int32: out[i] = static_cast<T>(reinterpret_cast<const int32_t*>(p)[i]); break;
+      case DType::Int8: out[i] = static_cast<T>(reinterpret_cast<const int8_t*>(p)[i]); break;
+      default: out[i] = static_cast<T>(p[i]); break;  // bool, uint8
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+void register_lowering(const std::string& op_type, Lowering lowering) {
+  lowerings()[op_type] = std::move(lowering);
+}
+
+const Lowering* find_lowering(const std::string& op_type) {
+  auto it = lowerings().find(op_type);
+  return it == lowerings().end() ? nullptr : &it->second;
+}
+
+LowerContext::LowerContext(Importer& importer, const onnx::NodeProto& node, int32_t debug_handle)
+    : importer_(importer), node_(node), debug_handle_(debug_handle) {}
+
+int64_t LowerContext::opset() const { return importer_.opset(); }
+ir::Graph& LowerContext::graph() { return importer_.program().graph; }
+
+void LowerContext::fail(const std::string& reason) const {
+  const std::string& name = importer_.program().debug_handles.at(debug_handle_).onnx_name;
+  throw CompileError(importer_.path() + ": node '" + name + "' (" + node_.op_type() + "): " + reason);
+}
+
+bool LowerContext::has_input(int i) const {
+  return i < node_.input_size() && !node_.input(i).empty();
+}
+
+ir::ValueId LowerContext::input(int i) const {
+  if (!has_input(i)) fail("input " + std::to_string(i) + " is required but missing");
+  const ir::ValueId v = importer_.lookup(node_.input(i));
+  if (v == ir::kNoValue) fail("input '" + node_.input(i) + "' is not defined before this node");
+  return v;
+}
+
+const TensorSpec& LowerContext::spec(ir::ValueId v) const {
+  return importer_.program().graph.value(v).spec;
+}
+
+bool LowerContext::is_constant(ir::ValueId v) const {
+  return importer_.program().graph.value(v).is_constant();
+}
+
+std::vector<int64_t> LowerContext::constant_ints(int i, const char* what) const {
+  const ir::Value& v = importer_.program().graph.value(input(i));
+  if (!v.is_constant()) fail(std::string(what) + " (input " + std::to_string(i) + ") must be a compile-time constant");
+  return convert_constant<int64_t>(v);
+}
+
+std::vector<float> LowerContext::constant_floats(int i, const char* what) const {
+  const ir::Value& v = importer_.program().graph.value(input(i));
+  if (!v.is_constant()) fail(std::string(what) + " (input " + std::to_string(i) + ") must be a compile-time constant");
+  return convert_constant<float>(v);
+}
+
+bool LowerContext::has_attr(const std::string& name) const { return find_attr(node_, name) != nullptr; }
+
+int64_t LowerContext::attr_int(const std::string& name, int64_t fallback) const {
+  const auto* a = find_attr(node_, name);
+  return a ? a->i() : fallback;
+}
+
+int64_t LowerContext::attr_int(const std::string& name) const {
+  const auto* a = find_attr(node_, name);
+  if (!a) fail("attribute '" + name + "' is required");
+  return a->i();
+}
+
+float LowerContext::attr_float(const std::string& name, float fallback) const {
+  const auto* a = find_attr(node_, name);
+  return a ? a->f() : fallback;
+}
+
+std::string LowerContext::attr_string(const std::string& name, const std::string& fallback) const {
+  const auto* a = find_attr(node_, name);
+  return a ? a->s() : fallback;
+}
+
+std::vector<int64_t> LowerContext::attr_ints(const std::string& name, std::vector<int64_t> fallback) const {
+  const auto* a = find_attr(node_, name);
+  return a ? std::vector<int64_t>(a->ints().begin(), a->ints().end()) : fallback;
+}
+
+std::vector<float> LowerContext::attr_floats(const std::string& name, std::vector<float> fallback) const {
+  const auto* a = find_attr(node_, name);
+  return a ? std::vector<float>(a->floats().begin(), a->floats().end()) : fallback;
+}
+
+const onnx::TensorProto* LowerContext::attr_tensor(const std::string& name) const {
+  const auto* a = find_attr(node_, name);
+  return a && a->has_t() ? &a->t() : nullptr;
+}
+
+int64_t LowerContext::normalize_axis(int64_t axis, int64_t rank, const char* what) const {
+  if (axis < -rank || axis >= rank)
+    fail(std::string(what) + " " + std::to_string(axis) + " is out of range for rank " + std::to_string(rank));
+  return axis < 0 ? axis + rank : axis;
+}
+
+std::vector<ir::ValueId> LowerContext::emit(EdgeOp op, std::vector<ir::ValueId> inputs, ir::Attrs attrs,
+                                            int num_outputs) {
+  ir::Graph& g = graph();
+  const OpDef* def = find_op_def(op);
+  if (!def) fail(std::string("needs edge op '") + edge_op_name(op) + "', which has no portable kernel yet");
+  std::vector<TensorSpec> in_specs;
+  bool all_constant = true;
+  size_t in_bytes = 0;
+  for (ir::ValueId v : inputs) {
+    if (v == ir::kNoValue) {
+      in_specs.emplace_back();
+      continue;
+    }
+    in_specs.push_back(g.value(v).spec);
+    all_constant = all_constant && g.value(v).is_constant();
+    in_bytes += g.value(v).spec.nbytes();
+  }
+  std::vector<TensorSpec> out_specs(num_outputs);
+  const std::vector<AttrView> views = attrs.views();
+  Status s = infer_outputs(*def, AttrList(views), in_specs, out_specs);
+  if (!s.ok()) fail(s.message());
+
+  size_t out_bytes = 0;
+  for (const TensorSpec& o : out_specs) out_bytes += o.nbytes();
+  const std::string base = node_.name().empty() ? node_.op_type() : node_.name();
+  std::vector<ir::ValueId> outs;
+  if (all_constant && out_bytes <= std::max(kMaxFoldGrowthBytes, in_bytes)) {
+    auto folded = passes::evaluate(g, op, inputs, attrs, out_specs);
+    if (!folded.ok()) fail(std::string("folding ") + edge_op_name(op) + " failed: " + folded.message());
+    for (int i = 0; i < num_outputs; ++i)
+      outs.push_back(g.add_constant(importer_.unique_name(base + ":" + std::to_string(emitted_++)),
+                                    out_specs[i], folded.get()[i]));
+    emitted_values_.insert(emitted_values_.end(), outs.begin(), outs.end());
+    return outs;
+  }
+  for (int i = 0; i < num_outputs; ++i)
+    outs.push_back(g.add_value(importer_.unique_name(base + ":" + std::to_string(emitted_++)), out_specs[i]));
+  ir::NodeMeta meta;
+  meta.debug_handles = {debug_handle_};
+  meta.onnx_name = importer_.program().debug_handles.at(debug_handle_).onnx_name;
+  meta.onnx_op_type = node_.op_type();
+  g.add_node(op, std::move(inputs), outs, std::move(attrs), std::move(meta));
+  emitted_values_.insert(emitted_values_.end(), outs.begin(), outs.end());
+  return outs;
+}
+
+ir::ValueId LowerContext::constant(const TensorSpec& spec, const void* data) {
+  const auto* p = static_cast<const uint8_t*>(data);
+  auto bytes = std::make_shared<const std::vector<uint8_t>>(p, p + spec.nbytes());
+  const std::string base = node_.name().empty() ? node_.op_type() : node_.name();
+  return graph().add_constant(importer_.unique_name(base + ":const"), spec, std::move(bytes));
+}
+
+ir::ValueId LowerContext::constant_ints(const std::vector<int64_t>& values, Shape shape) {
+  return constant(TensorSpec{DType::Int64, shape}, values.data());
+}
+
+ir::ValueId LowerContext::constant_floats(const std::vector<float>& values, Shape shape) {
+  return constant(TensorSpec{DType::Float32, shape}, values.data());
+}
+
+ir::ValueId LowerContext::scalar(DType dtype, double value) {
+  uint8_t buf[8] = {};
+  switch (dtype) {
+    case DType::Float32: { float v = static_cast<float>(value); std::memcpy(buf, &v, 4); break; }
+    case DType::Float64: std::memcpy(buf, &value, 8); break;
+    case DType::Int64: { int64_t v = static_cast<int64_t>(value); std::memcpy(buf, &v, 8); break; }
+    case DType::Int32: { int32_t v = static_cast<int32_t>(value); std::memcpy(buf, &v, 4); break; }
+    case DType::Int8: { int8_t v = static_cast<int8_t>(value); std::memcpy(buf, &v, 1); break; }
+    default: buf[0] = static_cast<uint8_t>(value); break;
+  }
+  return constant(TensorSpec{dtype, Shape{}}, buf);
+}
+
+void LowerContext::set_output(int i, ir::ValueId value) {
+  if (i >= node_.output_size() || node_.output(i).empty()) return;
+  // Values this node made take the ONNX output's name, so dumps and
+  // intermediate-output logs read like the model.
+  for (ir::ValueId v : emitted_values_)
+    if (v == value) graph().value(v).name = importer_.unique_name(node_.output(i));
+  importer_.bind(node_.output(i), value);
+}
+
+}  // namespace etc::onnx_import

@@ -1,0 +1,96 @@
+#pragma once
+// What a lowering function sees: one ONNX node, its inputs as IR values, and
+// ways to emit edge nodes. One ONNX op family lowers in one file under ops/;
+// each registers its op types with register_lowering().
+//
+// emit() types every new node with the op's shape function and folds it to a
+// constant when all its inputs are constant, so shape subgraphs
+// (Shape → Gather → Concat → Reshape) disappear during import.
+// fail() throws a CompileError naming the model, the node and the reason.
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include <onnx/onnx_pb.h>
+
+#include "compiler/ir/graph.h"
+
+namespace etc::onnx_import {
+
+class Importer;
+
+class LowerContext {
+ public:
+  LowerContext(Importer& importer, const onnx::NodeProto& node, int32_t debug_handle);
+
+  const onnx::NodeProto& node() const { return node_; }
+  int64_t opset() const;
+  ir::Graph& graph();
+
+  // ---- inputs ----
+  int num_inputs() const { return node_.input_size(); }
+  // True when input i exists and is not the empty name.
+  bool has_input(int i) const;
+  // IR value of input i; fails when it is required but missing.
+  ir::ValueId input(int i) const;
+  const TensorSpec& spec(ir::ValueId v) const;
+  const TensorSpec& input_spec(int i) const { return spec(input(i)); }
+  bool is_constant(ir::ValueId v) const;
+  // Constant input i converted to int64 / float values; fails naming the input
+  // when it is not a compile-time constant.
+  std::vector<int64_t> constant_ints(int i, const char* what) const;
+  std::vector<float> constant_floats(int i, const char* what) const;
+
+  // ---- attributes (defaults as in the ONNX spec) ----
+  bool has_attr(const std::string& name) const;
+  int64_t attr_int(const std::string& name, int64_t fallback) const;
+  int64_t attr_int(const std::string& name) const;  // required
+  float attr_float(const std::string& name, float fallback) const;
+  std::string attr_string(const std::string& name, const std::string& fallback) const;
+  std::vector<int64_t> attr_ints(const std::string& name, std::vector<int64_t> fallback = {}) const;
+  std::vector<float> attr_floats(const std::string& name, std::vector<float> fallback = {}) const;
+  const onnx::TensorProto* attr_tensor(const std::string& name) const;
+
+  // ---- emission ----
+  int num_outputs() const { return node_.output_size(); }
+  // Emits an edge node producing `num_outputs` values and returns them.
+  std::vector<ir::ValueId> emit(EdgeOp op, std::vector<ir::ValueId> inputs, ir::Attrs attrs = {},
+                                int num_outputs = 1);
+  ir::ValueId emit1(EdgeOp op, std::vector<ir::ValueId> inputs, ir::Attrs attrs = {}) {
+    return emit(op, std::move(inputs), std::move(attrs), 1)[0];
+  }
+  ir::ValueId constant(const TensorSpec& spec, const void* data);
+  ir::ValueId constant_ints(const std::vector<int64_t>& values, Shape shape);
+  ir::ValueId constant_floats(const std::vector<float>& values, Shape shape);
+  ir::ValueId scalar(DType dtype, double value);
+  // Binds ONNX output i (if named) to an IR value.
+  void set_output(int i, ir::ValueId value);
+
+  // Axis in [-rank, rank) → [0, rank); fails naming the attribute otherwise.
+  int64_t normalize_axis(int64_t axis, int64_t rank, const char* what = "axis") const;
+
+  [[noreturn]] void fail(const std::string& reason) const;
+
+ private:
+  Importer& importer_;
+  const onnx::NodeProto& node_;
+  int32_t debug_handle_;
+  int emitted_ = 0;
+  std::vector<ir::ValueId> emitted_values_;  // values this node created
+};
+
+using LowerFn = std::function<void(LowerContext&)>;
+
+// Registers the lowering of an ONNX op type (default domain) for opsets
+// [min_opset, max_opset]. Called from each family's register function.
+struct Lowering {
+  LowerFn fn;
+  int64_t min_opset = 1;
+  int64_t max_opset = 1000;
+};
+void register_lowering(const std::string& op_type, Lowering lowering);
+const Lowering* find_lowering(const std::string& op_type);
+
+}  // namespace etc::onnx_import

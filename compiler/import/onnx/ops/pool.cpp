@@ -1,0 +1,9 @@
+// Lowering of the 'pool' ONNX op family to edge ops.
+#include "compiler/import/onnx/lower_context.h"
+#include "compiler/import/onnx/ops/register_all.h"
+
+namespace etc::onnx_import {
+
+void register_pool_lowerings() {}
+
+}  // namespace etc::onnx_import

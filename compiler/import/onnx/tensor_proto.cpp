@@ -1,0 +1,104 @@
+#include "compiler/import/onnx/tensor_proto.h"
+
+#include <cstring>
+
+namespace etc::onnx_import {
+
+using onnx::TensorProto_DataType;
+
+DType dtype_from_onnx(int32_t t) {
+  switch (t) {
+    case TensorProto_DataType::TensorProto_DataType_FLOAT: return DType::Float32;
+    case TensorProto_DataType::TensorProto_DataType_DOUBLE: return DType::Float64;
+    case TensorProto_DataType::TensorProto_DataType_INT64: return DType::Int64;
+    case TensorProto_DataType::TensorProto_DataType_INT32: return DType::Int32;
+    case TensorProto_DataType::TensorProto_DataType_BOOL: return DType::Bool;
+    case TensorProto_DataType::TensorProto_DataType_UINT8: return DType::UInt8;
+    case TensorProto_DataType::TensorProto_DataType_INT8: return DType::Int8;
+    default: return DType::Invalid;
+  }
+}
+
+int32_t dtype_to_onnx(DType d) {
+  switch (d) {
+    case DType::Float32: return TensorProto_DataType::TensorProto_DataType_FLOAT;
+    case DType::Float64: return TensorProto_DataType::TensorProto_DataType_DOUBLE;
+    case DType::Int64: return TensorProto_DataType::TensorProto_DataType_INT64;
+    case DType::Int32: return TensorProto_DataType::TensorProto_DataType_INT32;
+    case DType::Bool: return TensorProto_DataType::TensorProto_DataType_BOOL;
+    case DType::UInt8: return TensorProto_DataType::TensorProto_DataType_UINT8;
+    case DType::Int8: return TensorProto_DataType::TensorProto_DataType_INT8;
+    case DType::Invalid: break;
+  }
+  return 0;
+}
+
+std::string onnx_type_name(int32_t t) {
+  if (onnx::TensorProto_DataType_IsValid(t))
+    return onnx::TensorProto_DataType_Name(static_cast<TensorProto_DataType>(t));
+  return "type " + std::to_string(t);
+}
+
+Result<HostTensor> decode_tensor(const onnx::TensorProto& t) {
+  HostTensor out;
+  out.spec.dtype = dtype_from_onnx(t.data_type());
+  const std::string name = "tensor '" + t.name() + "'";
+  if (out.spec.dtype == DType::Invalid)
+    return fail(Error::NotSupported, name, ": element type ", onnx_type_name(t.data_type()),
+                " is not supported");
+  if (t.dims_size() > kMaxRank) return fail(Error::NotSupported, name, ": rank above 8");
+  for (int64_t d : t.dims()) {
+    if (d < 0) return fail(Error::InvalidArgument, name, ": negative dim");
+    out.spec.shape.push_back(d);
+  }
+  const size_t nbytes = out.spec.nbytes();
+  const int64_t n = out.spec.shape.numel();
+  out.bytes.resize(nbytes);
+  if (t.data_location() == onnx::TensorProto_DataLocation_EXTERNAL)
+    return fail(Error::InvalidArgument, name, ": external data was not loaded");
+  if (t.has_raw_data()) {
+    if (t.raw_data().size() != nbytes)
+      return fail(Error::InvalidArgument, name, ": holds ", std::to_string(t.raw_data().size()),
+                  " bytes but its shape ", out.spec.shape.str(), " needs ", std::to_string(nbytes));
+    std::memcpy(out.bytes.data(), t.raw_data().data(), nbytes);
+    return out;
+  }
+  auto size_error = [&](int got) {
+    return fail(Error::InvalidArgument, name, ": holds ", std::to_string(got), " elements but its shape ",
+                out.spec.shape.str(), " needs ", std::to_string(n));
+  };
+  switch (out.spec.dtype) {
+    case DType::Float32:
+      if (t.float_data_size() != n) return size_error(t.float_data_size());
+      std::memcpy(out.bytes.data(), t.float_data().data(), nbytes);
+      break;
+    case DType::Float64:
+      if (t.double_data_size() != n) return size_error(t.double_data_size());
+      std::memcpy(out.bytes.data(), t.double_data().data(), nbytes);
+      break;
+    case DType::Int64:
+      if (t.int64_data_size() != n) return size_error(t.int64_data_size());
+      std::memcpy(out.bytes.data(), t.int64_data().data(), nbytes);
+      break;
+    case DType::Int32:
+      if (t.int32_data_size() != n) return size_error(t.int32_data_size());
+      std::memcpy(out.bytes.data(), t.int32_data().data(), nbytes);
+      break;
+    default:  // bool, uint8, int8 are stored one per int32
+      if (t.int32_data_size() != n) return size_error(t.int32_data_size());
+      for (int64_t i = 0; i < n; ++i) out.bytes[i] = static_cast<uint8_t>(t.int32_data(static_cast<int>(i)));
+      break;
+  }
+  return out;
+}
+
+onnx::TensorProto encode_tensor(const std::string& name, const TensorSpec& spec, const void* data) {
+  onnx::TensorProto t;
+  t.set_name(name);
+  t.set_data_type(dtype_to_onnx(spec.dtype));
+  for (int64_t d : spec.shape) t.add_dims(d);
+  t.set_raw_data(data, spec.nbytes());
+  return t;
+}
+
+}  // namespace etc::onnx_import

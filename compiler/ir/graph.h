@@ -1,0 +1,106 @@
+#pragma once
+// The edge IR: plain data. A Graph owns flat vectors of values and nodes
+// addressed by ids; nodes are kept in a valid topological order. Ops come
+// from the closed edge op set (runtime/kernels/edge_ops.def); their shape and
+// dtype functions are the portable kernels' infer functions, so the compiler
+// and the runtime can never disagree on a type.
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "compiler/ir/attrs.h"
+#include "runtime/core/tensor.h"
+#include "runtime/kernels/edge_ops.h"
+
+namespace etc::ir {
+
+using ValueId = int32_t;
+using NodeId = int32_t;
+inline constexpr ValueId kNoValue = -1;
+
+// Immutable constant bytes, shared between values that hold the same data.
+using ConstantData = std::shared_ptr<const std::vector<uint8_t>>;
+
+struct Value {
+  ValueId id = kNoValue;
+  std::string name;
+  TensorSpec spec;
+  NodeId producer = -1;     // -1 for graph inputs and constants
+  ConstantData constant;    // set for constants (spec.nbytes() bytes)
+
+  bool is_constant() const { return constant != nullptr; }
+  template <typename T>
+  const T* constant_as() const { return reinterpret_cast<const T*>(constant->data()); }
+};
+
+struct NodeMeta {
+  std::vector<int32_t> debug_handles;  // every ONNX node this node stands for
+  std::string onnx_name;
+  std::string onnx_op_type;
+  std::string delegation_tag;          // set by partitioners
+};
+
+struct Node {
+  NodeId id = -1;
+  EdgeOp op{};
+  std::vector<ValueId> inputs;   // kNoValue for an absent optional input
+  std::vector<ValueId> outputs;
+  Attrs attrs;
+  NodeMeta meta;
+  bool dead = false;             // removed; compacted away by Graph::compact()
+};
+
+class Graph {
+ public:
+  ValueId add_value(std::string name, TensorSpec spec);
+  ValueId add_constant(std::string name, TensorSpec spec, ConstantData data);
+  // Appends a node; its outputs must already exist. Sets their producer.
+  NodeId add_node(EdgeOp op, std::vector<ValueId> inputs, std::vector<ValueId> outputs,
+                  Attrs attrs, NodeMeta meta);
+
+  Value& value(ValueId id) { return values_[id]; }
+  const Value& value(ValueId id) const { return values_[id]; }
+  Node& node(NodeId id) { return nodes_[id]; }
+  const Node& node(NodeId id) const { return nodes_[id]; }
+  std::vector<Value>& values() { return values_; }
+  const std::vector<Value>& values() const { return values_; }
+  std::vector<Node>& nodes() { return nodes_; }
+  const std::vector<Node>& nodes() const { return nodes_; }
+
+  std::vector<ValueId>& inputs() { return inputs_; }
+  const std::vector<ValueId>& inputs() const { return inputs_; }
+  std::vector<ValueId>& outputs() { return outputs_; }
+  const std::vector<ValueId>& outputs() const { return outputs_; }
+
+  // Replaces every use of `from` (node inputs and graph outputs) by `to`.
+  void replace_uses(ValueId from, ValueId to);
+  // Node ids that read each value (index: value id).
+  std::vector<std::vector<NodeId>> users() const;
+  // Drops dead nodes and values nothing refers to; renumbers ids densely.
+  void compact();
+  size_t num_live_nodes() const;
+
+ private:
+  std::vector<Value> values_;
+  std::vector<Node> nodes_;
+  std::vector<ValueId> inputs_;
+  std::vector<ValueId> outputs_;
+};
+
+struct DebugHandleInfo {
+  std::string onnx_name;
+  std::string onnx_op_type;
+};
+
+// A whole model in edge dialect, plus where it came from.
+struct ExportedProgram {
+  Graph graph;
+  std::string source_path;
+  int64_t opset = 0;
+  std::map<int32_t, DebugHandleInfo> debug_handles;  // handle → ONNX node
+};
+
+}  // namespace etc::ir

@@ -1,0 +1,27 @@
+#pragma once
+// One logging macro with a compile-time minimum level and a replaceable sink.
+// The runtime logs through ETC_LOG; the CLI routes the sink to spdlog.
+
+#include <cstdarg>
+
+namespace etc {
+
+enum class LogLevel { Debug = 0, Info = 1, Warning = 2, Error = 3 };
+
+using LogSink = void (*)(LogLevel level, const char* message);
+
+// Replaces the sink (default: stderr). Not thread-safe against concurrent logging.
+void set_log_sink(LogSink sink);
+void log_message(LogLevel level, const char* format, ...) __attribute__((format(printf, 2, 3)));
+
+}  // namespace etc
+
+#ifndef ETC_MIN_LOG_LEVEL
+#define ETC_MIN_LOG_LEVEL 0
+#endif
+
+#define ETC_LOG(level, ...)                                                       \
+  do {                                                                            \
+    if (static_cast<int>(::etc::LogLevel::level) >= ETC_MIN_LOG_LEVEL)            \
+      ::etc::log_message(::etc::LogLevel::level, __VA_ARGS__);                    \
+  } while (0)

@@ -1,0 +1,72 @@
+#pragma once
+// Fixed-capacity tensor shape (rank <= kMaxRank), plain data, no allocation.
+
+#include <array>
+#include <cstdint>
+#include <initializer_list>
+#include <string>
+
+#include "runtime/core/span.h"
+
+namespace etc {
+
+inline constexpr int kMaxRank = 8;
+
+class Shape {
+ public:
+  Shape() = default;
+  Shape(std::initializer_list<int64_t> dims) {
+    for (int64_t d : dims) push_back(d);
+  }
+  // Caller guarantees dims.size() <= kMaxRank (see from_span for checked use).
+  explicit Shape(Span<const int64_t> dims) {
+    for (int64_t d : dims) push_back(d);
+  }
+
+  int rank() const { return rank_; }
+  int64_t operator[](int i) const { return dims_[i]; }
+  int64_t& operator[](int i) { return dims_[i]; }
+  // Negative axes count from the back, as in ONNX.
+  int64_t dim(int axis) const { return dims_[axis < 0 ? axis + rank_ : axis]; }
+  void push_back(int64_t d) { dims_[rank_++] = d; }
+  void resize(int rank, int64_t fill = 1) {
+    for (int i = rank_; i < rank; ++i) dims_[i] = fill;
+    rank_ = rank;
+  }
+  const int64_t* begin() const { return dims_.data(); }
+  const int64_t* end() const { return dims_.data() + rank_; }
+  Span<const int64_t> dims() const { return {dims_.data(), static_cast<size_t>(rank_)}; }
+
+  // Product of dims (1 for a scalar).
+  int64_t numel() const {
+    int64_t n = 1;
+    for (int i = 0; i < rank_; ++i) n *= dims_[i];
+    return n;
+  }
+  bool operator==(const Shape& o) const {
+    if (rank_ != o.rank_) return false;
+    for (int i = 0; i < rank_; ++i)
+      if (dims_[i] != o.dims_[i]) return false;
+    return true;
+  }
+  bool operator!=(const Shape& o) const { return !(*this == o); }
+  // "[1, 3, 224, 224]"
+  std::string str() const;
+
+ private:
+  std::array<int64_t, kMaxRank> dims_{};
+  int rank_ = 0;
+};
+
+// Row-major strides in elements.
+inline std::array<int64_t, kMaxRank> strides_of(const Shape& s) {
+  std::array<int64_t, kMaxRank> st{};
+  int64_t acc = 1;
+  for (int i = s.rank() - 1; i >= 0; --i) {
+    st[i] = acc;
+    acc *= s[i];
+  }
+  return st;
+}
+
+}  // namespace etc

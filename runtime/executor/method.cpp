@@ -1,0 +1,160 @@
+#include "runtime/executor/method.h"
+
+#include <cstdlib>
+#include <cstring>
+#include <new>
+
+#include "runtime/executor/program_validation.h"
+
+namespace etc {
+namespace {
+
+constexpr size_t kAlign = 64;
+
+uint8_t* aligned_alloc_bytes(size_t size) {
+  const size_t rounded = (size + kAlign - 1) / kAlign * kAlign;
+  return static_cast<uint8_t*>(std::aligned_alloc(kAlign, rounded == 0 ? kAlign : rounded));
+}
+
+// Views of a flatbuffer attribute list; they point into the program mapping.
+std::vector<AttrView> attr_views(const flatbuffers::Vector<flatbuffers::Offset<fb::Attr>>* attrs) {
+  std::vector<AttrView> out;
+  if (!attrs) return out;
+  for (const fb::Attr* a : *attrs) {
+    AttrView v;
+    v.name = a->name()->string_view();
+    v.kind = static_cast<AttrKind>(a->kind());
+    v.i = a->i();
+    v.f = a->f();
+    if (a->ints()) v.ints = {a->ints()->data(), a->ints()->size()};
+    if (a->floats()) v.floats = {a->floats()->data(), a->floats()->size()};
+    if (a->s()) v.s = a->s()->string_view();
+    out.push_back(v);
+  }
+  return out;
+}
+
+}  // namespace
+
+Method::~Method() {
+  std::free(arena_);
+  std::free(scratch_);
+}
+
+Result<std::unique_ptr<Method>> Method::init(const Program& program, int plan_index) {
+  if (plan_index < 0 || plan_index >= program.num_plans())
+    return fail(Error::InvalidArgument, "no execution plan ", std::to_string(plan_index));
+  std::unique_ptr<Method> m(new Method());
+  const fb::ExecutionPlan& plan = program.plan(plan_index);
+  ETC_TRY(m->bind_values(program, plan));
+  size_t scratch = 0;
+  if (plan.instructions()) {
+    for (uint32_t i = 0; i < plan.instructions()->size(); ++i) {
+      const fb::Instruction& ins = *plan.instructions()->Get(i);
+      if (const fb::KernelCall* call = ins.args_as_KernelCall()) {
+        ETC_TRY(m->create_kernel_step(program, *call, i));
+        scratch = std::max(scratch, m->steps_.back().kernel->scratch_bytes());
+      } else {
+        return fail(Error::NotSupported, program.name(), ": instruction ", std::to_string(i),
+                    " calls a delegate, which this runtime cannot execute yet");
+      }
+    }
+  }
+  if (scratch > 0) {
+    m->scratch_ = aligned_alloc_bytes(scratch);
+    if (!m->scratch_) return fail(Error::MemoryAllocationFailed, "cannot allocate scratch");
+  }
+  return m;
+}
+
+Status Method::bind_values(const Program& program, const fb::ExecutionPlan& plan) {
+  arena_size_ = plan.arena_size();
+  arena_ = aligned_alloc_bytes(arena_size_);
+  if (!arena_)
+    return fail(Error::MemoryAllocationFailed, "cannot allocate a ", std::to_string(arena_size_),
+                "-byte arena");
+  const size_t n = plan.values() ? plan.values()->size() : 0;
+  tensors_.resize(n);
+  names_.resize(n);
+  for (size_t i = 0; i < n; ++i) {
+    const fb::Value& v = *plan.values()->Get(i);
+    tensors_[i].spec = value_spec(v);
+    if (v.name()) names_[i] = v.name()->str();
+    if (v.kind() == fb::ValueKind::Constant) {
+      // Kernels never write their inputs, so constants stay in the read-only mapping.
+      tensors_[i].data = const_cast<uint8_t*>(program.segment(v.segment()).data() + v.segment_offset());
+    } else {
+      tensors_[i].data = arena_ + v.arena_offset();
+    }
+  }
+  if (plan.inputs()) inputs_.assign(plan.inputs()->begin(), plan.inputs()->end());
+  if (plan.outputs()) outputs_.assign(plan.outputs()->begin(), plan.outputs()->end());
+  return Status::Ok();
+}
+
+Status Method::create_kernel_step(const Program& program, const fb::KernelCall& call,
+                                  uint32_t index) {
+  const char* op_name = program.fb().operators()->Get(call.op())->c_str();
+  const EdgeOp op = *edge_op_from_name(op_name);
+  const std::string where = program.name() + ": instruction " + std::to_string(index) + " (" + op_name + ")";
+  const OpDef* def = find_op_def(op);
+  if (!def) return fail(Error::NotSupported, where, ": no portable kernel for this operator");
+
+  Step step;
+  step.instruction = index;
+  std::vector<TensorSpec> in_specs, out_specs, inferred;
+  if (call.inputs()) {
+    for (int32_t id : *call.inputs()) {
+      const Tensor* t = id < 0 ? &absent_ : &tensors_[id];
+      step.inputs.push_back(t);
+      in_specs.push_back(t->spec);
+    }
+  }
+  if (call.outputs()) {
+    for (int32_t id : *call.outputs()) {
+      step.outputs.push_back(&tensors_[id]);
+      out_specs.push_back(tensors_[id].spec);
+    }
+  }
+  const std::vector<AttrView> views = attr_views(call.attrs());
+  const AttrList attrs(views);
+  inferred.resize(out_specs.size());
+  Status s = infer_outputs(*def, attrs, in_specs, inferred);
+  if (!s.ok()) return fail(Error::InvalidProgram, where, ": ", s.message());
+  for (size_t i = 0; i < inferred.size(); ++i) {
+    if (!(inferred[i] == out_specs[i]))
+      return fail(Error::InvalidProgram, where, ": output ", std::to_string(i), " is declared ",
+                  dtype_name(out_specs[i].dtype), out_specs[i].shape.str(), " but computes to ",
+                  dtype_name(inferred[i].dtype), inferred[i].shape.str());
+  }
+  auto kernel = def->create(attrs, in_specs, out_specs);
+  if (!kernel.ok()) return fail(kernel.error(), where, ": ", kernel.message());
+  step.kernel = std::move(kernel).get();
+  steps_.push_back(std::move(step));
+  return Status::Ok();
+}
+
+Status Method::set_input(size_t i, const TensorSpec& spec, const void* data) {
+  if (i >= inputs_.size())
+    return fail(Error::InvalidArgument, "input index ", std::to_string(i), " out of range (",
+                std::to_string(inputs_.size()), " inputs)");
+  Tensor& t = tensors_[inputs_[i]];
+  if (!(spec == t.spec))
+    return fail(Error::InvalidArgument, "input '", names_[inputs_[i]], "': expected ",
+                dtype_name(t.spec.dtype), t.spec.shape.str(), ", got ", dtype_name(spec.dtype),
+                spec.shape.str());
+  std::memcpy(t.data, data, t.nbytes());
+  return Status::Ok();
+}
+
+Status Method::execute() {
+  for (Step& step : steps_) {
+    KernelArgs args{step.inputs, step.outputs, scratch_};
+    Status s = step.kernel->run(args);
+    if (!s.ok())
+      return fail(s.error(), "instruction ", std::to_string(step.instruction), ": ", s.message());
+  }
+  return Status::Ok();
+}
+
+}  // namespace etc

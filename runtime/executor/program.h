@@ -1,0 +1,43 @@
+#pragma once
+// Program: a loaded, fully verified program file. After load() succeeds every
+// index and offset in the file is known to be in bounds, so Method::init and
+// execute never re-check them.
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "runtime/core/result.h"
+#include "runtime/core/span.h"
+#include "runtime/executor/file_data.h"
+#include "runtime/schema/program_generated.h"
+
+namespace etc {
+
+inline constexpr uint32_t kProgramVersion = 1;
+inline constexpr size_t kSegmentAlignment = 64;
+inline constexpr char kProgramIdentifier[] = "ETP1";
+
+class Program {
+ public:
+  // Maps and verifies a program file. Messages name the file and the defect.
+  static Result<Program> load(const std::string& path);
+  // Verifies bytes already in memory (they must outlive the Program).
+  static Result<Program> load_from_data(FileData data, const std::string& name);
+
+  const fb::Program& fb() const { return *root_; }
+  const fb::ExecutionPlan& plan(int index = 0) const { return *root_->plans()->Get(index); }
+  int num_plans() const { return static_cast<int>(root_->plans()->size()); }
+  // Bytes of segment i (verified to lie inside the file).
+  Span<const uint8_t> segment(uint32_t i) const;
+  const std::string& name() const { return name_; }
+  size_t file_size() const { return data_.size(); }
+
+ private:
+  FileData data_;
+  const fb::Program* root_ = nullptr;
+  size_t segment_base_ = 0;
+  std::string name_;
+};
+
+}  // namespace etc

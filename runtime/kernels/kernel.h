@@ -1,0 +1,60 @@
+#pragma once
+// The portable-kernel contract. Every edge op has one OpDef:
+//   infer  — the op's shape and dtype function: checks the input specs and
+//            attributes and computes the output specs. The compiler uses it to
+//            type the IR; the runtime re-runs it at init to validate the program.
+//   create — builds the kernel for validated specs (init time: may allocate).
+// Kernel::run executes with no allocation; tensors are bound at init and their
+// data pointers stay fixed, so a kernel may precompute anything from specs.
+
+#include <memory>
+
+#include "runtime/core/result.h"
+#include "runtime/core/span.h"
+#include "runtime/core/tensor.h"
+#include "runtime/kernels/attrs.h"
+#include "runtime/kernels/edge_ops.h"
+
+namespace etc {
+
+// Absent optional inputs are Tensors whose present() is false.
+struct KernelArgs {
+  Span<const Tensor* const> inputs;
+  Span<Tensor* const> outputs;
+  // scratch_bytes() bytes, 64-byte aligned, shared by all kernels of a method.
+  void* scratch = nullptr;
+};
+
+class Kernel {
+ public:
+  virtual ~Kernel() = default;
+  virtual Status run(const KernelArgs& args) = 0;
+  // Temporary memory run() needs; requested once at init.
+  virtual size_t scratch_bytes() const { return 0; }
+};
+
+using InferFn = Status (*)(const AttrList& attrs, Span<const TensorSpec> inputs,
+                           Span<TensorSpec> outputs);
+using CreateFn = Result<std::unique_ptr<Kernel>> (*)(const AttrList& attrs,
+                                                     Span<const TensorSpec> inputs,
+                                                     Span<const TensorSpec> outputs);
+
+struct OpDef {
+  EdgeOp op;
+  int min_inputs;
+  int max_inputs;
+  int min_outputs;
+  int max_outputs;
+  InferFn infer;
+  CreateFn create;
+};
+
+// The OpDef of an op, or null when no portable kernel is built for it.
+const OpDef* find_op_def(EdgeOp op);
+
+// Checks arity, runs infer, and (when `expected` is given) compares the
+// computed output specs with it. Messages name the op.
+Status infer_outputs(const OpDef& def, const AttrList& attrs, Span<const TensorSpec> inputs,
+                     Span<TensorSpec> outputs);
+
+}  // namespace etc

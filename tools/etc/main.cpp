@@ -1,0 +1,64 @@
+// etc: ahead-of-time compiler and runtime for ONNX models.
+#include <spdlog/spdlog.h>
+
+#include <CLI/CLI.hpp>
+#include <iostream>
+
+#include "compiler/common/compile_error.h"
+#include "runtime/core/log.h"
+#include "tools/etc/commands.h"
+
+namespace {
+
+void spdlog_sink(etc::LogLevel level, const char* message) {
+  switch (level) {
+    case etc::LogLevel::Debug: spdlog::debug("{}", message); break;
+    case etc::LogLevel::Info: spdlog::info("{}", message); break;
+    case etc::LogLevel::Warning: spdlog::warn("{}", message); break;
+    case etc::LogLevel::Error: spdlog::error("{}", message); break;
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"etc: compile ONNX models into deployable programs and run them"};
+  app.set_version_flag("--version", "etc " ETC_VERSION_STRING);
+  app.require_subcommand(1);
+  int verbose = 0;
+  bool quiet = false;
+  app.add_flag("-v,--verbose", verbose, "More log output (-vv for debug)");
+  app.add_flag("-q,--quiet", quiet, "Only errors");
+
+  std::vector<std::pair<CLI::App*, etc::cli::Action>> commands;
+  auto remember = [&](etc::cli::Action a) { commands.emplace_back(app.get_subcommands({}).back(), std::move(a)); };
+  remember(etc::cli::add_preprocess(app));
+  remember(etc::cli::add_run(app));
+  remember(etc::cli::add_info(app));
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    const int code = app.exit(e);
+    return code == 0 ? 0 : etc::cli::kExitUsage;
+  }
+  spdlog::set_pattern("%^[%l]%$ %v");
+  spdlog::set_level(quiet ? spdlog::level::err
+                          : verbose >= 2 ? spdlog::level::debug
+                          : verbose == 1 ? spdlog::level::info
+                                         : spdlog::level::warn);
+  etc::set_log_sink(spdlog_sink);
+  for (auto& [sub, action] : commands) {
+    if (!sub->parsed()) continue;
+    try {
+      return action();
+    } catch (const etc::CompileError& e) {
+      std::cerr << "error: " << e.what() << "\n";
+      return etc::cli::kExitError;
+    } catch (const std::exception& e) {
+      std::cerr << "error: " << e.what() << "\n";
+      return etc::cli::kExitError;
+    }
+  }
+  return etc::cli::kExitUsage;
+}

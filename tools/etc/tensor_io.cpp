@@ -1,0 +1,153 @@
+#include "tools/etc/tensor_io.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+#include "compiler/common/compile_error.h"
+#include "compiler/emit/program_writer.h"
+#include "compiler/import/onnx/tensor_proto.h"
+
+namespace etc::io {
+namespace {
+
+std::string read_all(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw CompileError(path + ": cannot open (missing file?)");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+const char* npy_descr(DType d) {
+  switch (d) {
+    case DType::Float32: return "<f4";
+    case DType::Float64: return "<f8";
+    case DType::Int64: return "<i8";
+    case DType::Int32: return "<i4";
+    case DType::Bool: return "|b1";
+    case DType::UInt8: return "|u1";
+    case DType::Int8: return "|i1";
+    case DType::Invalid: break;
+  }
+  return "";
+}
+
+DType dtype_from_descr(const std::string& d) {
+  for (DType t : {DType::Float32, DType::Float64, DType::Int64, DType::Int32, DType::Bool, DType::UInt8, DType::Int8}) {
+    const std::string want = npy_descr(t);
+    if (d == want || (want[0] == '|' && d == "<" + want.substr(1)) || (want[0] == '|' && d == want.substr(1)))
+      return t;
+  }
+  return DType::Invalid;
+}
+
+// Value of `'key': value` in a numpy header dict, up to the next ',' or '}' (or ')' for tuples).
+std::string header_field(const std::string& header, const std::string& key, const std::string& path) {
+  const size_t k = header.find("'" + key + "'");
+  if (k == std::string::npos) throw CompileError(path + ": .npy header has no '" + key + "'");
+  size_t p = header.find(':', k);
+  if (p == std::string::npos) throw CompileError(path + ": malformed .npy header");
+  ++p;
+  while (p < header.size() && header[p] == ' ') ++p;
+  size_t end;
+  if (p < header.size() && header[p] == '(') end = header.find(')', p) + 1;
+  else end = header.find_first_of(",}", p);
+  if (end == std::string::npos || end == 0) throw CompileError(path + ": malformed .npy header");
+  return header.substr(p, end - p);
+}
+
+}  // namespace
+
+OwnedTensor read_npy(const std::string& path) {
+  const std::string bytes = read_all(path);
+  if (bytes.size() < 10 || std::memcmp(bytes.data(), "\x93NUMPY", 6) != 0)
+    throw CompileError(path + ": not a .npy file (bad magic)");
+  const int major = static_cast<uint8_t>(bytes[6]);
+  size_t header_len = 0, header_start = 0;
+  if (major == 1) {
+    header_len = static_cast<uint8_t>(bytes[8]) | (static_cast<uint8_t>(bytes[9]) << 8);
+    header_start = 10;
+  } else if (major == 2 || major == 3) {
+    if (bytes.size() < 12) throw CompileError(path + ": truncated .npy header");
+    uint32_t len = 0;
+    std::memcpy(&len, bytes.data() + 8, 4);
+    header_len = len;
+    header_start = 12;
+  } else {
+    throw CompileError(path + ": unsupported .npy version " + std::to_string(major));
+  }
+  if (header_start + header_len > bytes.size()) throw CompileError(path + ": truncated .npy header");
+  const std::string header = bytes.substr(header_start, header_len);
+  std::string descr = header_field(header, "descr", path);
+  descr.erase(std::remove(descr.begin(), descr.end(), '\''), descr.end());
+  if (header_field(header, "fortran_order", path).find("True") != std::string::npos)
+    throw CompileError(path + ": Fortran-order .npy arrays are not supported");
+  OwnedTensor t;
+  t.spec.dtype = dtype_from_descr(descr);
+  if (t.spec.dtype == DType::Invalid) throw CompileError(path + ": unsupported .npy dtype '" + descr + "'");
+  const std::string shape = header_field(header, "shape", path);
+  std::string num;
+  for (char ch : shape) {
+    if (std::isdigit(static_cast<unsigned char>(ch))) {
+      num += ch;
+    } else if (!num.empty()) {
+      if (t.spec.shape.rank() == kMaxRank) throw CompileError(path + ": rank above 8");
+      t.spec.shape.push_back(std::stoll(num));
+      num.clear();
+    }
+  }
+  const size_t data_start = header_start + header_len;
+  if (bytes.size() - data_start != t.spec.nbytes())
+    throw CompileError(path + ": .npy data holds " + std::to_string(bytes.size() - data_start) +
+                       " bytes, its header needs " + std::to_string(t.spec.nbytes()));
+  t.bytes.assign(bytes.begin() + static_cast<std::ptrdiff_t>(data_start), bytes.end());
+  return t;
+}
+
+OwnedTensor read_pb(const std::string& path) {
+  const std::string bytes = read_all(path);
+  onnx::TensorProto proto;
+  if (!proto.ParseFromString(bytes)) throw CompileError(path + ": not an ONNX TensorProto file");
+  auto decoded = onnx_import::decode_tensor(proto);
+  if (!decoded.ok()) throw CompileError(path + ": " + decoded.message());
+  return OwnedTensor{decoded->spec, std::move(decoded->bytes)};
+}
+
+OwnedTensor read_tensor_file(const std::string& path) {
+  auto ends_with = [&](const char* s) {
+    const size_t n = std::strlen(s);
+    return path.size() >= n && path.compare(path.size() - n, n, s) == 0;
+  };
+  if (ends_with(".npy")) return read_npy(path);
+  if (ends_with(".pb")) return read_pb(path);
+  throw CompileError(path + ": unknown tensor file type (expected .npy or .pb)");
+}
+
+std::vector<uint8_t> encode_npy(const TensorSpec& spec, const void* data) {
+  std::string shape = "(";
+  for (int i = 0; i < spec.shape.rank(); ++i) shape += std::to_string(spec.shape[i]) + ", ";
+  if (spec.shape.rank() > 1) shape.resize(shape.size() - 1), shape.back() = ')';
+  else if (spec.shape.rank() == 1) shape.resize(shape.size() - 1), shape += ")";
+  else shape += ")";
+  std::string header = std::string("{'descr': '") + npy_descr(spec.dtype) +
+                       "', 'fortran_order': False, 'shape': " + shape + ", }";
+  // Pad so the data starts at a multiple of 64, header ends with '\n'.
+  const size_t total = (10 + header.size() + 1 + 63) / 64 * 64;
+  header.append(total - 10 - header.size() - 1, ' ');
+  header += '\n';
+  std::vector<uint8_t> out = {0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0,
+                              static_cast<uint8_t>(header.size() & 0xff), static_cast<uint8_t>(header.size() >> 8)};
+  out.insert(out.end(), header.begin(), header.end());
+  const auto* p = static_cast<const uint8_t*>(data);
+  out.insert(out.end(), p, p + spec.nbytes());
+  return out;
+}
+
+void write_npy(const std::string& path, const TensorSpec& spec, const void* data) {
+  emit::write_file_atomically(path, encode_npy(spec, data));
+}
+
+}  // namespace etc::io

@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Installs every Debian package etc needs to build, test and benchmark.
+# Idempotent: quiet and quick when everything is already present.
+set -euo pipefail
+
+packages=(
+  build-essential cmake ninja-build pkg-config
+  libonnx-dev libonnx-testdata libprotobuf-dev protobuf-compiler
+  libflatbuffers-dev flatbuffers-compiler
+  libxnnpack-dev libpthreadpool-dev libcpuinfo-dev
+  libeigen3-dev
+  libcli11-dev nlohmann-json3-dev libspdlog-dev catch2
+  python3-onnx python3-numpy
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+sudo_cmd=()
+[ "$(id -u)" -ne 0 ] && sudo_cmd=(sudo)
+echo "installing: ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+"${sudo_cmd[@]}" apt-get update -qq
+"${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
