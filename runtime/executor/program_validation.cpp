@@ -41,6 +41,19 @@ Status validate_indices(const flatbuffers::Vector<int32_t>* ids, size_t num_valu
   return Status::Ok();
 }
 
+// Kernels write their outputs: those must be arena values, never constants
+// (read-only mapping) or inputs.
+Status validate_writable(const flatbuffers::Vector<int32_t>* ids, const fb::ExecutionPlan& plan,
+                         const std::string& where) {
+  if (!ids) return Status::Ok();
+  for (int32_t id : *ids) {
+    const fb::ValueKind kind = plan.values()->Get(id)->kind();
+    if (kind == fb::ValueKind::Constant || kind == fb::ValueKind::Input)
+      return fail(Error::InvalidProgram, where, " writes to constant or input value ", std::to_string(id));
+  }
+  return Status::Ok();
+}
+
 Status validate_plan(const fb::Program& p, const fb::ExecutionPlan& plan) {
   const size_t num_values = plan.values() ? plan.values()->size() : 0;
   const size_t num_segments = p.segments() ? p.segments()->size() : 0;
@@ -72,11 +85,13 @@ Status validate_plan(const fb::Program& p, const fb::ExecutionPlan& plan) {
       if (k->op() >= num_ops) return fail(Error::InvalidProgram, where, ": operator index out of range");
       ETC_TRY(validate_indices(k->inputs(), num_values, true, where.c_str()));
       ETC_TRY(validate_indices(k->outputs(), num_values, false, where.c_str()));
+      ETC_TRY(validate_writable(k->outputs(), plan, where));
     } else if (const fb::DelegateCall* d = ins.args_as_DelegateCall()) {
       if (d->delegate() >= num_delegates)
         return fail(Error::InvalidProgram, where, ": delegate index out of range");
       ETC_TRY(validate_indices(d->inputs(), num_values, false, where.c_str()));
       ETC_TRY(validate_indices(d->outputs(), num_values, false, where.c_str()));
+      ETC_TRY(validate_writable(d->outputs(), plan, where));
     } else {
       return fail(Error::InvalidProgram, where, ": unknown instruction kind");
     }

@@ -48,6 +48,9 @@ Status infer_outputs(const OpDef& def, const AttrList& attrs, Span<const TensorS
   if (n_out < def.min_outputs || n_out > def.max_outputs)
     return fail(Error::InvalidProgram, name, ": produces ", std::to_string(def.min_outputs), "..",
                 std::to_string(def.max_outputs), " outputs, got ", std::to_string(n_out));
+  for (int i = 0; i < def.min_inputs; ++i)
+    if (!dtype_valid(inputs[i].dtype))
+      return fail(Error::InvalidProgram, name, ": required input ", std::to_string(i), " is missing");
   Status s = def.infer(attrs, inputs, outputs);
   if (!s.ok()) return fail(s.error(), name, ": ", s.message());
   return Status::Ok();
