@@ -31,7 +31,9 @@ MemoryPlan plan_values(const ir::Graph& g) {
       if (v != ir::kNoValue) last[v] = std::max(last[v], node.id);
     for (ir::ValueId v : node.outputs) first[v] = node.id;
   }
-  for (ir::ValueId v : g.inputs()) first[v] = -1;
+  // Inputs stay untouched for the whole run so a method can execute again
+  // without the caller setting its inputs anew.
+  for (ir::ValueId v : g.inputs()) first[v] = -1, last[v] = INT32_MAX;
   for (ir::ValueId v : g.outputs()) last[v] = INT32_MAX;
   std::vector<BufferRequest> requests(n);
   for (const ir::Value& v : g.values()) {

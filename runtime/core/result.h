@@ -77,11 +77,13 @@ Failure fail(Error code, const Parts&... parts) {
   } while (0)
 
 // Assigns the value of a Result expression to `lhs`, or returns its failure.
-#define ETC_ASSIGN_OR_RETURN(lhs, expr)                              \
-  auto ETC_CONCAT(etc_result_, __LINE__) = (expr);                   \
-  if (!ETC_CONCAT(etc_result_, __LINE__).ok())                       \
-    return ETC_CONCAT(etc_result_, __LINE__).failure();              \
-  lhs = std::move(ETC_CONCAT(etc_result_, __LINE__)).get()
+// (__COUNTER__, not __LINE__: an invocation may span several lines.)
+#define ETC_ASSIGN_OR_RETURN(lhs, expr) \
+  ETC_ASSIGN_OR_RETURN_IMPL(ETC_CONCAT(etc_result_, __COUNTER__), lhs, expr)
+#define ETC_ASSIGN_OR_RETURN_IMPL(tmp, lhs, expr) \
+  auto tmp = (expr);                              \
+  if (!tmp.ok()) return tmp.failure();            \
+  lhs = std::move(tmp).get()
 
 // Returns a Failure when `cond` does not hold.
 #define ETC_CHECK_OR_FAIL(cond, code, ...) \

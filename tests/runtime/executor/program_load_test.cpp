@@ -44,6 +44,9 @@ TEST_CASE("a compiled program loads and computes", "[program]") {
   const float want[6] = {1, 0, 2.5f, 0, 0, 5.5f};
   for (int i = 0; i < 6; ++i) CHECK(y[i] == want[i]);
   CHECK(m.output_name(0) == "y");
+  // Inputs survive execution: running again gives the same result.
+  REQUIRE(m.execute().ok());
+  for (int i = 0; i < 6; ++i) CHECK(y[i] == want[i]);
 }
 
 TEST_CASE("constants are 64-byte aligned inside the file", "[program]") {
