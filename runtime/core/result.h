@@ -78,8 +78,9 @@ Failure fail(Error code, const Parts&... parts) {
 
 // Assigns the value of a Result expression to `lhs`, or returns its failure.
 // (__COUNTER__, not __LINE__: an invocation may span several lines.)
-#define ETC_ASSIGN_OR_RETURN(lhs, expr) \
-  ETC_ASSIGN_OR_RETURN_IMPL(ETC_CONCAT(etc_result_, __COUNTER__), lhs, expr)
+#define ETC_ASSIGN_OR_RETURN(lhs, expr) ETC_ASSIGN_OR_RETURN_N(__COUNTER__, lhs, expr)
+#define ETC_ASSIGN_OR_RETURN_N(n, lhs, expr) \
+  ETC_ASSIGN_OR_RETURN_IMPL(ETC_CONCAT(etc_result_, n), lhs, expr)
 #define ETC_ASSIGN_OR_RETURN_IMPL(tmp, lhs, expr) \
   auto tmp = (expr);                              \
   if (!tmp.ok()) return tmp.failure();            \

@@ -1,0 +1,248 @@
+#!/usr/bin/python3
+"""Bad input of every kind ends with a clear message and a non-zero exit, never
+a crash, and never a leftover output file.
+
+    ETC_BIN=build/tools/etc /usr/bin/python3 tests/cli/test_bad_inputs.py
+"""
+import os
+import random
+import subprocess
+import tempfile
+import unittest
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ETC = os.environ.get("ETC_BIN", os.path.join(HERE, "..", "..", "build", "tools", "etc"))
+
+
+def small_model(op_type="Relu", dims=(2, 3), **node_attrs):
+    """x -> Add(x, c) -> op_type -> y, opset 13."""
+    c = numpy_helper.from_array(np.arange(dims[-1], dtype=np.float32), "c")
+    nodes = [helper.make_node("Add", ["x", "c"], ["s"], name="add0"),
+             helper.make_node(op_type, ["s"], ["y"], name="last", **node_attrs)]
+    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, list(dims))],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, list(dims))], [c])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+
+
+class CliCase(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+        self.dir = self.tmp.name
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def path(self, name):
+        return os.path.join(self.dir, name)
+
+    def etc(self, *args):
+        return subprocess.run([ETC, *args], capture_output=True, text=True, timeout=120)
+
+    def assert_fails(self, args, *needles, code=1):
+        proc = self.etc(*args)
+        self.assertEqual(proc.returncode, code, f"exit {proc.returncode}\nstdout: {proc.stdout}\nstderr: {proc.stderr}")
+        self.assertIn("error:", proc.stderr)
+        for needle in needles:
+            self.assertIn(needle, proc.stderr)
+        return proc.stderr
+
+    def assert_no_leftovers(self, *keep):
+        left = sorted(f for f in os.listdir(self.dir) if f not in keep)
+        self.assertEqual(left, [], "files left behind")
+
+    def write(self, name, data):
+        mode = "wb" if isinstance(data, bytes) else "w"
+        with open(self.path(name), mode) as f:
+            f.write(data)
+        return self.path(name)
+
+    def save_model(self, name, model):
+        onnx.save(model, self.path(name))
+        return self.path(name)
+
+
+class PreprocessBadInput(CliCase):
+    def check_rejected(self, model_path, *needles):
+        out = self.path("out.etp")
+        self.assert_fails(["preprocess", model_path, "-o", out], model_path, *needles)
+        self.assertFalse(os.path.exists(out))
+
+    def test_missing_file(self):
+        self.check_rejected(self.path("nope.onnx"), "no such file")
+
+    def test_empty_file(self):
+        self.check_rejected(self.write("empty.onnx", b""), "empty file")
+
+    def test_random_bytes(self):
+        rng = random.Random(5)
+        self.check_rejected(self.write("random.onnx", bytes(rng.randrange(256) for _ in range(4096))), "not a valid ONNX")
+
+    def test_text_file(self):
+        self.check_rejected(self.write("notes.onnx", "this is a text file, not a model\n" * 20), "not a valid ONNX")
+
+    def test_every_truncation_of_a_model(self):
+        good = small_model().SerializeToString()
+        for length in range(1, len(good), 7):
+            path = self.write("cut.onnx", good[:length])
+            proc = self.etc("preprocess", path, "-o", self.path("out.etp"))
+            self.assertEqual(proc.returncode, 1, f"length {length}: {proc.stderr}")
+            self.assertIn("cut.onnx", proc.stderr)
+            self.assertFalse(os.path.exists(self.path("out.etp")))
+
+    def test_unsupported_ops_are_listed_together(self):
+        nodes = [helper.make_node("Add", ["x", "x"], ["a"], name="fine"),
+                 helper.make_node("NonZero", ["a"], ["b"], name="nz"),
+                 helper.make_node("Det", ["x"], ["d"], name="det_node")]
+        graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 2])],
+                                  [helper.make_tensor_value_info("b", TensorProto.INT64, [2, None]),
+                                   helper.make_tensor_value_info("d", TensorProto.FLOAT, [])])
+        path = self.save_model("unsupported.onnx", helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]))
+        self.check_rejected(path, "2 node(s)", "'nz' (NonZero)", "'det_node' (Det)")
+
+    def test_missing_external_data_file(self):
+        model = small_model(dims=(2, 1024))
+        path = self.path("ext.onnx")
+        onnx.save_model(model, path, save_as_external_data=True, all_tensors_to_one_file=True,
+                        location="ext.data", size_threshold=0)
+        os.remove(self.path("ext.data"))
+        self.check_rejected(path, "ext.data", "missing")
+
+    def test_external_data_loads_when_present(self):
+        model = small_model(dims=(2, 1024))
+        path = self.path("ext.onnx")
+        onnx.save_model(model, path, save_as_external_data=True, all_tensors_to_one_file=True,
+                        location="ext.data", size_threshold=0)
+        proc = self.etc("preprocess", path, "-o", self.path("out.etp"))
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+
+    def test_dynamic_dim_names_the_flag(self):
+        model = small_model()
+        model.graph.input[0].type.tensor_type.shape.dim[0].dim_param = "batch"
+        path = self.save_model("dyn.onnx", model)
+        self.check_rejected(path, "'x'", "dynamic", "--input-shape x=")
+
+    def test_input_shape_for_unknown_input(self):
+        path = self.save_model("m.onnx", small_model())
+        self.assert_fails(["preprocess", path, "-o", self.path("out.etp"), "--input-shape", "nope=1x2"], "nope")
+        self.assertFalse(os.path.exists(self.path("out.etp")))
+
+    def test_output_folder_missing(self):
+        path = self.save_model("m.onnx", small_model())
+        self.assert_fails(["preprocess", path, "-o", self.path("no/such/dir/out.etp")], "does not exist")
+        self.assert_no_leftovers("m.onnx")
+
+
+class RunBadInput(CliCase):
+    def compile_small(self):
+        model = self.save_model("m.onnx", small_model())
+        program = self.path("m.etp")
+        proc = self.etc("preprocess", model, "-o", program)
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        return program
+
+    def test_flipped_bytes_never_crash(self):
+        good = open(self.compile_small(), "rb").read()
+        np.save(self.path("x.npy"), np.ones((2, 3), np.float32))
+        rng = random.Random(11)
+        for _ in range(60):
+            bad = bytearray(good)
+            pos = rng.randrange(len(bad))
+            bad[pos] ^= 1 << rng.randrange(8)
+            self.write("bad.etp", bytes(bad))
+            proc = self.etc("run", self.path("bad.etp"), "--input", "x=" + self.path("x.npy"))
+            # A flip in constant data can go unnoticed; anything else must be a clean error.
+            self.assertIn(proc.returncode, (0, 1), f"byte {pos}: exit {proc.returncode}\n{proc.stderr}")
+            if proc.returncode == 1:
+                self.assertIn("bad.etp", proc.stderr)
+
+    def test_truncated_program(self):
+        good = open(self.compile_small(), "rb").read()
+        path = self.write("cut.etp", good[: len(good) // 2])
+        self.assert_fails(["run", path, "--random-inputs"], "cut.etp")
+
+    def test_text_file_as_program(self):
+        path = self.write("notes.etp", "hello\n" * 50)
+        self.assert_fails(["run", path, "--random-inputs"], "notes.etp", "not an etc program")
+
+    def test_wrong_input_shape(self):
+        program = self.compile_small()
+        np.save(self.path("x.npy"), np.ones((3, 3), np.float32))
+        out = self.path("out")
+        self.assert_fails(["run", program, "--input", "x=" + self.path("x.npy"), "--output-dir", out],
+                          "x.npy", "expected float32[2, 3]", "got float32[3, 3]")
+        self.assertFalse(os.path.exists(out) and os.listdir(out))
+
+    def test_wrong_input_dtype(self):
+        program = self.compile_small()
+        np.save(self.path("x.npy"), np.ones((2, 3), np.int64))
+        self.assert_fails(["run", program, "--input", "x=" + self.path("x.npy")], "expected float32[2, 3]", "got int64")
+
+    def test_missing_input_file(self):
+        program = self.compile_small()
+        self.assert_fails(["run", program, "--input", "x=" + self.path("none.npy")], "none.npy")
+
+    def test_unknown_input_name(self):
+        program = self.compile_small()
+        np.save(self.path("x.npy"), np.ones((2, 3), np.float32))
+        self.assert_fails(["run", program, "--input", "z=" + self.path("x.npy")], "'z'", "x: float32[2, 3]")
+
+    def test_input_not_given(self):
+        program = self.compile_small()
+        self.assert_fails(["run", program], "input 'x'", "--random-inputs")
+
+    def test_corrupt_npy(self):
+        program = self.compile_small()
+        path = self.write("x.npy", b"\x93NUMPY\x01\x00garbage")
+        self.assert_fails(["run", program, "--input", "x=" + path], "x.npy")
+
+
+class GoodPath(CliCase):
+    def test_run_writes_outputs_and_json_latency(self):
+        model = self.save_model("m.onnx", small_model())
+        program = self.path("m.etp")
+        self.assertEqual(self.etc("preprocess", model, "-o", program).returncode, 0)
+        x = np.array([[1, -5, 2], [-1, 0, 3]], np.float32)
+        np.save(self.path("x.npy"), x)
+        proc = self.etc("run", program, "--input", "x=" + self.path("x.npy"), "--output-dir", self.path("out"),
+                        "--iterations", "5", "--json")
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        import json
+        summary = json.loads(proc.stdout)
+        self.assertEqual(summary["iterations"], 5)
+        lat = summary["latency_ms"]
+        self.assertLessEqual(lat["min"], lat["median"])
+        self.assertLessEqual(lat["median"], lat["max"])
+        y = np.load(self.path("out/y.npy"))
+        np.testing.assert_array_equal(y, np.maximum(x + np.arange(3, dtype=np.float32), 0))
+
+    def test_pb_inputs_are_accepted(self):
+        model = self.save_model("m.onnx", small_model())
+        program = self.path("m.etp")
+        self.assertEqual(self.etc("preprocess", model, "-o", program).returncode, 0)
+        x = np.full((2, 3), -7, np.float32)
+        with open(self.path("x.pb"), "wb") as f:
+            f.write(numpy_helper.from_array(x, "x").SerializeToString())
+        proc = self.etc("run", program, "--input", "x=" + self.path("x.pb"), "--output-dir", self.path("out"))
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        np.testing.assert_array_equal(np.load(self.path("out/y.npy")), np.maximum(x + np.arange(3, dtype=np.float32), 0))
+
+    def test_version_and_help(self):
+        proc = self.etc("--version")
+        self.assertEqual(proc.returncode, 0)
+        self.assertIn("etc ", proc.stdout)
+        for sub in ("preprocess", "run", "info"):
+            proc = self.etc(sub, "--help")
+            self.assertEqual(proc.returncode, 0, sub)
+            self.assertIn("Usage", proc.stdout)
+
+    def test_unknown_flag_is_a_usage_error(self):
+        proc = self.etc("run", "--bogus")
+        self.assertEqual(proc.returncode, 2)
+
+
+if __name__ == "__main__":
+    unittest.main()

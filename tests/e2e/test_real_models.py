@@ -1,0 +1,65 @@
+#!/usr/bin/python3
+"""End-to-end: real models compiled by etc (portable kernels) match their references.
+
+Models come from tests/models/prepare_models.sh. Metric: max|etc - ref| / max|ref|.
+    ETC_BIN=build/tools/etc /usr/bin/python3 tests/e2e/test_real_models.py
+"""
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+MODELS = os.path.join(HERE, "..", "models", "fetched")
+ETC = os.environ.get("ETC_BIN", os.path.join(HERE, "..", "..", "build", "tools", "etc"))
+TOLERANCE = 1e-4
+
+# (model file, input name, input file, reference file, extra preprocess flags)
+CASES = [
+    ("resnet18_op13.onnx", "input", "resnet18_op13.input.npy", "resnet18_op13.reference.npy", []),
+    ("resnet18_op17.onnx", "input", "resnet18_op17.input.npy", "resnet18_op17.reference.npy", []),
+    ("mobilenet_v2_op13.onnx", "input", "mobilenet_v2_op13.input.npy", "mobilenet_v2_op13.reference.npy", []),
+    ("mobilenet_v2_op17.onnx", "input", "mobilenet_v2_op17.input.npy", "mobilenet_v2_op17.reference.npy", []),
+    ("ppocr_cls.onnx", "x", "ppocr_cls.input.npy", "ppocr_cls.reference/softmax_0.tmp_0.npy",
+     ["--input-shape", "x=1x3x48x192"]),
+]
+
+
+def run(*args):
+    proc = subprocess.run([ETC, *args], capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise AssertionError(f"etc {' '.join(args)} failed ({proc.returncode}):\n{proc.stderr}")
+    return proc.stdout
+
+
+class RealModels(unittest.TestCase):
+    def check_model(self, model, input_name, input_file, reference, flags):
+        path = os.path.join(MODELS, model)
+        if not os.path.exists(path):
+            self.fail(f"{path} missing: run tests/models/prepare_models.sh")
+        with tempfile.TemporaryDirectory() as tmp:
+            program = os.path.join(tmp, "model.etp")
+            run("preprocess", path, "-o", program, *flags)
+            run("run", program, "--input", f"{input_name}={os.path.join(MODELS, input_file)}", "--output-dir", tmp)
+            outputs = [f for f in os.listdir(tmp) if f.endswith(".npy")]
+            self.assertEqual(len(outputs), 1, outputs)
+            got = np.load(os.path.join(tmp, outputs[0]))
+        ref = np.load(os.path.join(MODELS, reference))
+        self.assertEqual(got.shape, ref.shape)
+        gap = float(np.max(np.abs(got - ref)) / np.max(np.abs(ref)))
+        print(f"{model}: max|etc-ref|/max|ref| = {gap:.2e}", file=sys.stderr)
+        self.assertLessEqual(gap, TOLERANCE)
+
+
+def make_test(case):
+    return lambda self: self.check_model(*case)
+
+
+for c in CASES:
+    setattr(RealModels, "test_" + c[0].replace(".onnx", ""), make_test(c))
+
+if __name__ == "__main__":
+    unittest.main()

