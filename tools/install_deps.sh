@@ -10,16 +10,19 @@ packages=(
   libxnnpack-dev libpthreadpool-dev libcpuinfo-dev
   libeigen3-dev
   libcli11-dev nlohmann-json3-dev libspdlog-dev catch2
-  python3-onnx python3-numpy
+  python3-onnx python3-numpy python3-torch python3-torchvision
 )
 
 missing=()
+# Node.js and npm (for the ONNX Runtime peer and npm-hosted models) may come
+# from another source than Debian; install Debian's only when absent.
+command -v npm >/dev/null 2>&1 || missing+=(nodejs npm)
 for p in "${packages[@]}"; do
   if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
     missing+=("$p")
   fi
 done
-[ ${#missing[@]} -eq 0 ] && exit 0
+if [ ${#missing[@]} -eq 0 ]; then exit 0; fi
 
 sudo_cmd=()
 [ "$(id -u)" -ne 0 ] && sudo_cmd=(sudo)
