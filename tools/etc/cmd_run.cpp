@@ -55,6 +55,7 @@ Action add_run(CLI::App& app) {
     std::string program, output_dir;
     std::vector<std::string> inputs;
     int iterations = 1;
+    int warmup = 0;
     bool json = false;
     bool random_inputs = false;
   };
@@ -63,6 +64,7 @@ Action add_run(CLI::App& app) {
   cmd->add_option("--input", opt->inputs, "NAME=FILE with FILE .npy or ONNX TensorProto .pb (repeatable)");
   cmd->add_option("--output-dir", opt->output_dir, "Write each output as DIR/<name>.npy");
   cmd->add_option("--iterations", opt->iterations, "Run N times and report latency")->check(CLI::Range(1, 1000000));
+  cmd->add_option("--warmup", opt->warmup, "Untimed runs before the timed ones")->check(CLI::Range(0, 1000000));
   cmd->add_flag("--random-inputs", opt->random_inputs, "Fill inputs not given with random data (seeded)");
   cmd->add_flag("--json", opt->json, "Print a JSON summary");
   return [opt]() {
@@ -98,6 +100,8 @@ Action add_run(CLI::App& app) {
       if (Status s = m.set_input(i, t.spec, t.bytes.data()); !s.ok()) throw CompileError(s.message());
     }
 
+    for (int it = 0; it < opt->warmup; ++it)
+      if (Status s = m.execute(); !s.ok()) throw CompileError(opt->program + ": execution failed: " + s.message());
     std::vector<double> times;
     for (int it = 0; it < opt->iterations; ++it) {
       const auto t0 = std::chrono::steady_clock::now();
