@@ -1,0 +1,195 @@
+#pragma once
+// Internal to the 'rnn' kernel family (rnn.cpp, rnn_lstm.cpp, rnn_gru.cpp):
+// the normalized attributes, the gate activations and the layout helpers
+// shared by the lstm and gru kernels.
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "runtime/kernels/kernel.h"
+#include "runtime/kernels/portable/gemm.h"
+
+namespace etc {
+
+// Codes of the `activations` attribute (see edge_ops.def).
+enum class RnnActivation : int64_t {
+  Sigmoid = 0,
+  Tanh,
+  Relu,
+  Affine,
+  LeakyRelu,
+  ThresholdedRelu,
+  ScaledTanh,
+  HardSigmoid,
+  Elu,
+  Softsign,
+  Softplus,
+  kCount,
+};
+
+struct RnnActivationFn {
+  RnnActivation kind = RnnActivation::Sigmoid;
+  float alpha = 0.0f;
+  float beta = 0.0f;
+};
+
+// Everything the kernels need, validated against the input specs.
+struct RnnConfig {
+  int gates = 4;  // 4 for lstm (i,o,f,c), 3 for gru (z,r,h)
+  int64_t hidden = 0;
+  int64_t seq = 0;
+  int64_t batch = 0;
+  int64_t input = 0;
+  int num_dirs = 1;
+  bool reverse = false;      // direction == reverse (single direction)
+  bool batch_first = false;  // layout 1
+  float clip = 0.0f;         // 0: no clipping
+  bool input_forget = false;
+  bool linear_before_reset = false;
+  std::vector<RnnActivationFn> acts;  // acts_per_dir per direction
+  int acts_per_dir = 3;
+
+  const RnnActivationFn& act(int dir, int k) const {
+    return acts[static_cast<size_t>(dir * acts_per_dir + k)];
+  }
+  // Row of X (and of the precomputed X·Wᵀ) holding time step t of batch b.
+  int64_t x_row(int64_t t, int64_t b) const { return batch_first ? b * seq + t : t * batch + b; }
+  // Element offset of Y[t, dir, b, 0] (layout 0) / Y[b, t, dir, 0] (layout 1).
+  int64_t y_offset(int64_t t, int dir, int64_t b) const {
+    return (batch_first ? (b * seq + t) * num_dirs + dir : (t * num_dirs + dir) * batch + b) * hidden;
+  }
+  // Element offset of Y_h / Y_c / initial_h / initial_c at (dir, b).
+  int64_t state_offset(int dir, int64_t b) const {
+    return (batch_first ? b * num_dirs + dir : dir * batch + b) * hidden;
+  }
+};
+
+Result<RnnConfig> parse_rnn_config(const AttrList& attrs, Span<const TensorSpec> in, bool lstm);
+
+Result<std::unique_ptr<Kernel>> make_lstm_kernel(const RnnConfig& config, DType dtype);
+Result<std::unique_ptr<Kernel>> make_gru_kernel(const RnnConfig& config, DType dtype);
+
+// y = f(x) in place over n values.
+template <typename T>
+void rnn_activate(const RnnActivationFn& f, T* x, int64_t n) {
+  const T a = static_cast<T>(f.alpha), b = static_cast<T>(f.beta);
+  switch (f.kind) {
+    case RnnActivation::Sigmoid:
+      for (int64_t i = 0; i < n; ++i) {
+        const T e = std::exp(-std::fabs(x[i]));  // split by sign: exp never overflows
+        x[i] = x[i] >= 0 ? T(1) / (T(1) + e) : e / (T(1) + e);
+      }
+      break;
+    case RnnActivation::Tanh:
+      for (int64_t i = 0; i < n; ++i) x[i] = std::tanh(x[i]);
+      break;
+    case RnnActivation::Relu:
+      for (int64_t i = 0; i < n; ++i) x[i] = std::max(x[i], T(0));
+      break;
+    case RnnActivation::Affine:
+      for (int64_t i = 0; i < n; ++i) x[i] = a * x[i] + b;
+      break;
+    case RnnActivation::LeakyRelu:
+      for (int64_t i = 0; i < n; ++i) x[i] = x[i] >= 0 ? x[i] : a * x[i];
+      break;
+    case RnnActivation::ThresholdedRelu:
+      for (int64_t i = 0; i < n; ++i) x[i] = x[i] > a ? x[i] : T(0);
+      break;
+    case RnnActivation::ScaledTanh:
+      for (int64_t i = 0; i < n; ++i) x[i] = a * std::tanh(b * x[i]);
+      break;
+    case RnnActivation::HardSigmoid:
+      for (int64_t i = 0; i < n; ++i) x[i] = std::min(T(1), std::max(T(0), a * x[i] + b));
+      break;
+    case RnnActivation::Elu:
+      for (int64_t i = 0; i < n; ++i) x[i] = x[i] >= 0 ? x[i] : a * (std::exp(x[i]) - T(1));
+      break;
+    case RnnActivation::Softsign:
+      for (int64_t i = 0; i < n; ++i) x[i] = x[i] / (T(1) + std::fabs(x[i]));
+      break;
+    case RnnActivation::Softplus:
+      for (int64_t i = 0; i < n; ++i)
+        x[i] = x[i] > 0 ? x[i] + std::log1p(std::exp(-x[i])) : std::log1p(std::exp(x[i]));
+      break;
+    case RnnActivation::kCount: break;
+  }
+}
+
+// Clips n values to [-c, c] when c > 0 (ONNX `clip`, applied to gate inputs).
+template <typename T>
+void rnn_clip(float c, T* x, int64_t n) {
+  if (c <= 0.0f) return;
+  const T hi = static_cast<T>(c);
+  for (int64_t i = 0; i < n; ++i) x[i] = std::min(hi, std::max(-hi, x[i]));
+}
+
+inline void rnn_gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const float* a, int64_t lda,
+                     const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {
+  gemm_f32(ta, tb, m, n, k, 1.0f, a, lda, b, ldb, beta, c, ldc);
+}
+inline void rnn_gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const double* a, int64_t lda,
+                     const double* b, int64_t ldb, double beta, double* c, int64_t ldc) {
+  gemm_f64(ta, tb, m, n, k, 1.0, a, lda, b, ldb, beta, c, ldc);
+}
+
+// Carves 64-byte aligned arrays out of the kernel scratch; used with a null
+// base first to size it.
+class RnnScratch {
+ public:
+  explicit RnnScratch(void* base) : base_(static_cast<char*>(base)) {}
+  template <typename T>
+  T* take(int64_t n) {
+    T* p = reinterpret_cast<T*>(base_ ? base_ + used_ : nullptr);
+    used_ += (static_cast<size_t>(n) * sizeof(T) + 63) / 64 * 64;
+    return p;
+  }
+  size_t used() const { return used_; }
+
+ private:
+  char* base_;
+  size_t used_ = 0;
+};
+
+// Per-batch sequence lengths from the optional int32 input (all `seq` when
+// absent); fails on values outside [0, seq].
+Status rnn_sequence_lengths(const RnnConfig& config, const Tensor& lens, int32_t* out);
+
+// Y[t, dir, b] = 0 for the padded steps t >= len[b] of every direction.
+template <typename T>
+void rnn_zero_padding(const RnnConfig& c, const int32_t* lens, T* y) {
+  for (int64_t b = 0; b < c.batch; ++b)
+    for (int64_t t = lens[b]; t < c.seq; ++t)
+      for (int d = 0; d < c.num_dirs; ++d) std::fill_n(y + c.y_offset(t, d, b), c.hidden, T(0));
+}
+
+// Fills state [batch, H] of direction dir from initial (or zeros).
+template <typename T>
+void rnn_load_state(const RnnConfig& c, const Tensor& initial, int dir, T* state) {
+  for (int64_t b = 0; b < c.batch; ++b) {
+    T* dst = state + b * c.hidden;
+    if (initial.present())
+      std::copy_n(initial.data_as<const T>() + c.state_offset(dir, b), c.hidden, dst);
+    else
+      std::fill_n(dst, c.hidden, T(0));
+  }
+}
+
+// Writes state [batch, H] of direction dir to an optional Y_h / Y_c output.
+template <typename T>
+void rnn_store_state(const RnnConfig& c, const T* state, int dir, Tensor* out) {
+  if (!out) return;
+  for (int64_t b = 0; b < c.batch; ++b)
+    std::copy_n(state + b * c.hidden, c.hidden, out->data_as<T>() + c.state_offset(dir, b));
+}
+
+// xw[row, :] = X[row, :] · W_dirᵀ for every row of X (all time steps), in one GEMM.
+template <typename T>
+void rnn_input_projection(const RnnConfig& c, const T* x, const T* w_dir, T* xw) {
+  const int64_t gh = c.gates * c.hidden;
+  rnn_gemm(false, true, c.seq * c.batch, gh, c.input, x, c.input, w_dir, c.input, T(0), xw, gh);
+}
+
+}  // namespace etc

@@ -1,0 +1,68 @@
+#pragma once
+// Runs one portable kernel on owned test tensors (resize and rnn kernel tests).
+
+#include <catch2/catch.hpp>
+#include <cstring>
+#include <vector>
+
+#include "compiler/ir/attrs.h"
+#include "runtime/kernels/kernel.h"
+
+namespace etc::test {
+
+struct OwnedTensor {
+  TensorSpec spec;  // dtype Invalid: an absent optional input
+  std::vector<uint8_t> bytes;
+
+  template <typename T>
+  static OwnedTensor of(Shape shape, const std::vector<T>& values) {
+    OwnedTensor t{TensorSpec{dtype_of<T>(), shape}, {}};
+    REQUIRE(static_cast<int64_t>(values.size()) == shape.numel());
+    t.bytes.resize(values.size() * sizeof(T));
+    std::memcpy(t.bytes.data(), values.data(), t.bytes.size());
+    return t;
+  }
+  template <typename T>
+  std::vector<T> values() const {
+    std::vector<T> v(bytes.size() / sizeof(T));
+    std::memcpy(v.data(), bytes.data(), bytes.size());
+    return v;
+  }
+};
+
+// Infers the outputs, creates the kernel and runs it once.
+inline std::vector<OwnedTensor> run_kernel(EdgeOp op, const ir::Attrs& attrs, std::vector<OwnedTensor> inputs,
+                                           int num_outputs) {
+  const OpDef* def = find_op_def(op);
+  REQUIRE(def != nullptr);
+  const std::vector<AttrView> views = attrs.views();
+  const AttrList list(views);
+  std::vector<TensorSpec> in_specs;
+  for (const auto& t : inputs) in_specs.push_back(t.spec);
+  std::vector<TensorSpec> out_specs(static_cast<size_t>(num_outputs));
+  Status s = infer_outputs(*def, list, in_specs, out_specs);
+  INFO(s.message());
+  REQUIRE(s.ok());
+  auto kernel = def->create(list, in_specs, out_specs);
+  REQUIRE(kernel.ok());
+  std::vector<OwnedTensor> outputs;
+  for (const auto& spec : out_specs)
+    outputs.push_back(OwnedTensor{spec, std::vector<uint8_t>(spec.nbytes(), 0xAB)});
+  std::vector<Tensor> in_t, out_t;
+  for (auto& t : inputs) in_t.push_back(Tensor{t.spec, t.bytes.data()});
+  for (auto& t : outputs) out_t.push_back(Tensor{t.spec, t.bytes.data()});
+  std::vector<const Tensor*> in_p;
+  std::vector<Tensor*> out_p;
+  for (auto& t : in_t) in_p.push_back(&t);
+  for (auto& t : out_t) out_p.push_back(&t);
+  std::vector<double> scratch((kernel.get()->scratch_bytes() + 63) / 8 + 8);  // over-allocated to align
+  void* aligned =
+      reinterpret_cast<void*>((reinterpret_cast<uintptr_t>(scratch.data()) + 63) & ~uintptr_t{63});
+  KernelArgs args{{in_p.data(), in_p.size()}, {out_p.data(), out_p.size()}, aligned};
+  Status r = kernel.get()->run(args);
+  INFO(r.message());
+  REQUIRE(r.ok());
+  return outputs;
+}
+
+}  // namespace etc::test
