@@ -1,9 +1,155 @@
-// Lowering of the 'index' ONNX op family to edge ops.
+// Lowering of ONNX TopK, CumSum, Trilu and Einsum.
+#include <algorithm>
+#include <string>
+#include <vector>
+
 #include "compiler/import/onnx/lower_context.h"
 #include "compiler/import/onnx/ops/register_all.h"
 
 namespace etc::onnx_import {
+namespace {
 
-void register_index_lowerings() {}
+// k is an attribute before opset 10 and an input from 10; either way it sets
+// the output shape, so it must be known at compile time.
+void lower_top_k(LowerContext& c) {
+  const Shape& shape = c.input_spec(0).shape;
+  const int64_t axis = c.normalize_axis(c.attr_int("axis", -1), shape.rank());
+  int64_t k = 0;
+  if (c.opset() < 10) {
+    k = c.attr_int("k");
+  } else {
+    const std::vector<int64_t> ks = c.constant_ints(1, "k (the output shape depends on it)");
+    if (ks.size() != 1) c.fail("k must hold exactly one value");
+    k = ks[0];
+  }
+  const int64_t n = shape[static_cast<int>(axis)];
+  if (k < 0 || k > n) c.fail("k=" + std::to_string(k) + " is outside [0, " + std::to_string(n) + "]");
+  // sorted=0 leaves the order unspecified; the kernel always sorts.
+  const auto out = c.emit(EdgeOp::TopK, {c.input(0)},
+                          {{"k", k}, {"axis", axis}, {"largest", c.attr_int("largest", 1)}}, 2);
+  c.set_output(0, out[0]);
+  c.set_output(1, out[1]);
+}
+
+// A constant axis becomes an attribute; a computed one stays an input that the
+// kernel reads at run time (the output shape does not depend on it).
+void lower_cum_sum(LowerContext& c) {
+  const int64_t rank = c.input_spec(0).shape.rank();
+  if (rank == 0) c.fail("input must have rank >= 1");
+  ir::Attrs attrs{{"exclusive", c.attr_int("exclusive", 0)}, {"reverse", c.attr_int("reverse", 0)}};
+  std::vector<ir::ValueId> inputs = {c.input(0)};
+  if (c.is_constant(c.input(1))) {
+    const std::vector<int64_t> axis = c.constant_ints(1, "axis");
+    if (axis.size() != 1) c.fail("axis must hold exactly one value");
+    attrs.set("axis", c.normalize_axis(axis[0], rank));
+  } else {
+    inputs.push_back(c.input(1));
+  }
+  c.set_output(0, c.emit1(EdgeOp::CumSum, std::move(inputs), std::move(attrs)));
+}
+
+// k as for CumSum's axis: an attribute when constant, else a run-time input.
+void lower_trilu(LowerContext& c) {
+  if (c.input_spec(0).shape.rank() < 2) c.fail("input must have rank >= 2");
+  ir::Attrs attrs{{"upper", c.attr_int("upper", 1)}};
+  std::vector<ir::ValueId> inputs = {c.input(0)};
+  if (c.has_input(1)) {
+    if (c.is_constant(c.input(1))) {
+      const std::vector<int64_t> k = c.constant_ints(1, "k");
+      if (k.size() != 1) c.fail("k must hold exactly one value");
+      attrs.set("k", k[0]);
+    } else {
+      inputs.push_back(c.input(1));
+    }
+  }
+  c.set_output(0, c.emit1(EdgeOp::Trilu, std::move(inputs), std::move(attrs)));
+}
+
+std::vector<std::string> split_terms(const std::string& s) {
+  std::vector<std::string> terms;
+  for (size_t start = 0;;) {
+    const size_t comma = s.find(',', start);
+    terms.push_back(s.substr(start, comma == std::string::npos ? comma : comma - start));
+    if (comma == std::string::npos) return terms;
+    start = comma + 1;
+  }
+}
+
+bool is_label(char ch) { return (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z'); }
+
+// Rewrites an ONNX equation into the edge form: no spaces, "..." replaced by
+// fresh labels (right-aligned, so ellipsis dims broadcast as in numpy), and
+// the implicit output (ellipsis dims, then the labels used once, sorted) made
+// explicit.
+std::string normalize_einsum(const LowerContext& c, const std::string& equation) {
+  std::string eq;
+  for (char ch : equation)
+    if (ch != ' ') eq += ch;
+  const size_t arrow = eq.find("->");
+  const bool explicit_out = arrow != std::string::npos;
+  std::vector<std::string> terms = split_terms(eq.substr(0, arrow));
+  if (static_cast<int>(terms.size()) != c.num_inputs())
+    c.fail("equation '" + equation + "' has " + std::to_string(terms.size()) + " terms for " +
+           std::to_string(c.num_inputs()) + " inputs");
+  std::string used;
+  int ellipsis_rank = 0;
+  std::vector<int> term_ellipsis(terms.size(), 0);
+  for (size_t i = 0; i < terms.size(); ++i) {
+    const int rank = c.input_spec(static_cast<int>(i)).shape.rank();
+    const size_t dots = terms[i].find("...");
+    const int letters = static_cast<int>(terms[i].size()) - (dots == std::string::npos ? 0 : 3);
+    for (size_t j = 0; j < terms[i].size(); ++j)
+      if (!is_label(terms[i][j]) && !(dots != std::string::npos && j >= dots && j < dots + 3))
+        c.fail("equation '" + equation + "' has an invalid character '" + terms[i][j] + "'");
+    if (dots == std::string::npos ? letters != rank : letters > rank)
+      c.fail("term '" + terms[i] + "' does not match input " + std::to_string(i) + " of rank " +
+             std::to_string(rank));
+    if (dots != std::string::npos) term_ellipsis[i] = rank - letters;
+    ellipsis_rank = std::max(ellipsis_rank, term_ellipsis[i]);
+    used += terms[i];
+  }
+  std::string fresh;
+  for (char ch = 'A'; ch <= 'Z' && static_cast<int>(fresh.size()) < ellipsis_rank; ++ch)
+    if (used.find(ch) == std::string::npos) fresh += ch;
+  for (char ch = 'a'; ch <= 'z' && static_cast<int>(fresh.size()) < ellipsis_rank; ++ch)
+    if (used.find(ch) == std::string::npos) fresh += ch;
+  if (static_cast<int>(fresh.size()) < ellipsis_rank) c.fail("equation uses too many labels");
+  std::string lhs, once;
+  for (size_t i = 0; i < terms.size(); ++i) {
+    for (char ch : terms[i])
+      if (is_label(ch) && std::count(used.begin(), used.end(), ch) == 1) once += ch;
+    const size_t dots = terms[i].find("...");
+    if (dots != std::string::npos)
+      terms[i].replace(dots, 3, fresh.substr(fresh.size() - static_cast<size_t>(term_ellipsis[i])));
+    lhs += (i ? "," : "") + terms[i];
+  }
+  std::string out;
+  if (explicit_out) {
+    out = eq.substr(arrow + 2);
+    const size_t dots = out.find("...");
+    if (dots != std::string::npos) out.replace(dots, 3, fresh);
+  } else {
+    std::sort(once.begin(), once.end());
+    out = fresh + once;
+  }
+  return lhs + "->" + out;
+}
+
+void lower_einsum(LowerContext& c) {
+  std::vector<ir::ValueId> inputs;
+  for (int i = 0; i < c.num_inputs(); ++i) inputs.push_back(c.input(i));
+  if (inputs.empty() || inputs.size() > 8) c.fail("einsum takes 1 to 8 operands");
+  const std::string eq = normalize_einsum(c, c.attr_string("equation", ""));
+  c.set_output(0, c.emit1(EdgeOp::Einsum, std::move(inputs), {{"equation", eq}}));
+}
+
+}  // namespace
+
+void register_index_lowerings() {
+  register_lowering("TopK", {lower_top_k, 1, 17});
+  register_lowering("CumSum", {lower_cum_sum, 11, 17});
+  register_lowering("Trilu", {lower_trilu, 14, 17});
+  register_lowering("Einsum", {lower_einsum, 12, 17});
+}
 
 }  // namespace etc::onnx_import

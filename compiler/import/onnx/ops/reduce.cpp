@@ -1,9 +1,78 @@
-// Lowering of the 'reduce' ONNX op family to edge ops.
+// Lowering of ONNX reductions (ReduceMean, ReduceSum, ...) and ArgMax / ArgMin.
+#include <algorithm>
+#include <string>
+#include <vector>
+
 #include "compiler/import/onnx/lower_context.h"
 #include "compiler/import/onnx/ops/register_all.h"
 
 namespace etc::onnx_import {
+namespace {
 
-void register_reduce_lowerings() {}
+// The axes to reduce, normalized and sorted, or all axes. Before opset 13 (18
+// for all but ReduceSum) they are an attribute; after, an optional input. An
+// empty axes list with noop_with_empty_axes=1 reduces nothing.
+std::vector<int64_t> reduce_axes(LowerContext& c, bool axes_input) {
+  const int64_t rank = c.input_spec(0).shape.rank();
+  std::vector<int64_t> raw;
+  if (axes_input) {
+    if (c.has_input(1)) {
+      const ir::ValueId axes = c.input(1);
+      // A runtime axes tensor is usable only when its static shape says it is empty.
+      if (c.is_constant(axes) || c.spec(axes).shape.numel() != 0)
+        raw = c.constant_ints(1, "axes (the output shape depends on it)");
+    }
+  } else {
+    raw = c.attr_ints("axes");
+  }
+  if (raw.empty()) {
+    if (axes_input && c.attr_int("noop_with_empty_axes", 0) != 0) return {};
+    std::vector<int64_t> all(static_cast<size_t>(rank));
+    for (int64_t i = 0; i < rank; ++i) all[static_cast<size_t>(i)] = i;
+    return all;
+  }
+  for (int64_t& a : raw) a = c.normalize_axis(a, rank, "axes entry");
+  std::sort(raw.begin(), raw.end());
+  if (std::adjacent_find(raw.begin(), raw.end()) != raw.end()) c.fail("axes has a repeated axis");
+  return raw;
+}
+
+// axes_input_from: the first opset where axes is an input.
+Lowering reduce(EdgeOp op, int64_t axes_input_from) {
+  return {[op, axes_input_from](LowerContext& c) {
+            const std::vector<int64_t> axes = reduce_axes(c, c.opset() >= axes_input_from);
+            const int64_t keepdims = c.attr_int("keepdims", 1);
+            c.set_output(0, c.emit1(op, {c.input(0)}, {{"axes", axes}, {"keepdims", keepdims}}));
+          },
+          1, 17};
+}
+
+Lowering arg(EdgeOp op) {
+  return {[op](LowerContext& c) {
+            const int64_t rank = c.input_spec(0).shape.rank();
+            const int64_t axis = c.normalize_axis(c.attr_int("axis", 0), rank);
+            if (c.input_spec(0).shape[static_cast<int>(axis)] == 0)
+              c.fail("the reduced axis " + std::to_string(axis) + " is empty");
+            c.set_output(0, c.emit1(op, {c.input(0)},
+                                    {{"axis", axis},
+                                     {"keepdims", c.attr_int("keepdims", 1)},
+                                     {"select_last_index", c.attr_int("select_last_index", 0)}}));
+          },
+          1, 17};
+}
+
+}  // namespace
+
+void register_reduce_lowerings() {
+  register_lowering("ReduceMean", reduce(EdgeOp::ReduceMean, 18));
+  register_lowering("ReduceSum", reduce(EdgeOp::ReduceSum, 13));
+  register_lowering("ReduceMax", reduce(EdgeOp::ReduceMax, 18));
+  register_lowering("ReduceMin", reduce(EdgeOp::ReduceMin, 18));
+  register_lowering("ReduceProd", reduce(EdgeOp::ReduceProd, 18));
+  register_lowering("ReduceL2", reduce(EdgeOp::ReduceL2, 18));
+  register_lowering("ReduceSumSquare", reduce(EdgeOp::ReduceSumSquare, 18));
+  register_lowering("ArgMax", arg(EdgeOp::ArgMax));
+  register_lowering("ArgMin", arg(EdgeOp::ArgMin));
+}
 
 }  // namespace etc::onnx_import
