@@ -10,7 +10,7 @@
 
 #include "compiler/common/compile_error.h"
 #include "compiler/emit/program_writer.h"
-#include "compiler/import/onnx/importer.h"
+#include "compiler/driver.h"
 #include "compiler/import/onnx/tensor_proto.h"
 #include "runtime/executor/method.h"
 #include "runtime/executor/program.h"
@@ -92,7 +92,7 @@ TestResult run_in_process(const std::string& dir, const RunOptions& options) {
   TestResult r;
   ir::ExportedProgram program;
   try {
-    program = onnx_import::import_onnx((fs::path(dir) / "model.onnx").string());
+    program = compile_onnx((fs::path(dir) / "model.onnx").string());
   } catch (const CompileError& e) {
     r.outcome = Outcome::Rejected;
     r.reason = e.what();

@@ -6,7 +6,8 @@
 
 #include "compiler/common/compile_error.h"
 #include "compiler/emit/program_writer.h"
-#include "compiler/import/onnx/importer.h"
+#include "compiler/driver.h"
+#include "compiler/ir/printer.h"
 #include "tools/etc/commands.h"
 #include "tools/etc/shape_flag.h"
 
@@ -18,12 +19,14 @@ Action add_preprocess(CLI::App& app) {
     std::string model, output;
     std::vector<std::string> input_shapes;
     bool json = false;
+    bool print_ir = false;
   };
   auto opt = std::make_shared<Options>();
   cmd->add_option("model", opt->model, "ONNX model")->required();
   cmd->add_option("-o,--output", opt->output, "Program file to write")->required();
   cmd->add_option("--input-shape", opt->input_shapes, "Fix an input's shape: NAME=1x3x224x224 (repeatable)");
   cmd->add_flag("--json", opt->json, "Print a JSON summary");
+  cmd->add_flag("--print-ir", opt->print_ir, "Print the edge IR after the passes");
   return [opt]() {
     const auto start = std::chrono::steady_clock::now();
     onnx_import::ImportOptions options;
@@ -31,7 +34,8 @@ Action add_preprocess(CLI::App& app) {
       auto [name, shape] = parse_shape_flag(s);
       options.input_shapes[name] = shape;
     }
-    ir::ExportedProgram program = onnx_import::import_onnx(opt->model, options);
+    ir::ExportedProgram program = compile_onnx(opt->model, options);
+    if (opt->print_ir) std::cout << ir::print(program.graph);
     emit::EmitStats stats;
     const std::vector<uint8_t> bytes = emit::serialize_program(program, &stats);
     emit::write_file_atomically(opt->output, bytes);

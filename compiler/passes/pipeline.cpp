@@ -1,0 +1,20 @@
+#include "compiler/passes/pipeline.h"
+
+#include "compiler/common/compile_error.h"
+#include "compiler/ir/verifier.h"
+#include "compiler/passes/dead_code.h"
+#include "compiler/passes/fold_batch_norm.h"
+
+namespace etc::passes {
+
+PipelineStats run_pipeline(ir::ExportedProgram& program) {
+  PipelineStats stats;
+  ir::Graph& g = program.graph;
+  stats.batch_norms_folded = fold_batch_norm(g);
+  stats.dead_nodes_removed = eliminate_dead_code(g);
+  Status s = ir::verify(g);
+  if (!s.ok()) throw CompileError(program.source_path + ": internal error after passes: " + s.message());
+  return stats;
+}
+
+}  // namespace etc::passes

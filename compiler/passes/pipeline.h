@@ -1,0 +1,17 @@
+#pragma once
+// The compiler's pass pipeline over an imported program.
+
+#include "compiler/ir/graph.h"
+
+namespace etc::passes {
+
+struct PipelineStats {
+  size_t batch_norms_folded = 0;
+  size_t dead_nodes_removed = 0;
+};
+
+// Runs every pass in order, then compacts and verifies (throws CompileError
+// on a verifier failure, which would be a compiler bug).
+PipelineStats run_pipeline(ir::ExportedProgram& program);
+
+}  // namespace etc::passes
