@@ -117,18 +117,41 @@ class ConvKernel final : public Kernel {
             if (ih < 0 || ih >= g.in[1]) continue;
             const T* xrow = xc + (id * g.in[1] + ih) * g.in[2];
             const T* wrow = wm + (kd * g.kernel[1] + kh) * g.kernel[2];
-            for (size_t kw = 0; kw < taps_.size(); ++kw) {
-              const T wv = wrow[kw];
-              const Tap& t = taps_[kw];
-              if (s == 1) {
-                for (int64_t o = t.lo; o < t.hi; ++o) yrow[o] += wv * xrow[t.offset + o];
-              } else {
-                for (int64_t o = t.lo; o < t.hi; ++o) yrow[o] += wv * xrow[t.offset + o * s];
-              }
-            }
+            accumulate_row(xrow, wrow, s, yrow);
           }
         }
       }
+    }
+  }
+
+  // yrow[o] += sum over taps of w[kw] * xrow[offset(kw) + o * s]. Three-tap rows (the
+  // common 3x3 depthwise) take one fused pass over the range where every tap is valid.
+  void accumulate_row(const T* xrow, const T* w, int64_t s, T* yrow) const {
+    int64_t fused_lo = 0, fused_hi = 0;
+    if (taps_.size() == 3) {
+      fused_lo = std::max({taps_[0].lo, taps_[1].lo, taps_[2].lo});
+      fused_hi = std::max(fused_lo, std::min({taps_[0].hi, taps_[1].hi, taps_[2].hi}));
+    }
+    if (fused_hi > fused_lo) {
+      const T w0 = w[0], w1 = w[1], w2 = w[2];
+      const T* x0 = xrow + taps_[0].offset + fused_lo * s;
+      const T* x1 = xrow + taps_[1].offset + fused_lo * s;
+      const T* x2 = xrow + taps_[2].offset + fused_lo * s;
+      T* y = yrow + fused_lo;
+      const int64_t n = fused_hi - fused_lo;
+      if (s == 1) {
+        for (int64_t o = 0; o < n; ++o) y[o] += w0 * x0[o] + w1 * x1[o] + w2 * x2[o];
+      } else {
+        for (int64_t o = 0; o < n; ++o) y[o] += w0 * x0[o * s] + w1 * x1[o * s] + w2 * x2[o * s];
+      }
+    }
+    // The positions outside the fused range (all of them for other widths), one tap at a time.
+    for (size_t kw = 0; kw < taps_.size(); ++kw) {
+      const T wv = w[kw];
+      const Tap& t = taps_[kw];
+      const int64_t split_lo = std::min(t.hi, fused_lo), split_hi = std::max(t.lo, fused_hi);
+      for (int64_t o = t.lo; o < split_lo; ++o) yrow[o] += wv * xrow[t.offset + o * s];
+      for (int64_t o = split_hi; o < t.hi; ++o) yrow[o] += wv * xrow[t.offset + o * s];
     }
   }
 

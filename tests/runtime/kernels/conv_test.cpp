@@ -97,6 +97,11 @@ TEST_CASE("conv pointwise path matches the definition with groups and batch") {
 TEST_CASE("conv depthwise path handles multipliers, strides, dilation and asymmetric pads") {
   check_conv<float>({2, 3, 3, 3, {9, 8}, {3, 3}, {1, 1}, {1, 1, 1, 1}, {1, 1}}, true, 1e-4);
   check_conv<float>({1, 4, 8, 4, {11, 10}, {3, 2}, {2, 3}, {0, 2, 1, 0}, {2, 1}}, false, 1e-4);
+  // Three-tap rows take a fused pass: stride 2 with asymmetric pads, and narrow inputs
+  // where no position sees all three taps.
+  check_conv<float>({1, 5, 5, 5, {13, 12}, {3, 3}, {2, 2}, {1, 0, 1, 2}, {1, 1}}, true, 1e-4);
+  check_conv<float>({1, 2, 2, 2, {3, 2}, {3, 3}, {1, 1}, {1, 2, 1, 2}, {1, 1}}, true, 1e-4);
+  check_conv<float>({1, 3, 3, 3, {7, 9}, {1, 3}, {1, 1}, {0, 0, 0, 0}, {1, 3}}, false, 1e-4);
   check_conv<double>({1, 2, 2, 2, {4, 5, 6}, {2, 3, 2}, {1, 2, 1}, {1, 0, 1, 0, 2, 1}, {1, 1, 2}}, true,
                      1e-10);
 }
