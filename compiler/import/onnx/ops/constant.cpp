@@ -61,7 +61,7 @@ void lower_constant(LowerContext& c) {
 }
 
 void lower_constant_of_shape(LowerContext& c) {
-  const std::vector<int64_t> dims = c.constant_ints(0, "shape");
+  const std::vector<int64_t> dims = c.constant_ints(0, "shape (the output shape depends on it)");
   if (dims.size() > static_cast<size_t>(kMaxRank)) c.fail("output rank is above the maximum of 8");
   for (int64_t d : dims)
     if (d < 0) c.fail("shape has a negative dim " + std::to_string(d));

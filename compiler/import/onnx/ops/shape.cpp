@@ -30,7 +30,7 @@ std::string list_str(const std::vector<int64_t>& v) {
 
 void lower_reshape(LowerContext& c) {
   const Shape& in = c.input_spec(0).shape;
-  std::vector<int64_t> dims = c.constant_ints(1, "shape");
+  std::vector<int64_t> dims = c.constant_ints(1, "shape (the output shape depends on it)");
   const bool allow_zero = c.opset() >= 14 && c.attr_int("allowzero", 0) != 0;
   int infer = -1;
   int64_t known = 1;
@@ -81,7 +81,7 @@ std::vector<int64_t> axes_of(LowerContext& c, bool* given) {
     *given = false;
     return {};
   }
-  return c.constant_ints(1, "axes");
+  return c.constant_ints(1, "axes (the output shape depends on them)");
 }
 
 void lower_squeeze(LowerContext& c) {
@@ -159,7 +159,7 @@ void lower_split(LowerContext& c) {
   if (c.opset() < 13)
     sizes = c.attr_ints("split");
   else if (c.has_input(1))
-    sizes = c.constant_ints(1, "split");
+    sizes = c.constant_ints(1, "split (the output shapes depend on it)");
   if (sizes.empty()) {
     if (dim % n != 0)
       c.fail("cannot split a dim of " + std::to_string(dim) + " into " + std::to_string(n) + " equal parts");
@@ -174,7 +174,7 @@ void lower_split(LowerContext& c) {
 
 void lower_expand(LowerContext& c) {
   const Shape& in = c.input_spec(0).shape;
-  const std::vector<int64_t> shape = c.constant_ints(1, "shape");
+  const std::vector<int64_t> shape = c.constant_ints(1, "shape (the output shape depends on it)");
   // Bidirectional broadcast: either side may hold the 1.
   const size_t rank = std::max<size_t>(shape.size(), in.rank());
   if (rank > static_cast<size_t>(kMaxRank)) c.fail("output rank is above the maximum of 8");
@@ -191,7 +191,7 @@ void lower_expand(LowerContext& c) {
 
 void lower_tile(LowerContext& c) {
   const Shape& in = c.input_spec(0).shape;
-  const std::vector<int64_t> repeats = c.constant_ints(1, "repeats");
+  const std::vector<int64_t> repeats = c.constant_ints(1, "repeats (the output shape depends on them)");
   if (static_cast<int>(repeats.size()) != in.rank())
     c.fail("repeats " + list_str(repeats) + " does not match rank " + std::to_string(in.rank()));
   if (std::all_of(repeats.begin(), repeats.end(), [](int64_t r) { return r == 1; }))
@@ -213,6 +213,8 @@ void lower_space_to_depth(LowerContext& c) {
 // Inference-mode Dropout is the identity; its mask keeps every element.
 void lower_dropout(LowerContext& c) {
   if (c.opset() >= 12 && c.has_input(2)) {
+    if (!c.is_constant(c.input(2)))
+      c.fail("training_mode must be a compile-time constant (random dropout is not supported)");
     const bool training = c.constant_ints(2, "training_mode")[0] != 0;
     const bool zero_ratio = c.has_input(1) && c.constant_floats(1, "ratio")[0] == 0.0f;
     if (training && !zero_ratio) c.fail("training_mode=true (random dropout) is not supported");

@@ -24,10 +24,10 @@ SliceArgs slice_args(LowerContext& c) {
     a.ends = c.attr_ints("ends");
     a.axes = c.attr_ints("axes");
   } else {
-    a.starts = c.constant_ints(1, "starts");
-    a.ends = c.constant_ints(2, "ends");
-    if (c.has_input(3)) a.axes = c.constant_ints(3, "axes");
-    if (c.has_input(4)) a.steps = c.constant_ints(4, "steps");
+    a.starts = c.constant_ints(1, "starts (the output shape depends on them)");
+    a.ends = c.constant_ints(2, "ends (the output shape depends on them)");
+    if (c.has_input(3)) a.axes = c.constant_ints(3, "axes (the output shape depends on them)");
+    if (c.has_input(4)) a.steps = c.constant_ints(4, "steps (the output shape depends on them)");
   }
   if (a.axes.empty() && !(c.opset() >= 10 && c.has_input(3))) {
     a.axes.resize(a.starts.size());
@@ -105,7 +105,8 @@ float pad_value(LowerContext& c) {
 
 void lower_pad(LowerContext& c) {
   const Shape& in = c.input_spec(0).shape;
-  const std::vector<int64_t> pads = c.opset() < 11 ? c.attr_ints("pads") : c.constant_ints(1, "pads");
+  const std::vector<int64_t> pads =
+      c.opset() < 11 ? c.attr_ints("pads") : c.constant_ints(1, "pads (the output shape depends on them)");
   const std::string mode = c.attr_string("mode", "constant");
   if (mode != "constant" && mode != "reflect" && mode != "edge")
     c.fail("mode '" + mode + "' is not supported (supported: constant, reflect, edge)");
