@@ -30,18 +30,32 @@ class GatherKernel final : public Kernel {
       ETC_CHECK_OR_FAIL(i >= -axis_dim_ && i < axis_dim_, Error::OutOfRange, "gather: index ",
                         std::to_string(i), " is out of range for a dim of ", std::to_string(axis_dim_));
     }
-    if (block_ == 0) return Status::Ok();
     const auto* src = static_cast<const uint8_t*>(args.inputs[0]->data);
     auto* dst = static_cast<uint8_t*>(args.outputs[0]->data);
-    for (int64_t o = 0; o < outer_; ++o) {
-      const uint8_t* slab = src + static_cast<size_t>(o * axis_dim_) * block_;
-      for (int64_t j = 0; j < n; ++j) {
-        const int64_t i = indices[j] < 0 ? indices[j] + axis_dim_ : indices[j];
-        std::memcpy(dst, slab + static_cast<size_t>(i) * block_, block_);
-        dst += block_;
-      }
+    // Gathering single elements (axis last) is common: fixed-size copies there.
+    switch (block_) {
+      case 0: break;
+      case 1: copy_blocks<1>(src, indices, n, dst); break;
+      case 2: copy_blocks<2>(src, indices, n, dst); break;
+      case 4: copy_blocks<4>(src, indices, n, dst); break;
+      case 8: copy_blocks<8>(src, indices, n, dst); break;
+      default: copy_blocks<0>(src, indices, n, dst); break;
     }
     return Status::Ok();
+  }
+
+  // N: block size in bytes known at compile time, or 0 for block_.
+  template <size_t N, typename I>
+  void copy_blocks(const uint8_t* src, const I* indices, int64_t n, uint8_t* dst) const {
+    const size_t block = N ? N : block_;
+    for (int64_t o = 0; o < outer_; ++o) {
+      const uint8_t* slab = src + static_cast<size_t>(o * axis_dim_) * block;
+      for (int64_t j = 0; j < n; ++j) {
+        const int64_t i = indices[j] < 0 ? indices[j] + axis_dim_ : indices[j];
+        std::memcpy(dst, slab + static_cast<size_t>(i) * block, block);
+        dst += block;
+      }
+    }
   }
 
   int64_t outer_;
