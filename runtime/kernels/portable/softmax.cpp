@@ -55,8 +55,10 @@ class SoftmaxKernel final : public Kernel {
       if constexpr (!kLog) y[k] = e;
     }
     if constexpr (kLog) {
-      const T shift = m + std::log(sum);
-      for (int64_t k = 0; k < n; ++k) y[k] = x[k] - shift;
+      // (x - max) - log(sum), not x - (max + log(sum)): the latter loses the
+      // small log term against a large max.
+      const T lse = std::log(sum);
+      for (int64_t k = 0; k < n; ++k) y[k] = (x[k] - m) - lse;
     } else {
       const T inv = T(1) / sum;
       for (int64_t k = 0; k < n; ++k) y[k] *= inv;
@@ -81,9 +83,9 @@ class SoftmaxKernel final : public Kernel {
       }
     }
     if constexpr (kLog) {
-      for (int64_t i = 0; i < inner; ++i) max[i] += std::log(sum[i]);
+      for (int64_t i = 0; i < inner; ++i) sum[i] = std::log(sum[i]);
       for (int64_t k = 0; k < n; ++k)
-        for (int64_t i = 0; i < inner; ++i) y[k * inner + i] = x[k * inner + i] - max[i];
+        for (int64_t i = 0; i < inner; ++i) y[k * inner + i] = (x[k * inner + i] - max[i]) - sum[i];
     } else {
       for (int64_t i = 0; i < inner; ++i) sum[i] = T(1) / sum[i];
       for (int64_t k = 0; k < n; ++k)

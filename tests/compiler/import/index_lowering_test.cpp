@@ -1,0 +1,167 @@
+// Import of ONNX Einsum, TopK, CumSum, ReduceSum and Softmax: equations are
+// normalized to the explicit edge form, shape-setting inputs must be constant,
+// and opset-dependent semantics pick the right edge attributes.
+#include <onnx/onnx_pb.h>
+
+#include <catch2/catch.hpp>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "compiler/common/compile_error.h"
+#include "compiler/import/onnx/importer.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+using etc::EdgeOp;
+
+struct Model {
+  onnx::ModelProto model;
+  onnx::GraphProto* g = model.mutable_graph();
+
+  explicit Model(int64_t opset) {
+    model.set_ir_version(8);
+    model.add_opset_import()->set_version(opset);
+    g->set_name("index_test");
+  }
+  static void value(google::protobuf::RepeatedPtrField<onnx::ValueInfoProto>* list, const std::string& name,
+                    std::vector<int64_t> dims, int32_t type = onnx::TensorProto::FLOAT) {
+    auto* v = list->Add();
+    v->set_name(name);
+    auto* t = v->mutable_type()->mutable_tensor_type();
+    t->set_elem_type(type);
+    t->mutable_shape();  // present even for a scalar
+    for (int64_t d : dims) t->mutable_shape()->add_dim()->set_dim_value(d);
+  }
+  void input(const std::string& name, std::vector<int64_t> dims, int32_t type = onnx::TensorProto::FLOAT) {
+    value(g->mutable_input(), name, dims, type);
+  }
+  void output(const std::string& name, std::vector<int64_t> dims, int32_t type = onnx::TensorProto::FLOAT) {
+    value(g->mutable_output(), name, dims, type);
+  }
+  onnx::NodeProto* node(const std::string& op, std::vector<std::string> ins, std::vector<std::string> outs) {
+    auto* n = g->add_node();
+    n->set_op_type(op);
+    n->set_name(op + "_node");
+    for (auto& i : ins) n->add_input(i);
+    for (auto& o : outs) n->add_output(o);
+    return n;
+  }
+  static void attr(onnx::NodeProto* n, const std::string& name, const std::string& s) {
+    auto* a = n->add_attribute();
+    a->set_name(name);
+    a->set_type(onnx::AttributeProto::STRING);
+    a->set_s(s);
+  }
+  static void attr(onnx::NodeProto* n, const std::string& name, int64_t i) {
+    auto* a = n->add_attribute();
+    a->set_name(name);
+    a->set_type(onnx::AttributeProto::INT);
+    a->set_i(i);
+  }
+  etc::ir::ExportedProgram import(const std::string& file) {
+    const fs::path p = fs::temp_directory_path() / ("etc_index_test_" + file + ".onnx");
+    {
+      std::ofstream out(p, std::ios::binary);
+      model.SerializeToOstream(&out);
+    }
+    return etc::onnx_import::import_onnx(p.string());
+  }
+};
+
+const etc::ir::Node& only_node(const etc::ir::ExportedProgram& p, EdgeOp op) {
+  const etc::ir::Node* found = nullptr;
+  for (const auto& n : p.graph.nodes())
+    if (!n.dead && n.op == op) {
+      REQUIRE(found == nullptr);
+      found = &n;
+    }
+  REQUIRE(found != nullptr);
+  return *found;
+}
+
+std::string equation_of(const std::string& eq, std::vector<std::vector<int64_t>> shapes,
+                        std::vector<int64_t> out_shape) {
+  Model m(12);
+  std::vector<std::string> ins;
+  for (size_t i = 0; i < shapes.size(); ++i) {
+    ins.push_back("x" + std::to_string(i));
+    m.input(ins.back(), shapes[i]);
+  }
+  Model::attr(m.node("Einsum", ins, {"y"}), "equation", eq);
+  m.output("y", out_shape);
+  const auto p = m.import("einsum");
+  const auto* v = only_node(p, EdgeOp::Einsum).attrs.find("equation");
+  REQUIRE(v != nullptr);
+  return std::get<std::string>(*v);
+}
+
+}  // namespace
+
+TEST_CASE("einsum equations are normalized to the explicit edge form", "[import][index]") {
+  CHECK(equation_of("ij,jk", {{2, 3}, {3, 4}}, {2, 4}) == "ij,jk->ik");
+  CHECK(equation_of("ba", {{2, 3}}, {3, 2}) == "ba->ab");  // implicit output sorts: a transpose
+  CHECK(equation_of("i, i", {{5}, {5}}, {}) == "i,i->");
+  CHECK(equation_of("...ii ->...i", {{3, 5, 5}}, {3, 5}) == "Aii->Ai");
+  // Ellipsis dims align right: the rank-1 batch of x1 is the last of x0's two.
+  CHECK(equation_of("...ij,...jk", {{7, 2, 2, 3}, {2, 3, 4}}, {7, 2, 2, 4}) == "ABij,Bjk->ABik");
+}
+
+TEST_CASE("einsum with a term that does not match its input's rank is rejected", "[import][index]") {
+  REQUIRE_THROWS_AS(equation_of("ijk,jk", {{2, 3}, {3, 4}}, {2, 4}), etc::CompileError);
+}
+
+TEST_CASE("TopK with a computed k is rejected naming k", "[import][index]") {
+  Model m(11);
+  m.input("x", {3, 4});
+  m.input("k", {1}, onnx::TensorProto::INT64);
+  m.node("TopK", {"x", "k"}, {"v", "i"});
+  m.output("v", {3, 2});
+  m.output("i", {3, 2}, onnx::TensorProto::INT64);
+  REQUIRE_THROWS_WITH(m.import("topk"), Catch::Contains("k (the output shape depends on it)"));
+}
+
+TEST_CASE("CumSum with a computed axis keeps the axis as a kernel input", "[import][index]") {
+  Model m(14);
+  m.input("x", {2, 3});
+  m.input("axis", {}, onnx::TensorProto::INT32);
+  m.node("CumSum", {"x", "axis"}, {"y"});
+  m.output("y", {2, 3});
+  const auto p = m.import("cumsum");
+  REQUIRE(only_node(p, EdgeOp::CumSum).inputs.size() == 2);
+}
+
+TEST_CASE("ReduceSum with an axes input known to be empty honours noop_with_empty_axes", "[import][reduce]") {
+  for (int64_t noop : {0, 1}) {
+    Model m(13);
+    m.input("x", {2, 3});
+    m.input("axes", {0}, onnx::TensorProto::INT64);
+    Model::attr(m.node("ReduceSum", {"x", "axes"}, {"y"}), "noop_with_empty_axes", noop);
+    m.output("y", noop ? std::vector<int64_t>{2, 3} : std::vector<int64_t>{1, 1});
+    const auto p = m.import("reduce_sum");
+    const auto& axes = std::get<std::vector<int64_t>>(*only_node(p, EdgeOp::ReduceSum).attrs.find("axes"));
+    REQUIRE(axes == (noop ? std::vector<int64_t>{} : std::vector<int64_t>{0, 1}));
+  }
+}
+
+TEST_CASE("Softmax before opset 13 flattens from the axis; from 13 it is per-axis", "[import][softmax]") {
+  for (int64_t opset : {11, 13}) {
+    Model m(opset);
+    m.input("x", {2, 3, 4});
+    m.node("Softmax", {"x"}, {"y"});
+    m.output("y", {2, 3, 4});
+    const auto p = m.import("softmax");
+    const auto& n = only_node(p, EdgeOp::Softmax);
+    const int64_t axis = std::get<int64_t>(*n.attrs.find("axis"));
+    const int64_t flatten = std::get<int64_t>(*n.attrs.find("flatten"));
+    if (opset == 11) {
+      REQUIRE(axis == 1);
+      REQUIRE(flatten == 1);
+    } else {
+      REQUIRE(axis == 2);
+      REQUIRE(flatten == 0);
+    }
+  }
+}
