@@ -17,6 +17,16 @@ struct UnaryParams {
   float max = 0.0f;
 };
 
+// A float bound converted to an integer type, clamped to the type's range
+// (an out-of-range float-to-int conversion is undefined behaviour).
+template <typename T>
+T saturate(float v) {
+  const double d = v;
+  if (d <= static_cast<double>(std::numeric_limits<T>::lowest())) return std::numeric_limits<T>::lowest();
+  if (d >= static_cast<double>(std::numeric_limits<T>::max())) return std::numeric_limits<T>::max();
+  return static_cast<T>(d);
+}
+
 // Round half to even, as ONNX Round requires.
 template <typename T>
 T round_half_even(T x) {
@@ -56,7 +66,7 @@ class UnaryKernel final : public Kernel {
       case EdgeOp::Sign: map<T>(in, out, [](T v) { return static_cast<T>((v > 0) - (v < 0)); }); break;
       case EdgeOp::Relu: map<T>(in, out, [](T v) { return v > 0 ? v : T(0); }); break;
       case EdgeOp::Clip: {
-        const T lo = static_cast<T>(p_.min), hi = static_cast<T>(p_.max);
+        const T lo = saturate<T>(p_.min), hi = saturate<T>(p_.max);
         map<T>(in, out, [lo, hi](T v) { return v < lo ? lo : (v > hi ? hi : v); });
         break;
       }

@@ -51,11 +51,6 @@ void lower_clip(LowerContext& c) {
   if (const_bounds) {
     if (min_v != ir::kNoValue) lo = c.constant_floats(1, "min")[0];
     if (max_v != ir::kNoValue) hi = c.constant_floats(2, "max")[0];
-    if (dtype != DType::Float32 && dtype != DType::Float64) {
-      // Integer clip: bounds must be exact in the element type.
-      if (min_v == ir::kNoValue) lo = -9.2e18;
-      if (max_v == ir::kNoValue) hi = 9.2e18;
-    }
     c.set_output(0, c.emit1(EdgeOp::Clip, {x}, {{"min", static_cast<float>(lo)}, {"max", static_cast<float>(hi)}}));
     return;
   }
