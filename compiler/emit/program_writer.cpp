@@ -113,7 +113,7 @@ std::vector<uint8_t> serialize_program(const ir::ExportedProgram& program, EmitS
     debug.push_back(fb::CreateDebugHandleInfo(b, handle, b.CreateString(info.onnx_name),
                                               b.CreateString(info.onnx_op_type)));
   std::vector<fb::Segment> segments;
-  if (!segment.empty()) segments.emplace_back(0, segment.size());
+  if (!constant_offset.empty()) segments.emplace_back(0, segment.size());
   std::vector<flatbuffers::Offset<flatbuffers::String>> ops;
   for (const std::string& s : op_names) ops.push_back(b.CreateString(s));
   auto root = fb::CreateProgram(b, kProgramVersion, b.CreateString(kProducer), b.CreateVector(ops),
@@ -124,7 +124,7 @@ std::vector<uint8_t> serialize_program(const ir::ExportedProgram& program, EmitS
 
   // Layout: [size prefix + flatbuffer][pad to 64][segment 0].
   std::vector<uint8_t> bytes(b.GetBufferPointer(), b.GetBufferPointer() + b.GetSize());
-  if (!segment.empty()) {
+  if (!constant_offset.empty()) {
     bytes.resize(align_up(bytes.size(), kSegmentAlignment), 0);
     bytes.insert(bytes.end(), segment.begin(), segment.end());
   }

@@ -161,16 +161,41 @@ std::string Importer::unique_name(const std::string& base) {
   return n == 0 ? base : base + "_" + std::to_string(n);
 }
 
+void Importer::record_declared_types(const onnx::GraphProto& g) {
+  auto record = [&](const onnx::ValueInfoProto& info) {
+    if (!info.type().has_tensor_type() || !info.type().tensor_type().has_shape()) return;
+    const auto& tt = info.type().tensor_type();
+    TensorSpec spec;
+    spec.dtype = dtype_from_onnx(tt.elem_type());
+    if (spec.dtype == DType::Invalid || tt.shape().dim_size() > kMaxRank) return;
+    for (const auto& dim : tt.shape().dim()) {
+      if (!dim.has_dim_value() || dim.dim_value() < 0) return;
+      spec.shape.push_back(dim.dim_value());
+    }
+    declared_[info.name()] = spec;
+  };
+  for (const auto& info : g.value_info()) record(info);
+  for (const auto& info : g.output()) record(info);
+}
+
+std::optional<TensorSpec> Importer::declared_spec(const std::string& name) const {
+  auto it = declared_.find(name);
+  if (it == declared_.end()) return std::nullopt;
+  return it->second;
+}
+
 ir::ExportedProgram import_onnx(const std::string& path, const ImportOptions& options) {
   register_all_lowerings();
   onnx::ModelProto model = load_model(path);
   const int64_t opset = default_opset(model);
-  if (opset < 7 || opset > 17)
-    throw CompileError(path + ": opset " + std::to_string(opset) + " is not supported (supported: 7..17)");
+  // Each lowering states the opsets it handles; before 7 only some do.
+  if (opset < 1 || opset > 17)
+    throw CompileError(path + ": opset " + std::to_string(opset) + " is not supported (supported: 1..17)");
   find_unsupported(model, path, opset);
   Importer imp(path, opset);
   imp.program().source_path = path;
   imp.program().opset = opset;
+  imp.record_declared_types(model.graph());
   bind_initializers(imp, model.graph());
   bind_inputs(imp, model.graph(), options);
   lower_nodes(imp, model.graph());

@@ -12,6 +12,7 @@
 //   6. bind_outputs    graph outputs, then dead-code elimination and verify
 
 #include <map>
+#include <optional>
 #include <string>
 #include <unordered_map>
 
@@ -19,6 +20,7 @@
 
 #include "compiler/ir/graph.h"
 #include "runtime/core/shape.h"
+#include "runtime/core/tensor.h"
 
 namespace etc::onnx_import {
 
@@ -47,6 +49,10 @@ class Importer {
   ir::ValueId lookup(const std::string& name) const;
   void bind(const std::string& name, ir::ValueId value);
   std::string unique_name(const std::string& base);
+  // Static type the model declares (value_info / graph outputs, after ONNX
+  // shape inference) for a tensor name; nullopt when unknown or not static.
+  std::optional<TensorSpec> declared_spec(const std::string& name) const;
+  void record_declared_types(const onnx::GraphProto& graph);
 
  private:
   std::string path_;
@@ -54,6 +60,7 @@ class Importer {
   ir::ExportedProgram program_;
   std::unordered_map<std::string, ir::ValueId> names_;
   std::unordered_map<std::string, int> name_counts_;
+  std::unordered_map<std::string, TensorSpec> declared_;
 };
 
 }  // namespace etc::onnx_import

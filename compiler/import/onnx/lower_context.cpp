@@ -97,6 +97,11 @@ std::vector<float> LowerContext::constant_floats(int i, const char* what) const 
   return convert_constant<float>(v);
 }
 
+std::optional<TensorSpec> LowerContext::declared_output_spec(int i) const {
+  if (i >= node_.output_size() || node_.output(i).empty()) return std::nullopt;
+  return importer_.declared_spec(node_.output(i));
+}
+
 bool LowerContext::has_attr(const std::string& name) const { return find_attr(node_, name) != nullptr; }
 
 int64_t LowerContext::attr_int(const std::string& name, int64_t fallback) const {

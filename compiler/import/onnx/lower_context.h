@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -52,6 +53,12 @@ class LowerContext {
   std::vector<int64_t> attr_ints(const std::string& name, std::vector<int64_t> fallback = {}) const;
   std::vector<float> attr_floats(const std::string& name, std::vector<float> fallback = {}) const;
   const onnx::TensorProto* attr_tensor(const std::string& name) const;
+
+  // Static type the model declares for output i (after ONNX shape inference),
+  // when it has one. Lets an op whose shape argument is only known at run time
+  // still compile: the declared shape is used, and the kernel checks at run
+  // time that the argument agrees with it.
+  std::optional<TensorSpec> declared_output_spec(int i) const;
 
   // ---- emission ----
   int num_outputs() const { return node_.output_size(); }

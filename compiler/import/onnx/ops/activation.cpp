@@ -6,7 +6,7 @@ namespace etc::onnx_import {
 namespace {
 
 Lowering plain(EdgeOp op) {
-  return {[op](LowerContext& c) { c.set_output(0, c.emit1(op, {c.input(0)})); }, 6};
+  return {[op](LowerContext& c) { c.set_output(0, c.emit1(op, {c.input(0)})); }, 1};
 }
 
 }  // namespace
@@ -21,21 +21,21 @@ void register_activation_lowerings() {
   register_lowering("LeakyRelu", {[](LowerContext& c) {
                                     c.set_output(0, c.emit1(EdgeOp::LeakyRelu, {c.input(0)},
                                                             {{"alpha", c.attr_float("alpha", 0.01f)}}));
-                                  }, 6});
+                                  }, 1});
   register_lowering("Elu", {[](LowerContext& c) {
                               c.set_output(0, c.emit1(EdgeOp::Elu, {c.input(0)},
                                                       {{"alpha", c.attr_float("alpha", 1.0f)}}));
-                            }, 6});
+                            }, 1});
   register_lowering("Selu", {[](LowerContext& c) {
                                c.set_output(0, c.emit1(EdgeOp::Selu, {c.input(0)},
                                    {{"alpha", c.attr_float("alpha", 1.67326319217681884765625f)},
                                     {"gamma", c.attr_float("gamma", 1.05070102214813232421875f)}}));
-                             }, 6});
+                             }, 1});
   register_lowering("HardSigmoid", {[](LowerContext& c) {
                                       c.set_output(0, c.emit1(EdgeOp::HardSigmoid, {c.input(0)},
                                           {{"alpha", c.attr_float("alpha", 0.2f)},
                                            {"beta", c.attr_float("beta", 0.5f)}}));
-                                    }, 6});
+                                    }, 1});
   register_lowering("PRelu", {[](LowerContext& c) {
                                 c.set_output(0, c.emit1(EdgeOp::PRelu, {c.input(0), c.input(1)}));
                               }, 7});

@@ -9,12 +9,36 @@
 namespace etc::onnx_import {
 namespace {
 
+// Before opset 7, binary ops broadcast only when `broadcast`=1, aligning B
+// with A at `axis` (default: trailing). Reshaping B so its dims end where A's
+// aligned dims end turns that into numpy broadcasting.
+ir::ValueId legacy_broadcast_operand(LowerContext& c, ir::ValueId b) {
+  const int64_t rank_a = c.input_spec(0).shape.rank();
+  const Shape& sb = c.spec(b).shape;
+  if (c.attr_int("broadcast", 0) == 0) {
+    if (c.input_spec(0).shape != sb)
+      c.fail("shapes " + c.input_spec(0).shape.str() + " and " + sb.str() + " differ and broadcast=0");
+    return b;
+  }
+  if (!c.has_attr("axis")) return b;
+  const int64_t axis = c.normalize_axis(c.attr_int("axis"), rank_a);
+  if (axis + sb.rank() > rank_a) c.fail("broadcast axis " + std::to_string(axis) + " leaves no room for B");
+  std::vector<int64_t> shape(sb.begin(), sb.end());
+  shape.resize(static_cast<size_t>(rank_a - axis), 1);
+  return c.emit1(EdgeOp::Reshape, {b}, {{"shape", shape}});
+}
+
 Lowering binary(EdgeOp op) {
-  return {[op](LowerContext& c) { c.set_output(0, c.emit1(op, {c.input(0), c.input(1)})); }, 7};
+  return {[op](LowerContext& c) {
+            ir::ValueId b = c.input(1);
+            if (c.opset() < 7) b = legacy_broadcast_operand(c, b);
+            c.set_output(0, c.emit1(op, {c.input(0), b}));
+          },
+          1};
 }
 
 Lowering unary(EdgeOp op) {
-  return {[op](LowerContext& c) { c.set_output(0, c.emit1(op, {c.input(0)})); }, 6};
+  return {[op](LowerContext& c) { c.set_output(0, c.emit1(op, {c.input(0)})); }, 1};
 }
 
 // Min, Max, Sum, Mean: variadic with broadcasting, folded left to right.
@@ -28,7 +52,7 @@ Lowering variadic(EdgeOp op, bool mean) {
                 {{"shape", std::vector<int64_t>(c.spec(acc).shape.begin(), c.spec(acc).shape.end())}});
             c.set_output(0, acc);
           },
-          6};
+          1};
 }
 
 void lower_clip(LowerContext& c) {
@@ -113,8 +137,8 @@ void register_elementwise_lowerings() {
   register_lowering("Erf", unary(EdgeOp::Erf));
   register_lowering("Sin", unary(EdgeOp::Sin));
   register_lowering("Cos", unary(EdgeOp::Cos));
-  register_lowering("Clip", {lower_clip, 6});
-  register_lowering("Cast", {lower_cast, 6});
+  register_lowering("Clip", {lower_clip, 1});
+  register_lowering("Cast", {lower_cast, 1});
 }
 
 }  // namespace etc::onnx_import

@@ -27,7 +27,7 @@ void lower_gemm(LowerContext& c) {
 
 void register_linear_lowerings() {
   register_lowering("MatMul", {lower_matmul, 1});
-  register_lowering("Gemm", {lower_gemm, 7});
+  register_lowering("Gemm", {lower_gemm, 1});
 }
 
 }  // namespace etc::onnx_import
