@@ -89,7 +89,11 @@ Action add_info(CLI::App& app) {
     std::cout << "  instructions: " << j["instructions"]["kernel_calls"] << " kernel calls, "
               << j["instructions"]["delegate_calls"] << " delegate calls\n";
     std::cout << "  operators:";
-    for (const auto& [op, n] : j["operators"].items()) std::cout << " " << op << "x" << n;
+    const char* sep = " ";
+    for (const auto& [op, n] : j["operators"].items()) {
+      std::cout << sep << op << " " << n;
+      sep = ", ";
+    }
     std::cout << "\n  delegates: " << j["delegates"].size() << "\n";
     for (const auto& d : j["delegates"])
       std::cout << "    " << d["backend"].get<std::string>() << ": " << d["inline_bytes"] << " bytes, "
