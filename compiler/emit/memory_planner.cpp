@@ -37,9 +37,8 @@ MemoryPlan plan_memory(const std::vector<BufferRequest>& requests) {
 
   std::vector<size_t> order(requests.size());
   std::iota(order.begin(), order.end(), 0);
-  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
-    return requests[a].size > requests[b].size;
-  });
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return requests[a].size > requests[b].size; });
   std::vector<size_t> placed;
   for (size_t i : order) {
     const BufferRequest& r = requests[i];

@@ -44,7 +44,7 @@ MemoryPlan plan_values(const ir::Graph& g) {
 }
 
 flatbuffers::Offset<fb::Attr> build_attr(flatbuffers::FlatBufferBuilder& b, const std::string& name,
-                                          const ir::AttrValue& value) {
+                                         const ir::AttrValue& value) {
   auto n = b.CreateString(name);
   if (const auto* i = std::get_if<int64_t>(&value)) return fb::CreateAttr(b, n, fb::AttrKind::Int, *i);
   if (const auto* f = std::get_if<float>(&value)) return fb::CreateAttr(b, n, fb::AttrKind::Float, 0, *f);
@@ -100,8 +100,8 @@ std::vector<uint8_t> serialize_program(const ir::ExportedProgram& program, EmitS
   for (const ir::Node& n : g.nodes()) {
     std::vector<flatbuffers::Offset<fb::Attr>> attrs;
     for (const auto& [name, value] : n.attrs.items()) attrs.push_back(build_attr(b, name, value));
-    auto call = fb::CreateKernelCall(b, op_index.at(n.op), b.CreateVector(n.inputs), b.CreateVector(n.outputs),
-                                     b.CreateVector(attrs));
+    auto call = fb::CreateKernelCall(b, op_index.at(n.op), b.CreateVector(n.inputs),
+                                     b.CreateVector(n.outputs), b.CreateVector(attrs));
     instructions.push_back(fb::CreateInstruction(b, fb::InstructionArgs::KernelCall, call.Union(),
                                                  b.CreateVector(n.meta.debug_handles)));
   }
@@ -116,10 +116,10 @@ std::vector<uint8_t> serialize_program(const ir::ExportedProgram& program, EmitS
   if (!constant_offset.empty()) segments.emplace_back(0, segment.size());
   std::vector<flatbuffers::Offset<flatbuffers::String>> ops;
   for (const std::string& s : op_names) ops.push_back(b.CreateString(s));
-  auto root = fb::CreateProgram(b, kProgramVersion, b.CreateString(kProducer), b.CreateVector(ops),
-                                b.CreateVector(std::vector{plan}), 0, b.CreateVectorOfStructs(segments),
-                                b.CreateVector(debug),
-                                b.CreateString(std::filesystem::path(program.source_path).filename().string()));
+  auto root = fb::CreateProgram(
+      b, kProgramVersion, b.CreateString(kProducer), b.CreateVector(ops), b.CreateVector(std::vector{plan}),
+      0, b.CreateVectorOfStructs(segments), b.CreateVector(debug),
+      b.CreateString(std::filesystem::path(program.source_path).filename().string()));
   b.FinishSizePrefixed(root, kProgramIdentifier);
 
   // Layout: [size prefix + flatbuffer][pad to 64][segment 0].
@@ -143,7 +143,8 @@ void write_file_atomically(const std::string& path, const std::vector<uint8_t>& 
   const fs::path target(path);
   const fs::path dir = target.parent_path().empty() ? fs::path(".") : target.parent_path();
   std::error_code ec;
-  if (!fs::is_directory(dir, ec)) throw CompileError(path + ": output folder '" + dir.string() + "' does not exist");
+  if (!fs::is_directory(dir, ec))
+    throw CompileError(path + ": output folder '" + dir.string() + "' does not exist");
   std::string tmpl = (dir / ("." + target.filename().string() + ".XXXXXX")).string();
   const int fd = ::mkstemp(tmpl.data());
   if (fd < 0) throw CompileError(path + ": cannot create output file: " + std::strerror(errno));

@@ -17,8 +17,8 @@ ValueId Graph::add_constant(std::string name, TensorSpec spec, ConstantData data
   return id;
 }
 
-NodeId Graph::add_node(EdgeOp op, std::vector<ValueId> inputs, std::vector<ValueId> outputs,
-                       Attrs attrs, NodeMeta meta) {
+NodeId Graph::add_node(EdgeOp op, std::vector<ValueId> inputs, std::vector<ValueId> outputs, Attrs attrs,
+                       NodeMeta meta) {
   Node n;
   n.id = static_cast<NodeId>(nodes_.size());
   n.op = op;

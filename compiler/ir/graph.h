@@ -28,29 +28,31 @@ struct Value {
   ValueId id = kNoValue;
   std::string name;
   TensorSpec spec;
-  NodeId producer = -1;     // -1 for graph inputs and constants
-  ConstantData constant;    // set for constants (spec.nbytes() bytes)
+  NodeId producer = -1;   // -1 for graph inputs and constants
+  ConstantData constant;  // set for constants (spec.nbytes() bytes)
 
   bool is_constant() const { return constant != nullptr; }
   template <typename T>
-  const T* constant_as() const { return reinterpret_cast<const T*>(constant->data()); }
+  const T* constant_as() const {
+    return reinterpret_cast<const T*>(constant->data());
+  }
 };
 
 struct NodeMeta {
   std::vector<int32_t> debug_handles;  // every ONNX node this node stands for
   std::string onnx_name;
   std::string onnx_op_type;
-  std::string delegation_tag;          // set by partitioners
+  std::string delegation_tag;  // set by partitioners
 };
 
 struct Node {
   NodeId id = -1;
   EdgeOp op{};
-  std::vector<ValueId> inputs;   // kNoValue for an absent optional input
+  std::vector<ValueId> inputs;  // kNoValue for an absent optional input
   std::vector<ValueId> outputs;
   Attrs attrs;
   NodeMeta meta;
-  bool dead = false;             // removed; compacted away by Graph::compact()
+  bool dead = false;  // removed; compacted away by Graph::compact()
 };
 
 class Graph {
@@ -58,8 +60,8 @@ class Graph {
   ValueId add_value(std::string name, TensorSpec spec);
   ValueId add_constant(std::string name, TensorSpec spec, ConstantData data);
   // Appends a node; its outputs must already exist. Sets their producer.
-  NodeId add_node(EdgeOp op, std::vector<ValueId> inputs, std::vector<ValueId> outputs,
-                  Attrs attrs, NodeMeta meta);
+  NodeId add_node(EdgeOp op, std::vector<ValueId> inputs, std::vector<ValueId> outputs, Attrs attrs,
+                  NodeMeta meta);
 
   Value& value(ValueId id) { return values_[id]; }
   const Value& value(ValueId id) const { return values_[id]; }

@@ -30,12 +30,15 @@ Status verify(const Graph& g) {
         in.emplace_back();
         continue;
       }
-      if (v < 0 || static_cast<size_t>(v) >= nv) return fail(Error::Internal, where, ": input id out of range");
-      if (!defined[v]) return fail(Error::Internal, where, ": reads '", g.value(v).name, "' before it is defined");
+      if (v < 0 || static_cast<size_t>(v) >= nv)
+        return fail(Error::Internal, where, ": input id out of range");
+      if (!defined[v])
+        return fail(Error::Internal, where, ": reads '", g.value(v).name, "' before it is defined");
       in.push_back(g.value(v).spec);
     }
     for (ValueId v : n.outputs) {
-      if (v < 0 || static_cast<size_t>(v) >= nv) return fail(Error::Internal, where, ": output id out of range");
+      if (v < 0 || static_cast<size_t>(v) >= nv)
+        return fail(Error::Internal, where, ": output id out of range");
       if (defined[v]) return fail(Error::Internal, where, ": '", g.value(v).name, "' is defined twice");
       defined[v] = true;
       out.push_back(g.value(v).spec);

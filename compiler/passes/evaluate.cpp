@@ -8,8 +8,7 @@
 namespace etc::passes {
 
 Result<std::vector<ir::ConstantData>> evaluate(const ir::Graph& graph, EdgeOp op,
-                                               const std::vector<ir::ValueId>& inputs,
-                                               const ir::Attrs& attrs,
+                                               const std::vector<ir::ValueId>& inputs, const ir::Attrs& attrs,
                                                const std::vector<TensorSpec>& output_specs) {
   const OpDef* def = find_op_def(op);
   if (!def) return fail(Error::NotSupported, "no portable kernel for ", edge_op_name(op));

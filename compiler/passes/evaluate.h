@@ -12,8 +12,7 @@ namespace etc::passes {
 
 // Inputs may contain kNoValue (absent optional); all others must be constants.
 Result<std::vector<ir::ConstantData>> evaluate(const ir::Graph& graph, EdgeOp op,
-                                               const std::vector<ir::ValueId>& inputs,
-                                               const ir::Attrs& attrs,
+                                               const std::vector<ir::ValueId>& inputs, const ir::Attrs& attrs,
                                                const std::vector<TensorSpec>& output_specs);
 
 }  // namespace etc::passes

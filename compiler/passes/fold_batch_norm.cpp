@@ -32,7 +32,8 @@ ir::Node* foldable_conv(ir::Graph& g, const ir::Node& bn, const std::vector<std:
   ir::Node& conv = g.node(xv.producer);
   if (conv.dead || conv.op != EdgeOp::Conv || conv.outputs.size() != 1) return nullptr;
   if (!is_f32_constant(g, conv.inputs[1])) return nullptr;
-  if (conv.inputs.size() > 2 && conv.inputs[2] != ir::kNoValue && !is_f32_constant(g, conv.inputs[2])) return nullptr;
+  if (conv.inputs.size() > 2 && conv.inputs[2] != ir::kNoValue && !is_f32_constant(g, conv.inputs[2]))
+    return nullptr;
   for (int i = 1; i <= 4; ++i)
     if (!is_f32_constant(g, bn.inputs[i])) return nullptr;
   return &conv;
@@ -46,7 +47,8 @@ void fold(ir::Graph& g, ir::Node& conv, ir::Node& bn) {
   const int64_t m = wv.spec.shape[0];
   std::vector<float> w = floats(g, conv.inputs[1]);
   const bool has_bias = conv.inputs.size() > 2 && conv.inputs[2] != ir::kNoValue;
-  std::vector<float> b = has_bias ? floats(g, conv.inputs[2]) : std::vector<float>(static_cast<size_t>(m), 0.0f);
+  std::vector<float> b =
+      has_bias ? floats(g, conv.inputs[2]) : std::vector<float>(static_cast<size_t>(m), 0.0f);
   const int64_t per_channel = static_cast<int64_t>(w.size()) / m;
   for (int64_t c = 0; c < m; ++c) {
     const float s = gamma[c] / std::sqrt(var[c] + eps);
@@ -58,8 +60,10 @@ void fold(ir::Graph& g, ir::Node& conv, ir::Node& bn) {
   conv.inputs[1] = g.add_constant(wname, wspec, to_bytes(w));
   const ir::ValueId bias = g.add_constant(g.value(conv.outputs[0]).name + "_bn_bias",
                                           TensorSpec{DType::Float32, Shape{m}}, to_bytes(b));
-  if (conv.inputs.size() > 2) conv.inputs[2] = bias;
-  else conv.inputs.push_back(bias);
+  if (conv.inputs.size() > 2)
+    conv.inputs[2] = bias;
+  else
+    conv.inputs.push_back(bias);
   conv.meta.debug_handles.insert(conv.meta.debug_handles.end(), bn.meta.debug_handles.begin(),
                                  bn.meta.debug_handles.end());
   // The conv now writes the batch_norm's output value.

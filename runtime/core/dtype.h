@@ -7,7 +7,7 @@
 namespace etc {
 
 // X(Enum, C type, name)
-#define ETC_FOR_EACH_DTYPE(X) \
+#define ETC_FOR_EACH_DTYPE(X)  \
   X(Float32, float, "float32") \
   X(Int64, int64_t, "int64")   \
   X(Int32, int32_t, "int32")   \
@@ -32,9 +32,11 @@ bool dtype_valid(DType dtype);
 
 template <typename T>
 constexpr DType dtype_of();
-#define ETC_DTYPE_OF(E, T, N) \
-  template <>                 \
-  constexpr DType dtype_of<T>() { return DType::E; }
+#define ETC_DTYPE_OF(E, T, N)     \
+  template <>                     \
+  constexpr DType dtype_of<T>() { \
+    return DType::E;              \
+  }
 ETC_FOR_EACH_DTYPE(ETC_DTYPE_OF)
 #undef ETC_DTYPE_OF
 

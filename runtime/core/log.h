@@ -20,8 +20,8 @@ void log_message(LogLevel level, const char* format, ...) __attribute__((format(
 #define ETC_MIN_LOG_LEVEL 0
 #endif
 
-#define ETC_LOG(level, ...)                                                       \
-  do {                                                                            \
-    if (static_cast<int>(::etc::LogLevel::level) >= ETC_MIN_LOG_LEVEL)            \
-      ::etc::log_message(::etc::LogLevel::level, __VA_ARGS__);                    \
+#define ETC_LOG(level, ...)                                            \
+  do {                                                                 \
+    if (static_cast<int>(::etc::LogLevel::level) >= ETC_MIN_LOG_LEVEL) \
+      ::etc::log_message(::etc::LogLevel::level, __VA_ARGS__);         \
   } while (0)

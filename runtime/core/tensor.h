@@ -31,7 +31,9 @@ struct Tensor {
   bool present() const { return spec.dtype != DType::Invalid; }
 
   template <typename T>
-  T* data_as() const { return static_cast<T*>(data); }
+  T* data_as() const {
+    return static_cast<T*>(data);
+  }
 };
 
 }  // namespace etc

@@ -92,8 +92,7 @@ Status Method::bind_values(const Program& program, const fb::ExecutionPlan& plan
   return Status::Ok();
 }
 
-Status Method::create_kernel_step(const Program& program, const fb::KernelCall& call,
-                                  uint32_t index) {
+Status Method::create_kernel_step(const Program& program, const fb::KernelCall& call, uint32_t index) {
   const char* op_name = program.fb().operators()->Get(call.op())->c_str();
   const EdgeOp op = *edge_op_from_name(op_name);
   const std::string where = program.name() + ": instruction " + std::to_string(index) + " (" + op_name + ")";
@@ -151,8 +150,7 @@ Status Method::execute() {
   for (Step& step : steps_) {
     KernelArgs args{step.inputs, step.outputs, scratch_};
     Status s = step.kernel->run(args);
-    if (!s.ok())
-      return fail(s.error(), "instruction ", std::to_string(step.instruction), ": ", s.message());
+    if (!s.ok()) return fail(s.error(), "instruction ", std::to_string(step.instruction), ": ", s.message());
   }
   return Status::Ok();
 }

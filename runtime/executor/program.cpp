@@ -20,12 +20,10 @@ Result<Program> Program::load_from_data(FileData data, const std::string& name) 
   uint32_t fb_size = 0;
   std::memcpy(&fb_size, bytes, 4);
   if (!flatbuffers::BufferHasIdentifier(bytes + 4, kProgramIdentifier))
-    return fail(Error::InvalidProgram, name,
-                ": not an etc program (missing file identifier 'ETP1')");
+    return fail(Error::InvalidProgram, name, ": not an etc program (missing file identifier 'ETP1')");
   if (static_cast<uint64_t>(fb_size) + 4 > size)
-    return fail(Error::InvalidProgram, name, ": truncated (header says ",
-                std::to_string(fb_size + 4ull), " bytes of program, file has ",
-                std::to_string(size), ")");
+    return fail(Error::InvalidProgram, name, ": truncated (header says ", std::to_string(fb_size + 4ull),
+                " bytes of program, file has ", std::to_string(size), ")");
   // Alignment is relative to the start of the size-prefixed buffer.
   flatbuffers::Verifier verifier(bytes, 4 + static_cast<size_t>(fb_size), /*max_depth=*/64,
                                  /*max_tables=*/10000000);
@@ -34,8 +32,8 @@ Result<Program> Program::load_from_data(FileData data, const std::string& name) 
 
   Program program;
   program.root_ = flatbuffers::GetSizePrefixedRoot<fb::Program>(bytes);
-  program.segment_base_ = (4 + static_cast<size_t>(fb_size) + kSegmentAlignment - 1) /
-                          kSegmentAlignment * kSegmentAlignment;
+  program.segment_base_ =
+      (4 + static_cast<size_t>(fb_size) + kSegmentAlignment - 1) / kSegmentAlignment * kSegmentAlignment;
   program.name_ = name;
   if (program.root_->version() != kProgramVersion)
     return fail(Error::IncompatibleVersion, name, ": program version ",

@@ -16,11 +16,11 @@ Result<uint64_t> checked_nbytes(const fb::Value& v) {
   if (!dtype_valid(dtype)) return fail(Error::InvalidProgram, "invalid dtype");
   uint64_t n = dtype_size(dtype);
   if (v.shape() && v.shape()->size() > static_cast<size_t>(kMaxRank))
-    return fail(Error::InvalidProgram, "rank ", str(v.shape()->size()), " exceeds ",
-                str(kMaxRank));
+    return fail(Error::InvalidProgram, "rank ", str(v.shape()->size()), " exceeds ", str(kMaxRank));
   if (v.shape()) {
     for (int64_t d : *v.shape()) {
-      if (d < 0 || d > (int64_t{1} << 40)) return fail(Error::InvalidProgram, "invalid dim ", std::to_string(d));
+      if (d < 0 || d > (int64_t{1} << 40))
+        return fail(Error::InvalidProgram, "invalid dim ", std::to_string(d));
       if (d != 0 && n > (uint64_t{1} << 48) / static_cast<uint64_t>(d))
         return fail(Error::InvalidProgram, "tensor too large");
       n *= static_cast<uint64_t>(d);
@@ -29,14 +29,14 @@ Result<uint64_t> checked_nbytes(const fb::Value& v) {
   return n;
 }
 
-Status validate_indices(const flatbuffers::Vector<int32_t>* ids, size_t num_values,
-                        bool allow_absent, const char* what) {
+Status validate_indices(const flatbuffers::Vector<int32_t>* ids, size_t num_values, bool allow_absent,
+                        const char* what) {
   if (!ids) return Status::Ok();
   for (int32_t id : *ids) {
     if (id == -1 && allow_absent) continue;
     if (id < 0 || static_cast<size_t>(id) >= num_values)
-      return fail(Error::InvalidProgram, what, " refers to value ", std::to_string(id),
-                  " of ", str(num_values));
+      return fail(Error::InvalidProgram, what, " refers to value ", std::to_string(id), " of ",
+                  str(num_values));
   }
   return Status::Ok();
 }
@@ -133,8 +133,7 @@ Status validate_program(const fb::Program& p, size_t segment_base, size_t file_s
         return fail(Error::InvalidProgram, "delegate ", str(i), ": segment out of range");
     }
   }
-  if (!p.plans() || p.plans()->size() == 0)
-    return fail(Error::InvalidProgram, "no execution plan");
+  if (!p.plans() || p.plans()->size() == 0) return fail(Error::InvalidProgram, "no execution plan");
   for (size_t i = 0; i < p.plans()->size(); ++i) {
     Status s = validate_plan(p, *p.plans()->Get(i));
     if (!s.ok()) return fail(s.error(), "plan ", str(i), ": ", s.message());

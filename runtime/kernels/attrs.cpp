@@ -50,8 +50,7 @@ Result<std::vector<int64_t>> AttrList::get_ints(std::string_view name) const {
   return std::vector<int64_t>(a->ints.begin(), a->ints.end());
 }
 
-Result<std::vector<int64_t>> AttrList::get_ints(std::string_view name,
-                                                std::vector<int64_t> fallback) const {
+Result<std::vector<int64_t>> AttrList::get_ints(std::string_view name, std::vector<int64_t> fallback) const {
   return has(name) ? get_ints(name) : Result<std::vector<int64_t>>(std::move(fallback));
 }
 
@@ -69,8 +68,7 @@ Result<std::string_view> AttrList::get_string(std::string_view name) const {
   return a->s;
 }
 
-Result<std::string_view> AttrList::get_string(std::string_view name,
-                                              std::string_view fallback) const {
+Result<std::string_view> AttrList::get_string(std::string_view name, std::string_view fallback) const {
   return has(name) ? get_string(name) : Result<std::string_view>(fallback);
 }
 

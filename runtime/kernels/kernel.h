@@ -33,10 +33,8 @@ class Kernel {
   virtual size_t scratch_bytes() const { return 0; }
 };
 
-using InferFn = Status (*)(const AttrList& attrs, Span<const TensorSpec> inputs,
-                           Span<TensorSpec> outputs);
-using CreateFn = Result<std::unique_ptr<Kernel>> (*)(const AttrList& attrs,
-                                                     Span<const TensorSpec> inputs,
+using InferFn = Status (*)(const AttrList& attrs, Span<const TensorSpec> inputs, Span<TensorSpec> outputs);
+using CreateFn = Result<std::unique_ptr<Kernel>> (*)(const AttrList& attrs, Span<const TensorSpec> inputs,
                                                      Span<const TensorSpec> outputs);
 
 struct OpDef {

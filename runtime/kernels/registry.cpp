@@ -12,7 +12,8 @@ namespace etc {
 const char* edge_op_name(EdgeOp op) {
   switch (op) {
 #define ETC_EDGE_OP(E, N, F) \
-  case EdgeOp::E: return N;
+  case EdgeOp::E:            \
+    return N;
 #include "runtime/kernels/edge_ops.def"
 #undef ETC_EDGE_OP
   }
@@ -30,7 +31,8 @@ std::optional<EdgeOp> edge_op_from_name(std::string_view name) {
 const OpDef* find_op_def(EdgeOp op) {
   switch (op) {
 #define ETC_EDGE_OP(E, N, F) \
-  case EdgeOp::E: return F##_op_def(op);
+  case EdgeOp::E:            \
+    return F##_op_def(op);
 #include "runtime/kernels/edge_ops.def"
 #undef ETC_EDGE_OP
   }

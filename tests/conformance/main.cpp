@@ -6,14 +6,13 @@
 // Exit status is non-zero when a test listed in --expected does not pass, or
 // when any in-scope test fails at run time or crashes (those must be rejected
 // at compile time instead).
+#include <CLI/CLI.hpp>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <map>
-#include <set>
-
-#include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
+#include <set>
 
 #include "tests/conformance/conformance.h"
 
@@ -29,10 +28,14 @@ struct Counts {
 };
 
 void add(Counts& c, Outcome o) {
-  if (o == Outcome::Passed) ++c.passed;
-  else if (o == Outcome::Failed) ++c.failed;
-  else if (o == Outcome::Rejected) ++c.rejected;
-  else if (o == Outcome::Crashed) ++c.crashed;
+  if (o == Outcome::Passed)
+    ++c.passed;
+  else if (o == Outcome::Failed)
+    ++c.failed;
+  else if (o == Outcome::Rejected)
+    ++c.rejected;
+  else if (o == Outcome::Crashed)
+    ++c.crashed;
 }
 
 std::string first_line(const std::string& s) { return s.substr(0, s.find('\n')); }
@@ -74,16 +77,18 @@ int main(int argc, char** argv) {
     add(per_folder[r.folder], r.outcome);
     for (const std::string& op : r.op_types) {
       add(per_op[op], r.outcome);
-      if (r.outcome != Outcome::Passed && !op_example_reason.count(op)) op_example_reason[op] = r.name + ": " + first_line(r.reason);
+      if (r.outcome != Outcome::Passed && !op_example_reason.count(op))
+        op_example_reason[op] = r.name + ": " + first_line(r.reason);
     }
     if (verbose && r.outcome != Outcome::Passed)
-      std::cout << "  " << etc::conformance::outcome_name(r.outcome) << "  " << r.folder << "/" << r.name << ": "
-                << first_line(r.reason) << "\n";
+      std::cout << "  " << etc::conformance::outcome_name(r.outcome) << "  " << r.folder << "/" << r.name
+                << ": " << first_line(r.reason) << "\n";
   }
 
   std::cout << "\n" << std::left;
   std::printf("%-24s %7s %7s %9s %8s\n", "op", "passed", "failed", "rejected", "crashed");
-  for (const auto& [op, c] : per_op) std::printf("%-24s %7d %7d %9d %8d\n", op.c_str(), c.passed, c.failed, c.rejected, c.crashed);
+  for (const auto& [op, c] : per_op)
+    std::printf("%-24s %7d %7d %9d %8d\n", op.c_str(), c.passed, c.failed, c.rejected, c.crashed);
   std::printf("\n%-24s %7s %7s %9s %8s %7s\n", "folder", "passed", "failed", "rejected", "crashed", "pass%");
   Counts all;
   for (const auto& [folder, c] : per_folder) {
@@ -91,21 +96,25 @@ int main(int argc, char** argv) {
                 c.total() ? 100.0 * c.passed / c.total() : 0.0);
     all.passed += c.passed, all.failed += c.failed, all.rejected += c.rejected, all.crashed += c.crashed;
   }
-  std::printf("%-24s %7d %7d %9d %8d %6.1f%%\n", "all in scope", all.passed, all.failed, all.rejected, all.crashed,
-              all.total() ? 100.0 * all.passed / all.total() : 0.0);
+  std::printf("%-24s %7d %7d %9d %8d %6.1f%%\n", "all in scope", all.passed, all.failed, all.rejected,
+              all.crashed, all.total() ? 100.0 * all.passed / all.total() : 0.0);
 
   if (!report_path.empty()) {
     std::ofstream md(report_path);
-    md << "| ONNX op | passed | failed | rejected | crashed | example of a non-passing test |\n|---|---|---|---|---|---|\n";
+    md << "| ONNX op | passed | failed | rejected | crashed | example of a non-passing test "
+          "|\n|---|---|---|---|---|---|\n";
     for (const auto& [op, c] : per_op)
-      md << "| " << op << " | " << c.passed << " | " << c.failed << " | " << c.rejected << " | " << c.crashed << " | "
-         << (op_example_reason.count(op) ? op_example_reason[op] : "") << " |\n";
+      md << "| " << op << " | " << c.passed << " | " << c.failed << " | " << c.rejected << " | " << c.crashed
+         << " | " << (op_example_reason.count(op) ? op_example_reason[op] : "") << " |\n";
   }
   if (!json_path.empty()) {
     nlohmann::json j = nlohmann::json::array();
     for (const TestResult& r : results)
-      j.push_back({{"folder", r.folder}, {"test", r.name}, {"ops", r.op_types},
-                   {"outcome", etc::conformance::outcome_name(r.outcome)}, {"reason", r.reason}});
+      j.push_back({{"folder", r.folder},
+                   {"test", r.name},
+                   {"ops", r.op_types},
+                   {"outcome", etc::conformance::outcome_name(r.outcome)},
+                   {"reason", r.reason}});
     std::ofstream(json_path) << j.dump(1) << "\n";
   }
   if (!write_expected.empty()) {
@@ -139,7 +148,9 @@ int main(int argc, char** argv) {
     if (regressions) status = 1;
   }
   if (all.failed + all.crashed > 0) {
-    std::cerr << all.failed + all.crashed << " in-scope test(s) failed at run time or crashed; they must pass or be rejected at compile time\n";
+    std::cerr
+        << all.failed + all.crashed
+        << " in-scope test(s) failed at run time or crashed; they must pass or be rejected at compile time\n";
     status = 1;
   }
   return status;

@@ -9,8 +9,8 @@
 #include <sstream>
 
 #include "compiler/common/compile_error.h"
-#include "compiler/emit/program_writer.h"
 #include "compiler/driver.h"
+#include "compiler/emit/program_writer.h"
 #include "compiler/import/onnx/tensor_proto.h"
 #include "runtime/executor/method.h"
 #include "runtime/executor/program.h"
@@ -22,18 +22,101 @@ namespace fs = std::filesystem;
 namespace {
 
 const std::set<std::string>& scope() {
-  static const std::set<std::string> ops = {
-      "Add", "Sub", "Mul", "Div", "Pow", "Sqrt", "Exp", "Log", "Neg", "Abs", "Reciprocal", "Floor", "Ceil",
-      "Round", "Sign", "Min", "Max", "Sum", "Mean", "Relu", "LeakyRelu", "PRelu", "Elu", "Selu", "Sigmoid",
-      "HardSigmoid", "HardSwish", "Tanh", "Erf", "Softplus", "Softsign", "Clip", "Softmax", "LogSoftmax",
-      "Conv", "ConvTranspose", "Gemm", "MatMul", "MaxPool", "AveragePool", "GlobalAveragePool",
-      "GlobalMaxPool", "BatchNormalization", "InstanceNormalization", "LayerNormalization", "Reshape",
-      "Flatten", "Squeeze", "Unsqueeze", "Transpose", "Concat", "Split", "Slice", "Gather", "Expand", "Tile",
-      "Pad", "Resize", "Upsample", "DepthToSpace", "SpaceToDepth", "Shape", "Size", "Constant",
-      "ConstantOfShape", "Range", "Identity", "Dropout", "Cast", "Where", "Equal", "Less", "Greater",
-      "LessOrEqual", "GreaterOrEqual", "Not", "And", "Or", "Xor", "ReduceMean", "ReduceSum", "ReduceMax",
-      "ReduceMin", "ReduceProd", "ReduceL2", "ReduceSumSquare", "ArgMax", "ArgMin", "TopK", "CumSum",
-      "Trilu", "Mod", "Einsum", "LSTM", "GRU"};
+  static const std::set<std::string> ops = {"Add",
+                                            "Sub",
+                                            "Mul",
+                                            "Div",
+                                            "Pow",
+                                            "Sqrt",
+                                            "Exp",
+                                            "Log",
+                                            "Neg",
+                                            "Abs",
+                                            "Reciprocal",
+                                            "Floor",
+                                            "Ceil",
+                                            "Round",
+                                            "Sign",
+                                            "Min",
+                                            "Max",
+                                            "Sum",
+                                            "Mean",
+                                            "Relu",
+                                            "LeakyRelu",
+                                            "PRelu",
+                                            "Elu",
+                                            "Selu",
+                                            "Sigmoid",
+                                            "HardSigmoid",
+                                            "HardSwish",
+                                            "Tanh",
+                                            "Erf",
+                                            "Softplus",
+                                            "Softsign",
+                                            "Clip",
+                                            "Softmax",
+                                            "LogSoftmax",
+                                            "Conv",
+                                            "ConvTranspose",
+                                            "Gemm",
+                                            "MatMul",
+                                            "MaxPool",
+                                            "AveragePool",
+                                            "GlobalAveragePool",
+                                            "GlobalMaxPool",
+                                            "BatchNormalization",
+                                            "InstanceNormalization",
+                                            "LayerNormalization",
+                                            "Reshape",
+                                            "Flatten",
+                                            "Squeeze",
+                                            "Unsqueeze",
+                                            "Transpose",
+                                            "Concat",
+                                            "Split",
+                                            "Slice",
+                                            "Gather",
+                                            "Expand",
+                                            "Tile",
+                                            "Pad",
+                                            "Resize",
+                                            "Upsample",
+                                            "DepthToSpace",
+                                            "SpaceToDepth",
+                                            "Shape",
+                                            "Size",
+                                            "Constant",
+                                            "ConstantOfShape",
+                                            "Range",
+                                            "Identity",
+                                            "Dropout",
+                                            "Cast",
+                                            "Where",
+                                            "Equal",
+                                            "Less",
+                                            "Greater",
+                                            "LessOrEqual",
+                                            "GreaterOrEqual",
+                                            "Not",
+                                            "And",
+                                            "Or",
+                                            "Xor",
+                                            "ReduceMean",
+                                            "ReduceSum",
+                                            "ReduceMax",
+                                            "ReduceMin",
+                                            "ReduceProd",
+                                            "ReduceL2",
+                                            "ReduceSumSquare",
+                                            "ArgMax",
+                                            "ArgMin",
+                                            "TopK",
+                                            "CumSum",
+                                            "Trilu",
+                                            "Mod",
+                                            "Einsum",
+                                            "LSTM",
+                                            "GRU"};
   return ops;
 }
 
@@ -117,7 +200,8 @@ TestResult run_in_process(const std::string& dir, const RunOptions& options) {
     const auto inputs = sorted_files(e.path(), "input_");
     const auto outputs = sorted_files(e.path(), "output_");
     if (inputs.size() != m.num_inputs()) {
-      r.reason = "data set has " + std::to_string(inputs.size()) + " inputs, program has " + std::to_string(m.num_inputs());
+      r.reason = "data set has " + std::to_string(inputs.size()) + " inputs, program has " +
+                 std::to_string(m.num_inputs());
       return r;
     }
     for (size_t i = 0; i < inputs.size(); ++i) {
@@ -134,7 +218,8 @@ TestResult run_in_process(const std::string& dir, const RunOptions& options) {
       return r;
     }
     if (outputs.size() != m.num_outputs()) {
-      r.reason = "expected " + std::to_string(outputs.size()) + " outputs, program has " + std::to_string(m.num_outputs());
+      r.reason = "expected " + std::to_string(outputs.size()) + " outputs, program has " +
+                 std::to_string(m.num_outputs());
       return r;
     }
     for (size_t i = 0; i < outputs.size(); ++i) {
@@ -221,7 +306,8 @@ TestResult run_test(const std::string& folder, const std::string& dir, const Run
   const size_t nl = msg.find('\n');
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || nl == std::string::npos) {
     result.outcome = Outcome::Crashed;
-    result.reason = WIFSIGNALED(status) ? "killed by signal " + std::to_string(WTERMSIG(status)) : "child failed";
+    result.reason =
+        WIFSIGNALED(status) ? "killed by signal " + std::to_string(WTERMSIG(status)) : "child failed";
     return result;
   }
   result.outcome = static_cast<Outcome>(std::stoi(msg.substr(0, nl)));

@@ -31,11 +31,13 @@ class GraphBuilder {
     return program_.graph.add_constant(name, TensorSpec{DType::Float32, shape}, data);
   }
 
-  std::vector<ir::ValueId> op_n(EdgeOp op, std::vector<ir::ValueId> inputs, int num_outputs, ir::Attrs attrs = {}) {
+  std::vector<ir::ValueId> op_n(EdgeOp op, std::vector<ir::ValueId> inputs, int num_outputs,
+                                ir::Attrs attrs = {}) {
     const OpDef* def = find_op_def(op);
     if (!def) throw std::runtime_error(std::string("no kernel for ") + edge_op_name(op));
     std::vector<TensorSpec> in, out(num_outputs);
-    for (ir::ValueId v : inputs) in.push_back(v == ir::kNoValue ? TensorSpec{} : program_.graph.value(v).spec);
+    for (ir::ValueId v : inputs)
+      in.push_back(v == ir::kNoValue ? TensorSpec{} : program_.graph.value(v).spec);
     const auto views = attrs.views();
     Status s = infer_outputs(*def, AttrList(views), in, out);
     if (!s.ok()) throw std::runtime_error(s.message());

@@ -19,11 +19,12 @@ std::string temp_path(const std::string& name) {
 
 TEST_CASE(".npy files round-trip every dtype and rank", "[tensor_io]") {
   const std::vector<TensorSpec> specs = {
-      {DType::Float32, {2, 3}}, {DType::Int64, {5}}, {DType::Bool, {}}, {DType::UInt8, {1, 1, 4}},
+      {DType::Float32, {2, 3}}, {DType::Int64, {5}},          {DType::Bool, {}}, {DType::UInt8, {1, 1, 4}},
       {DType::Float64, {0, 3}}, {DType::Int32, {2, 2, 2, 2}}, {DType::Int8, {7}}};
   for (const TensorSpec& spec : specs) {
     std::vector<uint8_t> data(spec.nbytes());
-    for (size_t i = 0; i < data.size(); ++i) data[i] = static_cast<uint8_t>(spec.dtype == DType::Bool ? i % 2 : i * 7);
+    for (size_t i = 0; i < data.size(); ++i)
+      data[i] = static_cast<uint8_t>(spec.dtype == DType::Bool ? i % 2 : i * 7);
     const std::string path = temp_path("roundtrip.npy");
     io::write_npy(path, spec, data.data());
     const io::OwnedTensor back = io::read_npy(path);
@@ -45,7 +46,8 @@ TEST_CASE("a .npy whose data is shorter than its header says is refused", "[tens
   auto bytes = io::encode_npy(TensorSpec{DType::Float32, {4}}, v);
   bytes.resize(bytes.size() - 4);
   const std::string path = temp_path("short.npy");
-  std::ofstream(path, std::ios::binary).write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+  std::ofstream(path, std::ios::binary)
+      .write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
   CHECK_THROWS_WITH(io::read_npy(path), Catch::Contains("short.npy") && Catch::Contains("needs 16"));
   std::remove(path.c_str());
 }

@@ -1,7 +1,6 @@
 // etc info MODEL.etp [--json]: what a program holds.
 #include <iostream>
 #include <map>
-
 #include <nlohmann/json.hpp>
 
 #include "compiler/common/compile_error.h"
@@ -56,16 +55,18 @@ nlohmann::json program_json(const Program& p) {
   j["delegates"] = nlohmann::json::array();
   if (fbp.delegates())
     for (const fb::Delegate* d : *fbp.delegates())
-      j["delegates"].push_back({{"backend", d->backend_id()->str()},
-                                {"inline_bytes", d->inline_data() ? d->inline_data()->size() : 0},
-                                {"debug_map_entries", d->debug_handle_map() ? d->debug_handle_map()->size() : 0}});
+      j["delegates"].push_back(
+          {{"backend", d->backend_id()->str()},
+           {"inline_bytes", d->inline_data() ? d->inline_data()->size() : 0},
+           {"debug_map_entries", d->debug_handle_map() ? d->debug_handle_map()->size() : 0}});
   return j;
 }
 
 }  // namespace
 
 Action add_info(CLI::App& app) {
-  auto* cmd = app.add_subcommand("info", "Describe a program file: inputs, outputs, memory, operators, delegates");
+  auto* cmd =
+      app.add_subcommand("info", "Describe a program file: inputs, outputs, memory, operators, delegates");
   auto path = std::make_shared<std::string>();
   auto json = std::make_shared<bool>(false);
   cmd->add_option("program", *path, "Program file (.etp)")->required();
@@ -78,10 +79,14 @@ Action add_info(CLI::App& app) {
       std::cout << j.dump(2) << "\n";
       return kExitOk;
     }
-    std::cout << j["file"].get<std::string>() << " (" << j["file_bytes"] << " bytes, program version " << j["version"]
-              << ", from " << j["source_model"].get<std::string>() << ")\n";
-    for (const auto& in : j["inputs"]) std::cout << "  input  " << in["name"].get<std::string>() << ": " << in["dtype"].get<std::string>() << in["shape"].dump() << "\n";
-    for (const auto& out : j["outputs"]) std::cout << "  output " << out["name"].get<std::string>() << ": " << out["dtype"].get<std::string>() << out["shape"].dump() << "\n";
+    std::cout << j["file"].get<std::string>() << " (" << j["file_bytes"] << " bytes, program version "
+              << j["version"] << ", from " << j["source_model"].get<std::string>() << ")\n";
+    for (const auto& in : j["inputs"])
+      std::cout << "  input  " << in["name"].get<std::string>() << ": " << in["dtype"].get<std::string>()
+                << in["shape"].dump() << "\n";
+    for (const auto& out : j["outputs"])
+      std::cout << "  output " << out["name"].get<std::string>() << ": " << out["dtype"].get<std::string>()
+                << out["shape"].dump() << "\n";
     const double arena = j["arena_bytes"].get<double>(), bound = j["arena_lower_bound_bytes"].get<double>();
     std::cout << "  arena: " << j["arena_bytes"] << " bytes (lower bound " << j["arena_lower_bound_bytes"]
               << " bytes, " << (bound > 0 ? arena / bound : 1.0) << "x)\n";

@@ -1,12 +1,11 @@
 // etc preprocess MODEL.onnx -o MODEL.etp [--input-shape NAME=1x3x224x224]...
 #include <chrono>
 #include <iostream>
-
 #include <nlohmann/json.hpp>
 
 #include "compiler/common/compile_error.h"
-#include "compiler/emit/program_writer.h"
 #include "compiler/driver.h"
+#include "compiler/emit/program_writer.h"
 #include "compiler/ir/printer.h"
 #include "tools/etc/commands.h"
 #include "tools/etc/shape_flag.h"
@@ -39,7 +38,8 @@ Action add_preprocess(CLI::App& app) {
     emit::EmitStats stats;
     const std::vector<uint8_t> bytes = emit::serialize_program(program, &stats);
     emit::write_file_atomically(opt->output, bytes);
-    const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    const double ms =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
     if (opt->json) {
       nlohmann::json j = {{"model", opt->model},
                           {"output", opt->output},
@@ -51,9 +51,10 @@ Action add_preprocess(CLI::App& app) {
                           {"compile_ms", ms}};
       std::cout << j.dump(2) << "\n";
     } else {
-      std::cout << "wrote " << opt->output << ": " << stats.num_instructions << " instructions (portable kernels), "
-                << stats.file_size << " bytes, arena " << stats.arena_size << " bytes (lower bound "
-                << stats.arena_lower_bound << "), compiled in " << static_cast<int>(ms) << " ms\n";
+      std::cout << "wrote " << opt->output << ": " << stats.num_instructions
+                << " instructions (portable kernels), " << stats.file_size << " bytes, arena "
+                << stats.arena_size << " bytes (lower bound " << stats.arena_lower_bound << "), compiled in "
+                << static_cast<int>(ms) << " ms\n";
     }
     return kExitOk;
   };

@@ -3,9 +3,8 @@
 #include <chrono>
 #include <filesystem>
 #include <iostream>
-#include <random>
-
 #include <nlohmann/json.hpp>
+#include <random>
 
 #include "compiler/common/compile_error.h"
 #include "runtime/executor/method.h"
@@ -63,8 +62,10 @@ Action add_run(CLI::App& app) {
   cmd->add_option("program", opt->program, "Program file (.etp)")->required();
   cmd->add_option("--input", opt->inputs, "NAME=FILE with FILE .npy or ONNX TensorProto .pb (repeatable)");
   cmd->add_option("--output-dir", opt->output_dir, "Write each output as DIR/<name>.npy");
-  cmd->add_option("--iterations", opt->iterations, "Run N times and report latency")->check(CLI::Range(1, 1000000));
-  cmd->add_option("--warmup", opt->warmup, "Untimed runs before the timed ones")->check(CLI::Range(0, 1000000));
+  cmd->add_option("--iterations", opt->iterations, "Run N times and report latency")
+      ->check(CLI::Range(1, 1000000));
+  cmd->add_option("--warmup", opt->warmup, "Untimed runs before the timed ones")
+      ->check(CLI::Range(0, 1000000));
   cmd->add_flag("--random-inputs", opt->random_inputs, "Fill inputs not given with random data (seeded)");
   cmd->add_flag("--json", opt->json, "Print a JSON summary");
   return [opt]() {
@@ -83,7 +84,8 @@ Action add_run(CLI::App& app) {
       for (size_t i = 0; i < m.num_inputs(); ++i)
         if (m.input_name(i) == name) index = i;
       if (index == m.num_inputs())
-        throw CompileError("--input '" + name + "': the program has no such input (inputs: " + describe_inputs(m) + ")");
+        throw CompileError("--input '" + name +
+                           "': the program has no such input (inputs: " + describe_inputs(m) + ")");
       const io::OwnedTensor t = io::read_tensor_file(flag.substr(eq + 1));
       Status s = m.set_input(index, t.spec, t.bytes.data());
       if (!s.ok()) throw CompileError(flag.substr(eq + 1) + ": " + s.message());
@@ -93,15 +95,16 @@ Action add_run(CLI::App& app) {
     for (size_t i = 0; i < m.num_inputs(); ++i) {
       if (given[i]) continue;
       if (!opt->random_inputs)
-        throw CompileError(opt->program + ": input '" + m.input_name(i) + "' (" + dtype_name(m.input_spec(i).dtype) +
-                           m.input_spec(i).shape.str() + ") not given; pass --input " + m.input_name(i) +
-                           "=FILE or --random-inputs");
+        throw CompileError(opt->program + ": input '" + m.input_name(i) + "' (" +
+                           dtype_name(m.input_spec(i).dtype) + m.input_spec(i).shape.str() +
+                           ") not given; pass --input " + m.input_name(i) + "=FILE or --random-inputs");
       const io::OwnedTensor t = random_tensor(m.input_spec(i), rng);
       if (Status s = m.set_input(i, t.spec, t.bytes.data()); !s.ok()) throw CompileError(s.message());
     }
 
     for (int it = 0; it < opt->warmup; ++it)
-      if (Status s = m.execute(); !s.ok()) throw CompileError(opt->program + ": execution failed: " + s.message());
+      if (Status s = m.execute(); !s.ok())
+        throw CompileError(opt->program + ": execution failed: " + s.message());
     std::vector<double> times;
     for (int it = 0; it < opt->iterations; ++it) {
       const auto t0 = std::chrono::steady_clock::now();
@@ -114,10 +117,12 @@ Action add_run(CLI::App& app) {
     if (!opt->output_dir.empty()) std::filesystem::create_directories(opt->output_dir);
     for (size_t i = 0; i < m.num_outputs(); ++i) {
       const Tensor& t = m.output(i);
-      nlohmann::json o = {{"name", m.output_name(i)}, {"dtype", dtype_name(t.dtype())},
+      nlohmann::json o = {{"name", m.output_name(i)},
+                          {"dtype", dtype_name(t.dtype())},
                           {"shape", std::vector<int64_t>(t.shape().begin(), t.shape().end())}};
       if (!opt->output_dir.empty()) {
-        const std::string path = (std::filesystem::path(opt->output_dir) / (file_safe(m.output_name(i)) + ".npy")).string();
+        const std::string path =
+            (std::filesystem::path(opt->output_dir) / (file_safe(m.output_name(i)) + ".npy")).string();
         io::write_npy(path, t.spec, t.data);
         o["file"] = path;
       }
@@ -125,21 +130,24 @@ Action add_run(CLI::App& app) {
     }
     std::vector<double> sorted = times;
     std::sort(sorted.begin(), sorted.end());
-    const double median = sorted.size() % 2 ? sorted[sorted.size() / 2]
-                                            : 0.5 * (sorted[sorted.size() / 2 - 1] + sorted[sorted.size() / 2]);
+    const double median = sorted.size() % 2
+                              ? sorted[sorted.size() / 2]
+                              : 0.5 * (sorted[sorted.size() / 2 - 1] + sorted[sorted.size() / 2]);
     if (opt->json) {
-      nlohmann::json j = {{"program", opt->program},
-                          {"iterations", opt->iterations},
-                          {"latency_ms", {{"median", median}, {"min", sorted.front()}, {"max", sorted.back()}}},
-                          {"arena_bytes", m.arena_bytes()},
-                          {"outputs", outputs}};
+      nlohmann::json j = {
+          {"program", opt->program},
+          {"iterations", opt->iterations},
+          {"latency_ms", {{"median", median}, {"min", sorted.front()}, {"max", sorted.back()}}},
+          {"arena_bytes", m.arena_bytes()},
+          {"outputs", outputs}};
       std::cout << j.dump(2) << "\n";
     } else {
       for (const auto& o : outputs)
-        std::cout << "output " << o["name"].get<std::string>() << ": " << o["dtype"].get<std::string>() << o["shape"].dump()
+        std::cout << "output " << o["name"].get<std::string>() << ": " << o["dtype"].get<std::string>()
+                  << o["shape"].dump()
                   << (o.contains("file") ? " -> " + o["file"].get<std::string>() : std::string()) << "\n";
-      std::cout << "latency: median " << median << " ms, min " << sorted.front() << " ms, max " << sorted.back()
-                << " ms over " << opt->iterations << " iteration(s)\n";
+      std::cout << "latency: median " << median << " ms, min " << sorted.front() << " ms, max "
+                << sorted.back() << " ms over " << opt->iterations << " iteration(s)\n";
     }
     return kExitOk;
   };

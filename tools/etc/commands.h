@@ -2,9 +2,8 @@
 // Subcommands of the etc CLI. Each adds itself to the app and returns the
 // function to run when it is chosen; the function returns the exit code.
 
-#include <functional>
-
 #include <CLI/CLI.hpp>
+#include <functional>
 
 namespace etc::cli {
 

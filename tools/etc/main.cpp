@@ -31,7 +31,9 @@ int main(int argc, char** argv) {
   app.add_flag("-q,--quiet", quiet, "Only errors");
 
   std::vector<std::pair<CLI::App*, etc::cli::Action>> commands;
-  auto remember = [&](etc::cli::Action a) { commands.emplace_back(app.get_subcommands({}).back(), std::move(a)); };
+  auto remember = [&](etc::cli::Action a) {
+    commands.emplace_back(app.get_subcommands({}).back(), std::move(a));
+  };
   remember(etc::cli::add_preprocess(app));
   remember(etc::cli::add_run(app));
   remember(etc::cli::add_info(app));
@@ -43,10 +45,10 @@ int main(int argc, char** argv) {
     return code == 0 ? 0 : etc::cli::kExitUsage;
   }
   spdlog::set_pattern("%^[%l]%$ %v");
-  spdlog::set_level(quiet ? spdlog::level::err
-                          : verbose >= 2 ? spdlog::level::debug
-                          : verbose == 1 ? spdlog::level::info
-                                         : spdlog::level::warn);
+  spdlog::set_level(quiet          ? spdlog::level::err
+                    : verbose >= 2 ? spdlog::level::debug
+                    : verbose == 1 ? spdlog::level::info
+                                   : spdlog::level::warn);
   etc::set_log_sink(spdlog_sink);
   for (auto& [sub, action] : commands) {
     if (!sub->parsed()) continue;

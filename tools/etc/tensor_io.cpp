@@ -36,7 +36,8 @@ const char* npy_descr(DType d) {
 }
 
 DType dtype_from_descr(const std::string& d) {
-  for (DType t : {DType::Float32, DType::Float64, DType::Int64, DType::Int32, DType::Bool, DType::UInt8, DType::Int8}) {
+  for (DType t :
+       {DType::Float32, DType::Float64, DType::Int64, DType::Int32, DType::Bool, DType::UInt8, DType::Int8}) {
     const std::string want = npy_descr(t);
     if (d == want || (want[0] == '|' && d == "<" + want.substr(1)) || (want[0] == '|' && d == want.substr(1)))
       return t;
@@ -53,8 +54,10 @@ std::string header_field(const std::string& header, const std::string& key, cons
   ++p;
   while (p < header.size() && header[p] == ' ') ++p;
   size_t end;
-  if (p < header.size() && header[p] == '(') end = header.find(')', p) + 1;
-  else end = header.find_first_of(",}", p);
+  if (p < header.size() && header[p] == '(')
+    end = header.find(')', p) + 1;
+  else
+    end = header.find_first_of(",}", p);
   if (end == std::string::npos || end == 0) throw CompileError(path + ": malformed .npy header");
   return header.substr(p, end - p);
 }
@@ -129,17 +132,28 @@ OwnedTensor read_tensor_file(const std::string& path) {
 std::vector<uint8_t> encode_npy(const TensorSpec& spec, const void* data) {
   std::string shape = "(";
   for (int i = 0; i < spec.shape.rank(); ++i) shape += std::to_string(spec.shape[i]) + ", ";
-  if (spec.shape.rank() > 1) shape.resize(shape.size() - 1), shape.back() = ')';
-  else if (spec.shape.rank() == 1) shape.resize(shape.size() - 1), shape += ")";
-  else shape += ")";
+  if (spec.shape.rank() > 1)
+    shape.resize(shape.size() - 1), shape.back() = ')';
+  else if (spec.shape.rank() == 1)
+    shape.resize(shape.size() - 1), shape += ")";
+  else
+    shape += ")";
   std::string header = std::string("{'descr': '") + npy_descr(spec.dtype) +
                        "', 'fortran_order': False, 'shape': " + shape + ", }";
   // Pad so the data starts at a multiple of 64, header ends with '\n'.
   const size_t total = (10 + header.size() + 1 + 63) / 64 * 64;
   header.append(total - 10 - header.size() - 1, ' ');
   header += '\n';
-  std::vector<uint8_t> out = {0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0,
-                              static_cast<uint8_t>(header.size() & 0xff), static_cast<uint8_t>(header.size() >> 8)};
+  std::vector<uint8_t> out = {0x93,
+                              'N',
+                              'U',
+                              'M',
+                              'P',
+                              'Y',
+                              1,
+                              0,
+                              static_cast<uint8_t>(header.size() & 0xff),
+                              static_cast<uint8_t>(header.size() >> 8)};
   out.insert(out.end(), header.begin(), header.end());
   const auto* p = static_cast<const uint8_t*>(data);
   out.insert(out.end(), p, p + spec.nbytes());

@@ -37,8 +37,9 @@ void find_unsupported(const onnx::ModelProto& m, const std::string& path, int64_
     } else if (const Lowering* l = find_lowering(n.op_type()); !l) {
       reason = "op type " + n.op_type() + " is not supported";
     } else if (opset < l->min_opset || opset > l->max_opset) {
-      reason = n.op_type() + " at opset " + std::to_string(opset) + " is not supported (supported: " +
-               std::to_string(l->min_opset) + ".." + std::to_string(l->max_opset) + ")";
+      reason = n.op_type() + " at opset " + std::to_string(opset) +
+               " is not supported (supported: " + std::to_string(l->min_opset) + ".." +
+               std::to_string(l->max_opset) + ")";
     }
     if (!reason.empty())
       problems.push_back("  node '" + node_label(n, i) + "' (" + n.op_type() + "): " + reason);
@@ -120,7 +121,8 @@ void lower_nodes(Importer& imp, const onnx::GraphProto& g) {
     find_lowering(n.op_type())->fn(ctx);
     for (int o = 0; o < n.output_size(); ++o)
       if (!n.output(o).empty() && imp.lookup(n.output(o)) == ir::kNoValue)
-        ctx.fail("output " + std::to_string(o) + " ('" + n.output(o) + "') is not supported by this lowering");
+        ctx.fail("output " + std::to_string(o) + " ('" + n.output(o) +
+                 "') is not supported by this lowering");
   }
 }
 
@@ -130,7 +132,8 @@ void bind_outputs(Importer& imp, const onnx::GraphProto& g) {
   std::set<ir::ValueId> seen;
   for (const auto& out : g.output()) {
     ir::ValueId v = imp.lookup(out.name());
-    if (v == ir::kNoValue) throw CompileError(imp.path() + ": graph output '" + out.name() + "' is never produced");
+    if (v == ir::kNoValue)
+      throw CompileError(imp.path() + ": graph output '" + out.name() + "' is never produced");
     const ir::Value& val = graph.value(v);
     const bool is_input = std::find(graph.inputs().begin(), graph.inputs().end(), v) != graph.inputs().end();
     if (val.is_constant() || is_input || seen.count(v)) {

@@ -11,12 +11,12 @@
 //                      constant subgraphs as it goes
 //   6. bind_outputs    graph outputs, then dead-code elimination and verify
 
+#include <onnx/onnx_pb.h>
+
 #include <map>
 #include <optional>
 #include <string>
 #include <unordered_map>
-
-#include <onnx/onnx_pb.h>
 
 #include "compiler/ir/graph.h"
 #include "runtime/core/shape.h"

@@ -1,10 +1,10 @@
 // Step 1–2 of the import: read, parse, inline external data, check, infer shapes.
+#include <onnx/checker.h>
+#include <onnx/shape_inference/implementation.h>
+
 #include <filesystem>
 #include <fstream>
 #include <sstream>
-
-#include <onnx/checker.h>
-#include <onnx/shape_inference/implementation.h>
 
 #include "compiler/common/compile_error.h"
 #include "compiler/import/onnx/importer.h"
@@ -22,9 +22,12 @@ void inline_external(onnx::TensorProto& t, const std::string& model_path) {
   std::string location;
   int64_t offset = 0, length = -1;
   for (const auto& kv : t.external_data()) {
-    if (kv.key() == "location") location = kv.value();
-    else if (kv.key() == "offset") offset = std::stoll(kv.value());
-    else if (kv.key() == "length") length = std::stoll(kv.value());
+    if (kv.key() == "location")
+      location = kv.value();
+    else if (kv.key() == "offset")
+      offset = std::stoll(kv.value());
+    else if (kv.key() == "length")
+      length = std::stoll(kv.value());
   }
   const std::string what = "initializer '" + t.name() + "'";
   if (location.empty()) fail_file(model_path, what + ": external data has no location");
@@ -34,7 +37,8 @@ void inline_external(onnx::TensorProto& t, const std::string& model_path) {
                               "' must be a relative path inside the model's folder");
   const fs::path file = fs::path(model_path).parent_path() / rel;
   std::ifstream in(file, std::ios::binary);
-  if (!in) fail_file(model_path, what + ": external data file '" + file.string() + "' is missing or unreadable");
+  if (!in)
+    fail_file(model_path, what + ": external data file '" + file.string() + "' is missing or unreadable");
   in.seekg(0, std::ios::end);
   const int64_t size = in.tellg();
   if (offset < 0 || offset > size || (length >= 0 && length > size - offset))

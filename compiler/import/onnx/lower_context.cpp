@@ -66,9 +66,7 @@ void LowerContext::fail(const std::string& reason) const {
   throw CompileError(importer_.path() + ": node '" + name + "' (" + node_.op_type() + "): " + reason);
 }
 
-bool LowerContext::has_input(int i) const {
-  return i < node_.input_size() && !node_.input(i).empty();
-}
+bool LowerContext::has_input(int i) const { return i < node_.input_size() && !node_.input(i).empty(); }
 
 ir::ValueId LowerContext::input(int i) const {
   if (!has_input(i)) fail("input " + std::to_string(i) + " is required but missing");
@@ -77,9 +75,7 @@ ir::ValueId LowerContext::input(int i) const {
   return v;
 }
 
-const TensorSpec& LowerContext::spec(ir::ValueId v) const {
-  return importer_.program().graph.value(v).spec;
-}
+const TensorSpec& LowerContext::spec(ir::ValueId v) const { return importer_.program().graph.value(v).spec; }
 
 bool LowerContext::is_constant(ir::ValueId v) const {
   return importer_.program().graph.value(v).is_constant();
@@ -87,13 +83,15 @@ bool LowerContext::is_constant(ir::ValueId v) const {
 
 std::vector<int64_t> LowerContext::constant_ints(int i, const char* what) const {
   const ir::Value& v = importer_.program().graph.value(input(i));
-  if (!v.is_constant()) fail(std::string(what) + " (input " + std::to_string(i) + ") must be a compile-time constant");
+  if (!v.is_constant())
+    fail(std::string(what) + " (input " + std::to_string(i) + ") must be a compile-time constant");
   return convert_constant<int64_t>(v);
 }
 
 std::vector<float> LowerContext::constant_floats(int i, const char* what) const {
   const ir::Value& v = importer_.program().graph.value(input(i));
-  if (!v.is_constant()) fail(std::string(what) + " (input " + std::to_string(i) + ") must be a compile-time constant");
+  if (!v.is_constant())
+    fail(std::string(what) + " (input " + std::to_string(i) + ") must be a compile-time constant");
   return convert_constant<float>(v);
 }
 
@@ -142,7 +140,8 @@ const onnx::TensorProto* LowerContext::attr_tensor(const std::string& name) cons
 
 int64_t LowerContext::normalize_axis(int64_t axis, int64_t rank, const char* what) const {
   if (axis < -rank || axis >= rank)
-    fail(std::string(what) + " " + std::to_string(axis) + " is out of range for rank " + std::to_string(rank));
+    fail(std::string(what) + " " + std::to_string(axis) + " is out of range for rank " +
+         std::to_string(rank));
   return axis < 0 ? axis + rank : axis;
 }
 
@@ -210,11 +209,27 @@ ir::ValueId LowerContext::constant_floats(const std::vector<float>& values, Shap
 ir::ValueId LowerContext::scalar(DType dtype, double value) {
   uint8_t buf[8] = {};
   switch (dtype) {
-    case DType::Float32: { float v = static_cast<float>(value); std::memcpy(buf, &v, 4); break; }
+    case DType::Float32: {
+      float v = static_cast<float>(value);
+      std::memcpy(buf, &v, 4);
+      break;
+    }
     case DType::Float64: std::memcpy(buf, &value, 8); break;
-    case DType::Int64: { int64_t v = static_cast<int64_t>(value); std::memcpy(buf, &v, 8); break; }
-    case DType::Int32: { int32_t v = static_cast<int32_t>(value); std::memcpy(buf, &v, 4); break; }
-    case DType::Int8: { int8_t v = static_cast<int8_t>(value); std::memcpy(buf, &v, 1); break; }
+    case DType::Int64: {
+      int64_t v = static_cast<int64_t>(value);
+      std::memcpy(buf, &v, 8);
+      break;
+    }
+    case DType::Int32: {
+      int32_t v = static_cast<int32_t>(value);
+      std::memcpy(buf, &v, 4);
+      break;
+    }
+    case DType::Int8: {
+      int8_t v = static_cast<int8_t>(value);
+      std::memcpy(buf, &v, 1);
+      break;
+    }
     default: buf[0] = static_cast<uint8_t>(value); break;
   }
   return constant(TensorSpec{dtype, Shape{}}, buf);

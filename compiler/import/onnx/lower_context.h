@@ -8,13 +8,13 @@
 // (Shape → Gather → Concat → Reshape) disappear during import.
 // fail() throws a CompileError naming the model, the node and the reason.
 
+#include <onnx/onnx_pb.h>
+
 #include <cstdint>
 #include <functional>
 #include <optional>
 #include <string>
 #include <vector>
-
-#include <onnx/onnx_pb.h>
 
 #include "compiler/ir/graph.h"
 

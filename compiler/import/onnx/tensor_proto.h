@@ -1,10 +1,10 @@
 #pragma once
 // ONNX TensorProto ⇄ etc tensors.
 
+#include <onnx/onnx_pb.h>
+
 #include <string>
 #include <vector>
-
-#include <onnx/onnx_pb.h>
 
 #include "runtime/core/result.h"
 #include "runtime/core/tensor.h"

@@ -10,8 +10,8 @@ namespace etc {
 namespace {
 
 bool is_comparison(EdgeOp op) {
-  return op == EdgeOp::Equal || op == EdgeOp::Less || op == EdgeOp::Greater ||
-         op == EdgeOp::LessOrEqual || op == EdgeOp::GreaterOrEqual;
+  return op == EdgeOp::Equal || op == EdgeOp::Less || op == EdgeOp::Greater || op == EdgeOp::LessOrEqual ||
+         op == EdgeOp::GreaterOrEqual;
 }
 bool is_logical(EdgeOp op) { return op == EdgeOp::And || op == EdgeOp::Or || op == EdgeOp::Xor; }
 
@@ -58,9 +58,8 @@ class BinaryKernel final : public Kernel {
     const T* pa = a.data_as<const T>();
     const T* pb = b.data_as<const T>();
     R* po = out.data_as<R>();
-    for_each_broadcast<2>(plan_, [&](int64_t i, const std::array<int64_t, 2>& idx) {
-      po[i] = f(pa[idx[0]], pb[idx[1]]);
-    });
+    for_each_broadcast<2>(
+        plan_, [&](int64_t i, const std::array<int64_t, 2>& idx) { po[i] = f(pa[idx[0]], pb[idx[1]]); });
   }
 
   template <typename T>
@@ -71,20 +70,24 @@ class BinaryKernel final : public Kernel {
       case EdgeOp::Mul: apply<T, T>(a, b, out, [](T x, T y) { return static_cast<T>(x * y); }); break;
       case EdgeOp::Div:
         apply<T, T>(a, b, out, [](T x, T y) {
-          if constexpr (std::is_integral_v<T>) return y == 0 ? T(0) : static_cast<T>(x / y);
-          else return x / y;
+          if constexpr (std::is_integral_v<T>)
+            return y == 0 ? T(0) : static_cast<T>(x / y);
+          else
+            return x / y;
         });
         break;
       case EdgeOp::Pow: apply<T, T>(a, b, out, [](T x, T y) { return pow_op(x, y); }); break;
       case EdgeOp::Min:
         apply<T, T>(a, b, out, [](T x, T y) {
-          if constexpr (std::is_floating_point_v<T>) if (std::isnan(x) || std::isnan(y)) return x + y;
+          if constexpr (std::is_floating_point_v<T>)
+            if (std::isnan(x) || std::isnan(y)) return x + y;
           return y < x ? y : x;
         });
         break;
       case EdgeOp::Max:
         apply<T, T>(a, b, out, [](T x, T y) {
-          if constexpr (std::is_floating_point_v<T>) if (std::isnan(x) || std::isnan(y)) return x + y;
+          if constexpr (std::is_floating_point_v<T>)
+            if (std::isnan(x) || std::isnan(y)) return x + y;
           return y > x ? y : x;
         });
         break;
@@ -93,7 +96,9 @@ class BinaryKernel final : public Kernel {
         apply<T, T>(a, b, out, [f](T x, T y) { return mod_op(x, y, f); });
         break;
       }
-      case EdgeOp::PRelu: apply<T, T>(a, b, out, [](T x, T s) { return x < 0 ? static_cast<T>(x * s) : x; }); break;
+      case EdgeOp::PRelu:
+        apply<T, T>(a, b, out, [](T x, T s) { return x < 0 ? static_cast<T>(x * s) : x; });
+        break;
       case EdgeOp::Equal: apply<T, bool>(a, b, out, [](T x, T y) { return x == y; }); break;
       case EdgeOp::Less: apply<T, bool>(a, b, out, [](T x, T y) { return x < y; }); break;
       case EdgeOp::Greater: apply<T, bool>(a, b, out, [](T x, T y) { return x > y; }); break;
@@ -176,8 +181,8 @@ Status infer_binary(const AttrList&, Span<const TensorSpec> in, Span<TensorSpec>
       ETC_CHECK_OR_FAIL(a.dtype != DType::Bool && b.dtype != DType::Bool, Error::InvalidType,
                         "pow does not take bool");
     } else {
-      ETC_CHECK_OR_FAIL(a.dtype == b.dtype, Error::InvalidType, "input dtypes differ (",
-                        dtype_name(a.dtype), " vs ", dtype_name(b.dtype), ")");
+      ETC_CHECK_OR_FAIL(a.dtype == b.dtype, Error::InvalidType, "input dtypes differ (", dtype_name(a.dtype),
+                        " vs ", dtype_name(b.dtype), ")");
     }
     if (is_logical(kOp)) {
       ETC_CHECK_OR_FAIL(a.dtype == DType::Bool, Error::InvalidType, "expects bool inputs, got ",

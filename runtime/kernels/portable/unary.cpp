@@ -70,8 +70,7 @@ class UnaryKernel final : public Kernel {
         map<T>(in, out, [lo, hi](T v) { return v < lo ? lo : (v > hi ? hi : v); });
         break;
       }
-      default:
-        return fail(Error::InvalidType, edge_op_name(op_), " does not take ", dtype_name(dtype_));
+      default: return fail(Error::InvalidType, edge_op_name(op_), " does not take ", dtype_name(dtype_));
     }
     return Status::Ok();
   }
@@ -144,8 +143,8 @@ Status infer_unary(EdgeOp op, Span<const TensorSpec> in, Span<TensorSpec> out) {
   if (op == EdgeOp::Not) {
     ETC_CHECK_OR_FAIL(t == DType::Bool, Error::InvalidType, "expects bool, got ", dtype_name(t));
   } else if (t != DType::Float32 && t != DType::Float64) {
-    ETC_CHECK_OR_FAIL(takes_integers(op) && t != DType::Bool, Error::InvalidType,
-                      "does not take ", dtype_name(t));
+    ETC_CHECK_OR_FAIL(takes_integers(op) && t != DType::Bool, Error::InvalidType, "does not take ",
+                      dtype_name(t));
   }
   out[0] = in[0];
   return Status::Ok();
@@ -161,8 +160,14 @@ Result<std::unique_ptr<Kernel>> create_op(const AttrList& attrs, Span<const Tens
                                           Span<const TensorSpec>) {
   UnaryParams p;
   switch (kOp) {
-    case EdgeOp::LeakyRelu: { ETC_ASSIGN_OR_RETURN(p.alpha, attrs.get_float("alpha", 0.01f)); break; }
-    case EdgeOp::Elu: { ETC_ASSIGN_OR_RETURN(p.alpha, attrs.get_float("alpha", 1.0f)); break; }
+    case EdgeOp::LeakyRelu: {
+      ETC_ASSIGN_OR_RETURN(p.alpha, attrs.get_float("alpha", 0.01f));
+      break;
+    }
+    case EdgeOp::Elu: {
+      ETC_ASSIGN_OR_RETURN(p.alpha, attrs.get_float("alpha", 1.0f));
+      break;
+    }
     case EdgeOp::Selu: {
       ETC_ASSIGN_OR_RETURN(p.alpha, attrs.get_float("alpha", 1.67326319217681884765625f));
       ETC_ASSIGN_OR_RETURN(p.gamma, attrs.get_float("gamma", 1.05070102214813232421875f));
@@ -222,8 +227,8 @@ class CastKernel final : public Kernel {
 Status infer_cast(const AttrList& attrs, Span<const TensorSpec> in, Span<TensorSpec> out) {
   ETC_ASSIGN_OR_RETURN(int64_t to, attrs.get_int("to"));
   const DType t = static_cast<DType>(to);
-  ETC_CHECK_OR_FAIL(to > 0 && to < 256 && dtype_valid(t), Error::InvalidProgram,
-                    "invalid target dtype ", std::to_string(to));
+  ETC_CHECK_OR_FAIL(to > 0 && to < 256 && dtype_valid(t), Error::InvalidProgram, "invalid target dtype ",
+                    std::to_string(to));
   out[0] = TensorSpec{t, in[0].shape};
   return Status::Ok();
 }
@@ -242,16 +247,19 @@ constexpr OpDef unary_def() {
 
 const OpDef* unary_op_def(EdgeOp op) {
   static const OpDef kDefs[] = {
-      unary_def<EdgeOp::Neg>(),       unary_def<EdgeOp::Abs>(),        unary_def<EdgeOp::Sqrt>(),
-      unary_def<EdgeOp::Exp>(),       unary_def<EdgeOp::Log>(),        unary_def<EdgeOp::Reciprocal>(),
-      unary_def<EdgeOp::Floor>(),     unary_def<EdgeOp::Ceil>(),       unary_def<EdgeOp::Round>(),
-      unary_def<EdgeOp::Sign>(),      unary_def<EdgeOp::Relu>(),       unary_def<EdgeOp::Sigmoid>(),
-      unary_def<EdgeOp::Tanh>(),      unary_def<EdgeOp::Erf>(),        unary_def<EdgeOp::Softplus>(),
-      unary_def<EdgeOp::Softsign>(),  unary_def<EdgeOp::Sin>(),        unary_def<EdgeOp::Cos>(),
-      unary_def<EdgeOp::Not>(),       unary_def<EdgeOp::LeakyRelu>(),  unary_def<EdgeOp::Elu>(),
-      unary_def<EdgeOp::Selu>(),      unary_def<EdgeOp::HardSigmoid>(), unary_def<EdgeOp::HardSwish>(),
-      unary_def<EdgeOp::Clip>(),
-      OpDef{EdgeOp::Cast, 1, 1, 1, 1, infer_cast, create_cast},
+      unary_def<EdgeOp::Neg>(),         unary_def<EdgeOp::Abs>(),
+      unary_def<EdgeOp::Sqrt>(),        unary_def<EdgeOp::Exp>(),
+      unary_def<EdgeOp::Log>(),         unary_def<EdgeOp::Reciprocal>(),
+      unary_def<EdgeOp::Floor>(),       unary_def<EdgeOp::Ceil>(),
+      unary_def<EdgeOp::Round>(),       unary_def<EdgeOp::Sign>(),
+      unary_def<EdgeOp::Relu>(),        unary_def<EdgeOp::Sigmoid>(),
+      unary_def<EdgeOp::Tanh>(),        unary_def<EdgeOp::Erf>(),
+      unary_def<EdgeOp::Softplus>(),    unary_def<EdgeOp::Softsign>(),
+      unary_def<EdgeOp::Sin>(),         unary_def<EdgeOp::Cos>(),
+      unary_def<EdgeOp::Not>(),         unary_def<EdgeOp::LeakyRelu>(),
+      unary_def<EdgeOp::Elu>(),         unary_def<EdgeOp::Selu>(),
+      unary_def<EdgeOp::HardSigmoid>(), unary_def<EdgeOp::HardSwish>(),
+      unary_def<EdgeOp::Clip>(),        OpDef{EdgeOp::Cast, 1, 1, 1, 1, infer_cast, create_cast},
   };
   for (const OpDef& d : kDefs)
     if (d.op == op) return &d;

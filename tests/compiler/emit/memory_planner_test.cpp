@@ -24,7 +24,8 @@ TEST_CASE("buffers with disjoint lifetimes share memory", "[memory_planner]") {
 }
 
 TEST_CASE("buffers alive at the same step never overlap", "[memory_planner]") {
-  std::vector<BufferRequest> reqs = {{100, -1, 5}, {3000, 0, 2}, {64, 1, 4}, {700, 2, 3}, {50, 3, 5}, {4096, 4, 5}};
+  std::vector<BufferRequest> reqs = {{100, -1, 5}, {3000, 0, 2}, {64, 1, 4},
+                                     {700, 2, 3},  {50, 3, 5},   {4096, 4, 5}};
   const auto plan = plan_memory(reqs);
   for (size_t i = 0; i < reqs.size(); ++i)
     for (size_t j = i + 1; j < reqs.size(); ++j) {

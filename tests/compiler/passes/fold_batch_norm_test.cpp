@@ -28,13 +28,16 @@ ir::ExportedProgram conv_bn(bool with_bias, bool conv_output_also_returned) {
   std::vector<ir::ValueId> conv_inputs = {x, w};
   if (with_bias) conv_inputs.push_back(b.constant_f32("b", {4}, random_floats(4, rng)));
   auto conv = b.op(EdgeOp::Conv, conv_inputs,
-                   {{"strides", std::vector<int64_t>{1, 1}}, {"pads", std::vector<int64_t>{1, 1, 1, 1}},
-                    {"dilations", std::vector<int64_t>{1, 1}}, {"group", int64_t{1}}});
-  auto y = b.op(EdgeOp::BatchNorm,
-                {conv, b.constant_f32("gamma", {4}, random_floats(4, rng, 0.5f, 1.5f)),
-                 b.constant_f32("beta", {4}, random_floats(4, rng)), b.constant_f32("mean", {4}, random_floats(4, rng)),
-                 b.constant_f32("var", {4}, random_floats(4, rng, 0.2f, 2.0f))},
-                {{"epsilon", 1e-5f}});
+                   {{"strides", std::vector<int64_t>{1, 1}},
+                    {"pads", std::vector<int64_t>{1, 1, 1, 1}},
+                    {"dilations", std::vector<int64_t>{1, 1}},
+                    {"group", int64_t{1}}});
+  auto y = b.op(
+      EdgeOp::BatchNorm,
+      {conv, b.constant_f32("gamma", {4}, random_floats(4, rng, 0.5f, 1.5f)),
+       b.constant_f32("beta", {4}, random_floats(4, rng)), b.constant_f32("mean", {4}, random_floats(4, rng)),
+       b.constant_f32("var", {4}, random_floats(4, rng, 0.2f, 2.0f))},
+      {{"epsilon", 1e-5f}});
   b.output(y, "y");
   if (conv_output_also_returned) b.output(conv, "conv_out");
   return b.build();

@@ -18,27 +18,34 @@ void register_activation_lowerings() {
   register_lowering("Softplus", plain(EdgeOp::Softplus));
   register_lowering("Softsign", plain(EdgeOp::Softsign));
   register_lowering("HardSwish", plain(EdgeOp::HardSwish));
-  register_lowering("LeakyRelu", {[](LowerContext& c) {
-                                    c.set_output(0, c.emit1(EdgeOp::LeakyRelu, {c.input(0)},
-                                                            {{"alpha", c.attr_float("alpha", 0.01f)}}));
-                                  }, 1});
-  register_lowering("Elu", {[](LowerContext& c) {
-                              c.set_output(0, c.emit1(EdgeOp::Elu, {c.input(0)},
-                                                      {{"alpha", c.attr_float("alpha", 1.0f)}}));
-                            }, 1});
-  register_lowering("Selu", {[](LowerContext& c) {
-                               c.set_output(0, c.emit1(EdgeOp::Selu, {c.input(0)},
-                                   {{"alpha", c.attr_float("alpha", 1.67326319217681884765625f)},
-                                    {"gamma", c.attr_float("gamma", 1.05070102214813232421875f)}}));
-                             }, 1});
+  register_lowering(
+      "LeakyRelu",
+      {[](LowerContext& c) {
+         c.set_output(0, c.emit1(EdgeOp::LeakyRelu, {c.input(0)}, {{"alpha", c.attr_float("alpha", 0.01f)}}));
+       },
+       1});
+  register_lowering(
+      "Elu", {[](LowerContext& c) {
+                c.set_output(0, c.emit1(EdgeOp::Elu, {c.input(0)}, {{"alpha", c.attr_float("alpha", 1.0f)}}));
+              },
+              1});
+  register_lowering(
+      "Selu", {[](LowerContext& c) {
+                 c.set_output(0, c.emit1(EdgeOp::Selu, {c.input(0)},
+                                         {{"alpha", c.attr_float("alpha", 1.67326319217681884765625f)},
+                                          {"gamma", c.attr_float("gamma", 1.05070102214813232421875f)}}));
+               },
+               1});
   register_lowering("HardSigmoid", {[](LowerContext& c) {
                                       c.set_output(0, c.emit1(EdgeOp::HardSigmoid, {c.input(0)},
-                                          {{"alpha", c.attr_float("alpha", 0.2f)},
-                                           {"beta", c.attr_float("beta", 0.5f)}}));
-                                    }, 1});
+                                                              {{"alpha", c.attr_float("alpha", 0.2f)},
+                                                               {"beta", c.attr_float("beta", 0.5f)}}));
+                                    },
+                                    1});
   register_lowering("PRelu", {[](LowerContext& c) {
                                 c.set_output(0, c.emit1(EdgeOp::PRelu, {c.input(0), c.input(1)}));
-                              }, 7});
+                              },
+                              7});
 }
 
 }  // namespace etc::onnx_import

@@ -48,8 +48,10 @@ Lowering variadic(EdgeOp op, bool mean) {
             for (int i = 1; i < c.num_inputs(); ++i) acc = c.emit1(op, {acc, c.input(i)});
             if (mean && c.num_inputs() > 1)
               acc = c.emit1(EdgeOp::Div, {acc, c.scalar(c.spec(acc).dtype, c.num_inputs())});
-            if (c.num_inputs() == 1) acc = c.emit1(EdgeOp::Reshape, {acc},
-                {{"shape", std::vector<int64_t>(c.spec(acc).shape.begin(), c.spec(acc).shape.end())}});
+            if (c.num_inputs() == 1)
+              acc = c.emit1(
+                  EdgeOp::Reshape, {acc},
+                  {{"shape", std::vector<int64_t>(c.spec(acc).shape.begin(), c.spec(acc).shape.end())}});
             c.set_output(0, acc);
           },
           1};
@@ -63,31 +65,36 @@ void lower_clip(LowerContext& c) {
   if (c.opset() < 11) {
     lo = c.attr_float("min", -std::numeric_limits<float>::max());
     hi = c.attr_float("max", std::numeric_limits<float>::max());
-    c.set_output(0, c.emit1(EdgeOp::Clip, {x}, {{"min", static_cast<float>(lo)}, {"max", static_cast<float>(hi)}}));
+    c.set_output(
+        0, c.emit1(EdgeOp::Clip, {x}, {{"min", static_cast<float>(lo)}, {"max", static_cast<float>(hi)}}));
     return;
   }
   // Opset 11+: min and max are optional inputs; non-constant bounds lower to max/min.
   ir::ValueId y = x;
   ir::ValueId min_v = c.has_input(1) ? c.input(1) : ir::kNoValue;
   ir::ValueId max_v = c.has_input(2) ? c.input(2) : ir::kNoValue;
-  const bool const_bounds = (min_v == ir::kNoValue || c.is_constant(min_v)) &&
-                            (max_v == ir::kNoValue || c.is_constant(max_v));
+  const bool const_bounds =
+      (min_v == ir::kNoValue || c.is_constant(min_v)) && (max_v == ir::kNoValue || c.is_constant(max_v));
   if (const_bounds) {
     if (min_v != ir::kNoValue) lo = c.constant_floats(1, "min")[0];
     if (max_v != ir::kNoValue) hi = c.constant_floats(2, "max")[0];
-    c.set_output(0, c.emit1(EdgeOp::Clip, {x}, {{"min", static_cast<float>(lo)}, {"max", static_cast<float>(hi)}}));
+    c.set_output(
+        0, c.emit1(EdgeOp::Clip, {x}, {{"min", static_cast<float>(lo)}, {"max", static_cast<float>(hi)}}));
     return;
   }
   if (min_v != ir::kNoValue) y = c.emit1(EdgeOp::Max, {y, min_v});
   if (max_v != ir::kNoValue) y = c.emit1(EdgeOp::Min, {y, max_v});
-  if (y == x) y = c.emit1(EdgeOp::Reshape, {x}, {{"shape", std::vector<int64_t>(c.spec(x).shape.begin(), c.spec(x).shape.end())}});
+  if (y == x)
+    y = c.emit1(EdgeOp::Reshape, {x},
+                {{"shape", std::vector<int64_t>(c.spec(x).shape.begin(), c.spec(x).shape.end())}});
   c.set_output(0, y);
 }
 
 void lower_cast(LowerContext& c) {
   const int64_t to = c.attr_int("to");
   const DType dtype = dtype_from_onnx(static_cast<int32_t>(to));
-  if (dtype == DType::Invalid) c.fail("cast to " + onnx_type_name(static_cast<int32_t>(to)) + " is not supported");
+  if (dtype == DType::Invalid)
+    c.fail("cast to " + onnx_type_name(static_cast<int32_t>(to)) + " is not supported");
   c.set_output(0, c.emit1(EdgeOp::Cast, {c.input(0)}, {{"to", static_cast<int64_t>(dtype)}}));
 }
 
@@ -122,7 +129,8 @@ void register_elementwise_lowerings() {
   register_lowering("Mean", variadic(EdgeOp::Add, true));
   register_lowering("Where", {[](LowerContext& c) {
                                 c.set_output(0, c.emit1(EdgeOp::Where, {c.input(0), c.input(1), c.input(2)}));
-                              }, 9});
+                              },
+                              9});
   register_lowering("Not", unary(EdgeOp::Not));
   register_lowering("Neg", unary(EdgeOp::Neg));
   register_lowering("Abs", unary(EdgeOp::Abs));
