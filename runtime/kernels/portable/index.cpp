@@ -56,14 +56,22 @@ struct TopKBefore {
   }
 };
 
+// k is an attribute; when the model computes it, it is also an int64 input
+// that each run checks against that static k (the declared output dim).
 class TopKKernel final : public Kernel {
  public:
-  TopKKernel(DType dtype, AxisShape s, int64_t k, bool largest)
-      : dtype_(dtype), s_(s), k_(k), largest_(largest) {}
+  TopKKernel(DType dtype, AxisShape s, int64_t k, bool largest, const Shape& out)
+      : dtype_(dtype), s_(s), k_(k), largest_(largest), out_(out) {}
 
   size_t scratch_bytes() const override { return static_cast<size_t>(s_.n) * sizeof(int64_t); }
 
   Status run(const KernelArgs& args) override {
+    if (args.inputs.size() > 1 && args.inputs[1]->present()) {
+      const int64_t k = args.inputs[1]->data_as<const int64_t>()[0];
+      ETC_CHECK_OR_FAIL(k == k_, Error::InvalidArgument, "top_k: k = ", std::to_string(k),
+                        ", but the program was compiled for k = ", std::to_string(k_),
+                        " (declared output shape ", out_.str(), ")");
+    }
     return dispatch_arith(dtype_, [&]<typename T>() {
       if (largest_)
         run_typed<T, true>(args);
@@ -99,6 +107,7 @@ class TopKKernel final : public Kernel {
   AxisShape s_;
   int64_t k_;
   bool largest_;
+  Shape out_;
 };
 
 Status infer_top_k(const AttrList& attrs, Span<const TensorSpec> in, Span<TensorSpec> out) {
@@ -107,6 +116,10 @@ Status infer_top_k(const AttrList& attrs, Span<const TensorSpec> in, Span<Tensor
   ETC_ASSIGN_OR_RETURN(int64_t axis, attrs.get_int("axis"));
   ETC_ASSIGN_OR_RETURN(int64_t k, attrs.get_int("k"));
   ETC_TRY(check_axis(axis, in[0].shape));
+  if (in.size() > 1 && in[1].dtype != DType::Invalid)
+    ETC_CHECK_OR_FAIL(in[1].dtype == DType::Int64 && in[1].shape.numel() == 1 && in[1].shape.rank() <= 1,
+                      Error::InvalidType, "k input must be one int64, got ", dtype_name(in[1].dtype), " ",
+                      in[1].shape.str());
   const int64_t n = in[0].shape[static_cast<int>(axis)];
   ETC_CHECK_OR_FAIL(k >= 0 && k <= n, Error::InvalidShape, "k=", std::to_string(k), " is outside [0, ",
                     std::to_string(n), "]");
@@ -118,12 +131,12 @@ Status infer_top_k(const AttrList& attrs, Span<const TensorSpec> in, Span<Tensor
 }
 
 Result<std::unique_ptr<Kernel>> create_top_k(const AttrList& attrs, Span<const TensorSpec> in,
-                                             Span<const TensorSpec>) {
+                                             Span<const TensorSpec> out) {
   ETC_ASSIGN_OR_RETURN(int64_t axis, attrs.get_int("axis"));
   ETC_ASSIGN_OR_RETURN(int64_t k, attrs.get_int("k"));
   ETC_ASSIGN_OR_RETURN(int64_t largest, attrs.get_int("largest", 1));
   return std::unique_ptr<Kernel>(
-      std::make_unique<TopKKernel>(in[0].dtype, split_at(in[0].shape, axis), k, largest != 0));
+      std::make_unique<TopKKernel>(in[0].dtype, split_at(in[0].shape, axis), k, largest != 0, out[0].shape));
 }
 
 // ---- cum_sum ----
@@ -266,7 +279,7 @@ Result<std::unique_ptr<Kernel>> create_trilu(const AttrList& attrs, Span<const T
 
 const OpDef* index_op_def(EdgeOp op) {
   static const OpDef kDefs[] = {
-      OpDef{EdgeOp::TopK, 1, 1, 2, 2, infer_top_k, create_top_k},
+      OpDef{EdgeOp::TopK, 1, 2, 2, 2, infer_top_k, create_top_k},
       OpDef{EdgeOp::CumSum, 1, 2, 1, 1, infer_cum_sum, create_cum_sum},
       OpDef{EdgeOp::Trilu, 1, 2, 1, 1, infer_trilu, create_trilu},
       OpDef{EdgeOp::Einsum, 1, kMaxEinsumOperands, 1, 1, infer_einsum, create_einsum},

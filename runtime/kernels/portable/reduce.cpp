@@ -1,4 +1,7 @@
-// Reductions over a set of axes (reduce_*) and arg_max / arg_min over one axis.
+// Reductions over a set of axes (reduce_*). The axes are an attribute, or an
+// int64 input read at run time: the output shape is then the "shape"
+// attribute, and each run checks the axes give it. arg_max / arg_min, the
+// rest of the family, live in reduce_arg.cpp.
 #include <array>
 #include <cmath>
 #include <limits>
@@ -8,6 +11,7 @@
 
 #include "runtime/kernels/kernel.h"
 #include "runtime/kernels/portable/dispatch.h"
+#include "runtime/kernels/portable/reduce_arg.h"
 
 namespace etc {
 namespace {
@@ -27,9 +31,27 @@ struct ReducePlan {
   int64_t count = 1;  // input elements folded into each output element
 };
 
-ReducePlan make_reduce_plan(const Shape& in, const std::vector<int64_t>& axes) {
-  std::array<bool, kMaxRank> reduced_dim{};
-  for (int64_t a : axes) reduced_dim[a] = true;
+using AxisMask = std::array<bool, kMaxRank>;
+
+AxisMask axis_mask(const std::vector<int64_t>& axes) {
+  AxisMask m{};
+  for (int64_t a : axes) m[static_cast<size_t>(a)] = true;
+  return m;
+}
+
+// The output shape of reducing `reduced` dims of `in`.
+Shape reduced_shape(const Shape& in, const AxisMask& reduced, bool keepdims) {
+  Shape o;
+  for (int d = 0; d < in.rank(); ++d) {
+    if (!reduced[static_cast<size_t>(d)])
+      o.push_back(in[d]);
+    else if (keepdims)
+      o.push_back(1);
+  }
+  return o;
+}
+
+ReducePlan make_reduce_plan(const Shape& in, const AxisMask& reduced_dim) {
   std::array<bool, kMaxRank> reduced_run{};
   ReducePlan p;
   p.rank = 0;
@@ -95,11 +117,51 @@ T min_fold(T acc, T v) {
   return (acc != acc || v >= acc) ? acc : v;  // NOLINT(misc-redundant-expression)
 }
 
+// Run-time axes: the input shape, the static output shape they must give,
+// and how an empty axes list reads.
+struct RuntimeAxes {
+  Shape in;
+  Shape out;
+  bool keepdims = true;
+  bool noop_with_empty_axes = false;
+};
+
+// Axes read from an int64 tensor (negative ones count from the back), checked
+// against the static output shape, as a plan. Does not allocate unless it fails.
+Result<ReducePlan> runtime_plan(EdgeOp op, const RuntimeAxes& r, const Tensor& axes) {
+  const int rank = r.in.rank();
+  const int64_t* v = axes.data_as<const int64_t>();
+  AxisMask reduced{};
+  if (axes.numel() == 0 && !r.noop_with_empty_axes) reduced.fill(true);
+  for (int64_t i = 0; i < axes.numel(); ++i) {
+    const int64_t a = v[i] < 0 ? v[i] + rank : v[i];
+    ETC_CHECK_OR_FAIL(a >= 0 && a < rank, Error::InvalidArgument, edge_op_name(op), ": axes entry ",
+                      std::to_string(v[i]), " is out of range for rank ", std::to_string(rank));
+    ETC_CHECK_OR_FAIL(!reduced[static_cast<size_t>(a)], Error::InvalidArgument, edge_op_name(op),
+                      ": axes repeats axis ", std::to_string(a));
+    reduced[static_cast<size_t>(a)] = true;
+  }
+  const Shape got = reduced_shape(r.in, reduced, r.keepdims);
+  if (!(got == r.out)) {
+    std::string list;
+    for (int64_t i = 0; i < axes.numel(); ++i) list += (i ? ", " : "") + std::to_string(v[i]);
+    return fail(Error::InvalidArgument, edge_op_name(op), ": axes [", list, "] give output shape ", got.str(),
+                " on input ", r.in.str(), ", but the program was compiled for the declared output shape ",
+                r.out.str());
+  }
+  return make_reduce_plan(r.in, reduced);
+}
+
 class ReduceKernel final : public Kernel {
  public:
   ReduceKernel(EdgeOp op, DType dtype, ReducePlan plan) : op_(op), dtype_(dtype), plan_(plan) {}
+  ReduceKernel(EdgeOp op, DType dtype, const RuntimeAxes& axes)
+      : op_(op), dtype_(dtype), runtime_axes_(true), axes_(axes) {}
 
   Status run(const KernelArgs& args) override {
+    if (runtime_axes_) {
+      ETC_ASSIGN_OR_RETURN(plan_, runtime_plan(op_, axes_, *args.inputs[1]));
+    }
     return dispatch_arith(dtype_, [&]<typename T>() {
       run_typed<T>(args.inputs[0]->data_as<const T>(), args.outputs[0]->data_as<T>());
       return Status::Ok();
@@ -157,14 +219,10 @@ class ReduceKernel final : public Kernel {
 
   EdgeOp op_;
   DType dtype_;
-  ReducePlan plan_;
+  ReducePlan plan_;  // rebuilt on each run when the axes are an input
+  bool runtime_axes_ = false;
+  RuntimeAxes axes_;
 };
-
-Status check_arith(DType t) {
-  ETC_CHECK_OR_FAIL(t != DType::Bool && t != DType::Invalid, Error::InvalidType, "does not take ",
-                    dtype_name(t));
-  return Status::Ok();
-}
 
 // Reads and validates "axes": sorted, unique, in range. Empty axes reduce
 // nothing (each element is reduced alone, so reduce_sum is a copy).
@@ -179,150 +237,77 @@ Result<std::vector<int64_t>> reduce_axes(const AttrList& attrs, int rank) {
   return axes;
 }
 
-Status infer_reduce(const AttrList& attrs, Span<const TensorSpec> in, Span<TensorSpec> out) {
-  ETC_TRY(check_arith(in[0].dtype));
-  const Shape& s = in[0].shape;
-  ETC_ASSIGN_OR_RETURN(std::vector<int64_t> axes, reduce_axes(attrs, s.rank()));
-  ETC_ASSIGN_OR_RETURN(int64_t keepdims, attrs.get_int("keepdims", 1));
-  std::array<bool, kMaxRank> reduced{};
-  for (int64_t a : axes) reduced[a] = true;
+// With an axes input the output shape is the "shape" attribute; it must be
+// one that some axes could give.
+Result<Shape> runtime_axes_shape(const AttrList& attrs, const TensorSpec& x, const TensorSpec& axes,
+                                 bool keepdims) {
+  ETC_CHECK_OR_FAIL(axes.dtype == DType::Int64 && axes.shape.rank() == 1, Error::InvalidType,
+                    "axes input must be 1-D int64, got ", dtype_name(axes.dtype), " ", axes.shape.str());
+  ETC_ASSIGN_OR_RETURN(std::vector<int64_t> dims, attrs.get_ints("shape"));
+  ETC_CHECK_OR_FAIL(dims.size() <= static_cast<size_t>(x.shape.rank()), Error::InvalidProgram, "shape ",
+                    "has more dims than the input ", x.shape.str());
   Shape o;
-  for (int d = 0; d < s.rank(); ++d) {
-    if (!reduced[d])
-      o.push_back(s[d]);
-    else if (keepdims != 0)
-      o.push_back(1);
+  for (int64_t d : dims) o.push_back(d);
+  if (keepdims) {
+    bool ok = o.rank() == x.shape.rank();
+    for (int d = 0; ok && d < o.rank(); ++d) ok = o[d] == x.shape[d] || o[d] == 1;
+    ETC_CHECK_OR_FAIL(ok, Error::InvalidProgram, "shape ", o.str(), " cannot come from reducing ",
+                      x.shape.str(), " with keepdims");
   }
-  out[0] = TensorSpec{in[0].dtype, o};
+  return o;
+}
+
+bool has_axes_input(Span<const TensorSpec> in) { return in.size() > 1 && in[1].dtype != DType::Invalid; }
+
+Status infer_reduce(const AttrList& attrs, Span<const TensorSpec> in, Span<TensorSpec> out) {
+  ETC_TRY(check_reduce_dtype(in[0].dtype));
+  const Shape& s = in[0].shape;
+  ETC_ASSIGN_OR_RETURN(int64_t keepdims, attrs.get_int("keepdims", 1));
+  if (has_axes_input(in)) {
+    ETC_ASSIGN_OR_RETURN(Shape o, runtime_axes_shape(attrs, in[0], in[1], keepdims != 0));
+    out[0] = TensorSpec{in[0].dtype, o};
+    return Status::Ok();
+  }
+  ETC_ASSIGN_OR_RETURN(std::vector<int64_t> axes, reduce_axes(attrs, s.rank()));
+  out[0] = TensorSpec{in[0].dtype, reduced_shape(s, axis_mask(axes), keepdims != 0)};
   return Status::Ok();
 }
 
 template <EdgeOp kOp>
 Result<std::unique_ptr<Kernel>> create_reduce(const AttrList& attrs, Span<const TensorSpec> in,
-                                              Span<const TensorSpec>) {
+                                              Span<const TensorSpec> out) {
+  if (has_axes_input(in)) {
+    RuntimeAxes r;
+    r.in = in[0].shape;
+    r.out = out[0].shape;
+    ETC_ASSIGN_OR_RETURN(int64_t keepdims, attrs.get_int("keepdims", 1));
+    ETC_ASSIGN_OR_RETURN(int64_t noop, attrs.get_int("noop_with_empty_axes", 0));
+    r.keepdims = keepdims != 0;
+    r.noop_with_empty_axes = noop != 0;
+    return std::unique_ptr<Kernel>(std::make_unique<ReduceKernel>(kOp, in[0].dtype, r));
+  }
   ETC_ASSIGN_OR_RETURN(std::vector<int64_t> axes, reduce_axes(attrs, in[0].shape.rank()));
   return std::unique_ptr<Kernel>(
-      std::make_unique<ReduceKernel>(kOp, in[0].dtype, make_reduce_plan(in[0].shape, axes)));
-}
-
-// ---- arg_max / arg_min ----
-
-struct ArgParams {
-  int64_t outer = 1, n = 1, inner = 1;
-  bool last = false;  // select_last_index: ties go to the highest index
-};
-
-// True when v should replace the current best. NaN counts as the extreme
-// value, as in numpy.
-template <typename T, bool kMax>
-bool better(T v, T best, bool last) {
-  if constexpr (std::is_floating_point_v<T>) {
-    if (std::isnan(best)) return last && std::isnan(v);
-    if (std::isnan(v)) return true;
-  }
-  if (v == best) return last;
-  return kMax ? v > best : v < best;
-}
-
-template <bool kMax>
-class ArgKernel final : public Kernel {
- public:
-  ArgKernel(DType dtype, ArgParams p) : dtype_(dtype), p_(p) {}
-
-  Status run(const KernelArgs& args) override {
-    return dispatch_arith(dtype_, [&]<typename T>() {
-      run_typed<T>(args.inputs[0]->data_as<const T>(), args.outputs[0]->data_as<int64_t>());
-      return Status::Ok();
-    });
-  }
-
- private:
-  template <typename T>
-  void run_typed(const T* x, int64_t* y) const {
-    const int64_t n = p_.n, inner = p_.inner;
-    for (int64_t o = 0; o < p_.outer; ++o, x += n * inner, y += inner) {
-      if (inner == 1) {
-        int64_t bi = 0;
-        for (int64_t k = 1; k < n; ++k)
-          if (better<T, kMax>(x[k], x[bi], p_.last)) bi = k;
-        y[0] = bi;
-        continue;
-      }
-      // Several columns at once: the best index so far lives in y.
-      for (int64_t i = 0; i < inner; ++i) y[i] = 0;
-      for (int64_t k = 1; k < n; ++k) {
-        const T* xk = x + k * inner;
-        for (int64_t i = 0; i < inner; ++i)
-          if (better<T, kMax>(xk[i], x[y[i] * inner + i], p_.last)) y[i] = k;
-      }
-    }
-  }
-
-  DType dtype_;
-  ArgParams p_;
-};
-
-Status infer_arg(const AttrList& attrs, Span<const TensorSpec> in, Span<TensorSpec> out) {
-  ETC_TRY(check_arith(in[0].dtype));
-  const Shape& s = in[0].shape;
-  ETC_ASSIGN_OR_RETURN(int64_t axis, attrs.get_int("axis"));
-  ETC_ASSIGN_OR_RETURN(int64_t keepdims, attrs.get_int("keepdims", 1));
-  ETC_CHECK_OR_FAIL(axis >= 0 && axis < s.rank(), Error::InvalidProgram, "axis ", std::to_string(axis),
-                    " out of range for rank ", std::to_string(s.rank()));
-  ETC_CHECK_OR_FAIL(s[static_cast<int>(axis)] > 0, Error::InvalidShape, "axis ", std::to_string(axis),
-                    " is empty in ", s.str());
-  Shape o;
-  for (int d = 0; d < s.rank(); ++d) {
-    if (d != axis)
-      o.push_back(s[d]);
-    else if (keepdims != 0)
-      o.push_back(1);
-  }
-  out[0] = TensorSpec{DType::Int64, o};
-  return Status::Ok();
-}
-
-template <EdgeOp kOp>
-Result<std::unique_ptr<Kernel>> create_arg(const AttrList& attrs, Span<const TensorSpec> in,
-                                           Span<const TensorSpec>) {
-  ETC_ASSIGN_OR_RETURN(int64_t axis, attrs.get_int("axis"));
-  ETC_ASSIGN_OR_RETURN(int64_t last, attrs.get_int("select_last_index", 0));
-  const Shape& s = in[0].shape;
-  ArgParams p;
-  for (int d = 0; d < s.rank(); ++d) {
-    if (d < axis)
-      p.outer *= s[d];
-    else if (d == axis)
-      p.n = s[d];
-    else
-      p.inner *= s[d];
-  }
-  p.last = last != 0;
-  return std::unique_ptr<Kernel>(std::make_unique<ArgKernel<kOp == EdgeOp::ArgMax>>(in[0].dtype, p));
+      std::make_unique<ReduceKernel>(kOp, in[0].dtype, make_reduce_plan(in[0].shape, axis_mask(axes))));
 }
 
 template <EdgeOp kOp>
 constexpr OpDef reduce_def() {
-  return OpDef{kOp, 1, 1, 1, 1, infer_reduce, create_reduce<kOp>};
+  return OpDef{kOp, 1, 2, 1, 1, infer_reduce, create_reduce<kOp>};
 }
 
 }  // namespace
 
 const OpDef* reduce_op_def(EdgeOp op) {
   static const OpDef kDefs[] = {
-      reduce_def<EdgeOp::ReduceMean>(),
-      reduce_def<EdgeOp::ReduceSum>(),
-      reduce_def<EdgeOp::ReduceMax>(),
-      reduce_def<EdgeOp::ReduceMin>(),
-      reduce_def<EdgeOp::ReduceProd>(),
-      reduce_def<EdgeOp::ReduceL2>(),
+      reduce_def<EdgeOp::ReduceMean>(),      reduce_def<EdgeOp::ReduceSum>(),
+      reduce_def<EdgeOp::ReduceMax>(),       reduce_def<EdgeOp::ReduceMin>(),
+      reduce_def<EdgeOp::ReduceProd>(),      reduce_def<EdgeOp::ReduceL2>(),
       reduce_def<EdgeOp::ReduceSumSquare>(),
-      OpDef{EdgeOp::ArgMax, 1, 1, 1, 1, infer_arg, create_arg<EdgeOp::ArgMax>},
-      OpDef{EdgeOp::ArgMin, 1, 1, 1, 1, infer_arg, create_arg<EdgeOp::ArgMin>},
   };
   for (const OpDef& d : kDefs)
     if (d.op == op) return &d;
-  return nullptr;
+  return reduce_arg_op_def(op);
 }
 
 }  // namespace etc

@@ -130,27 +130,25 @@ ResizeTaps interpolating_taps(const ResizeAxisParams& p, double x) {
 
 }  // namespace
 
-std::vector<ResizeTaps> resize_axis_taps(const ResizeAxisParams& p) {
-  std::vector<ResizeTaps> all(static_cast<size_t>(p.out_len));
+ResizeTaps resize_taps_at(const ResizeAxisParams& p, int64_t x) {
   const double scale =
       p.scale > 0.0 ? p.scale : static_cast<double>(p.out_len) / static_cast<double>(p.in_len);
-  const bool downsampling = scale < 1.0;
-  for (int64_t x = 0; x < p.out_len; ++x) {
-    const double src = resize_source_coord(p, x);
-    ResizeTaps& taps = all[static_cast<size_t>(x)];
-    if (p.coord == ResizeCoordMode::TfCropAndResize &&
-        (src < 0.0 || src > static_cast<double>(p.in_len - 1))) {
-      taps.extrapolate = true;
-      continue;
-    }
-    if (p.mode == ResizeMode::Nearest) {
-      taps.index[0] = std::clamp<int64_t>(nearest_index(src, p.nearest, downsampling), 0, p.in_len - 1);
-      taps.weight[0] = 1.0;
-      taps.count = 1;
-    } else {
-      taps = interpolating_taps(p, src);
-    }
+  const double src = resize_source_coord(p, x);
+  ResizeTaps taps;
+  if (p.coord == ResizeCoordMode::TfCropAndResize && (src < 0.0 || src > static_cast<double>(p.in_len - 1))) {
+    taps.extrapolate = true;
+    return taps;
   }
+  if (p.mode != ResizeMode::Nearest) return interpolating_taps(p, src);
+  taps.index[0] = std::clamp<int64_t>(nearest_index(src, p.nearest, scale < 1.0), 0, p.in_len - 1);
+  taps.weight[0] = 1.0;
+  taps.count = 1;
+  return taps;
+}
+
+std::vector<ResizeTaps> resize_axis_taps(const ResizeAxisParams& p) {
+  std::vector<ResizeTaps> all(static_cast<size_t>(p.out_len));
+  for (int64_t x = 0; x < p.out_len; ++x) all[static_cast<size_t>(x)] = resize_taps_at(p, x);
   return all;
 }
 

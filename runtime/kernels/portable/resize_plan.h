@@ -56,6 +56,11 @@ struct ResizeTaps {
 // Position of output index x in input coordinates.
 double resize_source_coord(const ResizeAxisParams& p, int64_t x);
 
+// The taps of output index x along one axis; does not allocate, so a kernel
+// whose scales arrive at run time can build its plan in scratch memory.
+// Requires in_len >= 1.
+ResizeTaps resize_taps_at(const ResizeAxisParams& p, int64_t x);
+
 // The taps of every output index along one axis. Taps with zero weight are
 // dropped (an identity axis ends with one tap each). Requires in_len >= 1.
 std::vector<ResizeTaps> resize_axis_taps(const ResizeAxisParams& p);

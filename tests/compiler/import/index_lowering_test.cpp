@@ -1,5 +1,6 @@
 // Import of ONNX Einsum, TopK, CumSum, ReduceSum and Softmax: equations are
-// normalized to the explicit edge form, shape-setting inputs must be constant,
+// normalized to the explicit edge form, shape-setting inputs are constant or
+// checked at run time against the declared output type,
 // and opset-dependent semantics pick the right edge attributes.
 #include <onnx/onnx_pb.h>
 
@@ -113,14 +114,30 @@ TEST_CASE("einsum with a term that does not match its input's rank is rejected",
   REQUIRE_THROWS_AS(equation_of("ijk,jk", {{2, 3}, {3, 4}}, {2, 4}), etc::CompileError);
 }
 
-TEST_CASE("TopK with a computed k is rejected naming k", "[import][index]") {
+TEST_CASE("TopK with a computed k takes k from the declared output and keeps the input", "[import][index]") {
   Model m(11);
   m.input("x", {3, 4});
   m.input("k", {1}, onnx::TensorProto::INT64);
   m.node("TopK", {"x", "k"}, {"v", "i"});
   m.output("v", {3, 2});
   m.output("i", {3, 2}, onnx::TensorProto::INT64);
-  REQUIRE_THROWS_WITH(m.import("topk"), Catch::Contains("k (the output shape depends on it)"));
+  const auto p = m.import("topk");
+  const auto& n = only_node(p, EdgeOp::TopK);
+  REQUIRE(n.inputs.size() == 2);
+  REQUIRE(std::get<int64_t>(*n.attrs.find("k")) == 2);
+}
+
+TEST_CASE("TopK with a computed k and no declared output type is rejected naming k", "[import][index]") {
+  Model m(11);
+  m.input("x", {3, 4});
+  m.input("k", {1}, onnx::TensorProto::INT64);
+  m.node("TopK", {"x", "k"}, {"v", "i"});
+  m.output("v", {3, 2});
+  m.output("i", {3, 2}, onnx::TensorProto::INT64);
+  for (auto& out : *m.g->mutable_output())
+    out.mutable_type()->mutable_tensor_type()->mutable_shape()->mutable_dim(1)->set_dim_param("k");
+  REQUIRE_THROWS_WITH(m.import("topk_undeclared"),
+                      Catch::Contains("k (input 1)") && Catch::Contains("undeclared"));
 }
 
 TEST_CASE("CumSum with a computed axis keeps the axis as a kernel input", "[import][index]") {
@@ -144,6 +161,34 @@ TEST_CASE("ReduceSum with an axes input known to be empty honours noop_with_empt
     const auto& axes = std::get<std::vector<int64_t>>(*only_node(p, EdgeOp::ReduceSum).attrs.find("axes"));
     REQUIRE(axes == (noop ? std::vector<int64_t>{} : std::vector<int64_t>{0, 1}));
   }
+}
+
+TEST_CASE("ReduceSum with computed axes takes the declared output shape", "[import][reduce]") {
+  Model m(13);
+  m.input("x", {2, 3});
+  m.input("axes", {1}, onnx::TensorProto::INT64);
+  Model::attr(m.node("ReduceSum", {"x", "axes"}, {"y"}), "keepdims", int64_t{0});
+  m.output("y", {2});
+  const auto p = m.import("reduce_sum_runtime");
+  const auto& n = only_node(p, EdgeOp::ReduceSum);
+  REQUIRE(n.inputs.size() == 2);
+  REQUIRE(std::get<std::vector<int64_t>>(*n.attrs.find("shape")) == std::vector<int64_t>{2});
+}
+
+TEST_CASE("ReduceSum with computed axes and no declared output type is rejected", "[import][reduce]") {
+  Model m(13);
+  m.input("x", {2, 3});
+  m.input("axes", {1}, onnx::TensorProto::INT64);
+  m.node("ReduceSum", {"x", "axes"}, {"y"});
+  m.output("y", {2, 1});
+  m.g->mutable_output(0)
+      ->mutable_type()
+      ->mutable_tensor_type()
+      ->mutable_shape()
+      ->mutable_dim(1)
+      ->set_dim_param("n");
+  REQUIRE_THROWS_WITH(m.import("reduce_sum_undeclared"),
+                      Catch::Contains("axes") && Catch::Contains("undeclared"));
 }
 
 TEST_CASE("Softmax before opset 13 flattens from the axis; from 13 it is per-axis", "[import][softmax]") {

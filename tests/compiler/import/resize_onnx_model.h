@@ -41,6 +41,15 @@ class OnnxModel {
     typed(model_.mutable_graph()->add_output(), name, elem_type, dims);
     return *this;
   }
+  // An output of symbolic dims only: ONNX gives no static output type.
+  OnnxModel& output_symbolic(const std::string& name, int elem_type, int rank) {
+    onnx::ValueInfoProto* v = model_.mutable_graph()->add_output();
+    v->set_name(name);
+    auto* tt = v->mutable_type()->mutable_tensor_type();
+    tt->set_elem_type(elem_type);
+    for (int d = 0; d < rank; ++d) tt->mutable_shape()->add_dim()->set_dim_param("d" + std::to_string(d));
+    return *this;
+  }
   OnnxModel& floats(const std::string& name, const std::vector<int64_t>& dims, const std::vector<float>& v) {
     onnx::TensorProto* t = init(name, onnx::TensorProto::FLOAT, dims);
     for (float f : v) t->add_float_data(f);

@@ -107,3 +107,16 @@ TEST_CASE("einsum loop path: trace, outer sum, three operands and broadcasting",
       run_kernel(EdgeOp::Einsum, {{"equation", std::string("Bi,Bi->Bi")}}, {a, b}, 1)[0].values<float>() ==
       std::vector<float>{1, 20, 100, 2000});
 }
+
+TEST_CASE("top_k with a run-time k checks it against the declared k", "[index][runtime_args]") {
+  const auto x = host<float>(Shape{2, 4}, {3, 1, 4, 1, 5, 9, 2, 6});
+  const etc::ir::Attrs attrs{{"k", int64_t{2}}, {"axis", int64_t{1}}, {"largest", int64_t{1}}};
+  const auto out = run_kernel(EdgeOp::TopK, attrs, {x, host<int64_t>(Shape{1}, {2})}, 2);
+  REQUIRE(out[0].values<float>() == std::vector<float>{4, 3, 9, 6});
+  std::vector<etc::testing::HostTensor> outs;
+  const etc::Status bad =
+      etc::testing::try_run_kernel(EdgeOp::TopK, attrs, {x, host<int64_t>(Shape{1}, {3})}, 2, outs);
+  REQUIRE(bad.error() == etc::Error::InvalidArgument);
+  CHECK_THAT(bad.message(),
+             Catch::Contains("top_k") && Catch::Contains("k = 3") && Catch::Contains("[2, 2]"));
+}

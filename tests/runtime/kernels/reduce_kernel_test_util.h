@@ -39,8 +39,10 @@ HostTensor host(Shape shape, const std::vector<T>& values) {
 // An absent optional input.
 inline HostTensor absent() { return HostTensor{}; }
 
-inline std::vector<HostTensor> run_kernel(EdgeOp op, const ir::Attrs& attrs,
-                                          const std::vector<HostTensor>& inputs, int num_outputs) {
+// Infers, creates and runs the kernel; returns run()'s status, with the
+// outputs in `outs`. Infer and create must succeed.
+inline Status try_run_kernel(EdgeOp op, const ir::Attrs& attrs, const std::vector<HostTensor>& inputs,
+                             int num_outputs, std::vector<HostTensor>& outs) {
   const OpDef* def = find_op_def(op);
   REQUIRE(def != nullptr);
   const auto views = attrs.views();
@@ -55,7 +57,7 @@ inline std::vector<HostTensor> run_kernel(EdgeOp op, const ir::Attrs& attrs,
   REQUIRE(kernel.ok());
   std::vector<Tensor> in_t, out_t;
   for (const HostTensor& t : inputs) in_t.push_back(Tensor{t.spec, const_cast<uint8_t*>(t.bytes.data())});
-  std::vector<HostTensor> outs(static_cast<size_t>(num_outputs));
+  outs.assign(static_cast<size_t>(num_outputs), HostTensor{});
   for (size_t i = 0; i < outs.size(); ++i) {
     outs[i].spec = out_specs[i];
     outs[i].bytes.assign(out_specs[i].nbytes(), 0xAB);  // garbage the kernel must overwrite
@@ -68,7 +70,13 @@ inline std::vector<HostTensor> run_kernel(EdgeOp op, const ir::Attrs& attrs,
   const size_t scratch_bytes = (kernel.get()->scratch_bytes() + 63) / 64 * 64;
   std::unique_ptr<void, decltype(&std::free)> scratch(
       scratch_bytes ? std::aligned_alloc(64, scratch_bytes) : nullptr, &std::free);
-  const Status s = kernel.get()->run(KernelArgs{in_p, out_p, scratch.get()});
+  return kernel.get()->run(KernelArgs{in_p, out_p, scratch.get()});
+}
+
+inline std::vector<HostTensor> run_kernel(EdgeOp op, const ir::Attrs& attrs,
+                                          const std::vector<HostTensor>& inputs, int num_outputs) {
+  std::vector<HostTensor> outs;
+  const Status s = try_run_kernel(op, attrs, inputs, num_outputs, outs);
   INFO(s.message());
   REQUIRE(s.ok());
   return outs;

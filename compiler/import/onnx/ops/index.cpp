@@ -1,5 +1,6 @@
 // Lowering of ONNX TopK, CumSum, Trilu and Einsum.
 #include <algorithm>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -9,23 +10,40 @@
 namespace etc::onnx_import {
 namespace {
 
-// k is an attribute before opset 10 and an input from 10; either way it sets
-// the output shape, so it must be known at compile time.
+// k computed by the model: k is the dim the declared output type gives the
+// axis, and the kernel checks at run time that the input k agrees.
+int64_t declared_k(const LowerContext& c, const Shape& shape, int64_t axis) {
+  std::optional<TensorSpec> declared = c.declared_output_spec(0);
+  if (!declared) declared = c.declared_output_spec(1);
+  if (!declared) c.fail("k (input 1) is not a compile-time constant and the output type is undeclared");
+  bool ok = declared->shape.rank() == shape.rank();
+  for (int d = 0; ok && d < shape.rank(); ++d) ok = d == axis || declared->shape[d] == shape[d];
+  if (!ok)
+    c.fail("declared output shape " + declared->shape.str() + " does not fit input shape " + shape.str());
+  return declared->shape[static_cast<int>(axis)];
+}
+
+// k is an attribute before opset 10 and an input from 10. It sets the output
+// shape: a computed k needs a declared output type.
 void lower_top_k(LowerContext& c) {
   const Shape& shape = c.input_spec(0).shape;
   const int64_t axis = c.normalize_axis(c.attr_int("axis", -1), shape.rank());
+  std::vector<ir::ValueId> inputs = {c.input(0)};
   int64_t k = 0;
   if (c.opset() < 10) {
     k = c.attr_int("k");
-  } else {
-    const std::vector<int64_t> ks = c.constant_ints(1, "k (the output shape depends on it)");
+  } else if (c.is_constant(c.input(1))) {
+    const std::vector<int64_t> ks = c.constant_ints(1, "k");
     if (ks.size() != 1) c.fail("k must hold exactly one value");
     k = ks[0];
+  } else {
+    k = declared_k(c, shape, axis);
+    inputs.push_back(c.input(1));
   }
   const int64_t n = shape[static_cast<int>(axis)];
   if (k < 0 || k > n) c.fail("k=" + std::to_string(k) + " is outside [0, " + std::to_string(n) + "]");
   // sorted=0 leaves the order unspecified; the kernel always sorts.
-  const auto out = c.emit(EdgeOp::TopK, {c.input(0)},
+  const auto out = c.emit(EdgeOp::TopK, std::move(inputs),
                           {{"k", k}, {"axis", axis}, {"largest", c.attr_int("largest", 1)}}, 2);
   c.set_output(0, out[0]);
   c.set_output(1, out[1]);

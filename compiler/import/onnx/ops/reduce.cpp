@@ -1,5 +1,6 @@
 // Lowering of ONNX reductions (ReduceMean, ReduceSum, ...) and ArgMax / ArgMin.
 #include <algorithm>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -17,10 +18,8 @@ std::vector<int64_t> reduce_axes(LowerContext& c, bool axes_input) {
   std::vector<int64_t> raw;
   if (axes_input) {
     if (c.has_input(1)) {
-      const ir::ValueId axes = c.input(1);
-      // A runtime axes tensor is usable only when its static shape says it is empty.
-      if (c.is_constant(axes) || c.spec(axes).shape.numel() != 0)
-        raw = c.constant_ints(1, "axes (the output shape depends on it)");
+      // A run-time axes tensor whose static shape says it is empty is "no axes".
+      if (c.is_constant(c.input(1))) raw = c.constant_ints(1, "axes");
     }
   } else {
     raw = c.attr_ints("axes");
@@ -37,11 +36,35 @@ std::vector<int64_t> reduce_axes(LowerContext& c, bool axes_input) {
   return raw;
 }
 
+// Axes computed by the model: the output shape is the declared one, and the
+// kernel checks at run time that the axes give it.
+void lower_runtime_axes(LowerContext& c, EdgeOp op, int64_t keepdims) {
+  const std::optional<TensorSpec> declared = c.declared_output_spec(0);
+  if (!declared) c.fail("axes (input 1) is not a compile-time constant and the output type is undeclared");
+  if (declared->dtype != c.input_spec(0).dtype)
+    c.fail("declared output type " + std::string(dtype_name(declared->dtype)) +
+           " differs from the input type " + dtype_name(c.input_spec(0).dtype));
+  const std::vector<int64_t> shape(declared->shape.begin(), declared->shape.end());
+  c.set_output(0, c.emit1(op, {c.input(0), c.input(1)},
+                          {{"shape", shape},
+                           {"keepdims", keepdims},
+                           {"noop_with_empty_axes", c.attr_int("noop_with_empty_axes", 0)}}));
+}
+
+bool has_runtime_axes(const LowerContext& c) {
+  return c.has_input(1) && !c.is_constant(c.input(1)) && c.input_spec(1).shape.numel() != 0;
+}
+
 // axes_input_from: the first opset where axes is an input.
 Lowering reduce(EdgeOp op, int64_t axes_input_from) {
   return {[op, axes_input_from](LowerContext& c) {
-            const std::vector<int64_t> axes = reduce_axes(c, c.opset() >= axes_input_from);
+            const bool axes_input = c.opset() >= axes_input_from;
             const int64_t keepdims = c.attr_int("keepdims", 1);
+            if (axes_input && has_runtime_axes(c)) {
+              lower_runtime_axes(c, op, keepdims);
+              return;
+            }
+            const std::vector<int64_t> axes = reduce_axes(c, axes_input);
             c.set_output(0, c.emit1(op, {c.input(0)}, {{"axes", axes}, {"keepdims", keepdims}}));
           },
           1, 17};

@@ -1,8 +1,11 @@
 // Lowering of ONNX Resize (opsets 10..17) and Upsample (7..9) to the edge op
-// resize. Everything that decides the output shape (scales, sizes, roi) must
-// be a compile-time constant; the output size and the scales the coordinate
-// transform uses are written into the attributes.
+// resize. The output size and the scales the coordinate transform uses are
+// written into the attributes when scales, sizes and roi are compile-time
+// constants. When one of them is computed by the model, the output shape is
+// the one the model declares, and the argument stays an input that the kernel
+// reads and checks against that shape at run time.
 #include <cmath>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -19,7 +22,19 @@ struct ResizeSpec {
   std::vector<float> scales;  // empty when sizes are given
   std::vector<int64_t> sizes;
   std::vector<float> roi;  // tf_crop_and_resize only
+  // Arguments only known at run time (kNoValue when constant or absent).
+  ir::ValueId scales_value = ir::kNoValue;
+  ir::ValueId sizes_value = ir::kNoValue;
+  ir::ValueId roi_value = ir::kNoValue;
+  int scales_input = 2;  // 1 for Resize-10 and Upsample
 };
+
+// True when input i is computed by the model and not statically empty (an
+// empty scales, sizes or roi means "not given").
+bool is_runtime_arg(const LowerContext& c, int i) {
+  if (!c.has_input(i) || c.is_constant(c.input(i))) return false;
+  return c.input_spec(i).shape.numel() != 0;
+}
 
 void check_mode(const LowerContext& c, std::string& mode) {
   if (mode == "bilinear") mode = "linear";  // early Upsample spelling
@@ -27,22 +42,25 @@ void check_mode(const LowerContext& c, std::string& mode) {
     c.fail("mode '" + mode + "' is not supported");
 }
 
+void check_scales(const LowerContext& c, const std::vector<float>& scales, size_t rank) {
+  if (scales.size() != rank)
+    c.fail("scales has " + std::to_string(scales.size()) + " values, input rank is " + std::to_string(rank));
+  for (size_t a = 0; a < rank; ++a)
+    if (!(scales[a] > 0.0f) || !std::isfinite(scales[a]))
+      c.fail("scales[" + std::to_string(a) + "] = " + std::to_string(scales[a]) + " is not positive");
+}
+
 // Output dims from the scales: floor(in * scale), over the roi extent for
 // tf_crop_and_resize.
 std::vector<int64_t> sizes_from_scales(const LowerContext& c, const ResizeSpec& s, const Shape& in) {
   const size_t rank = static_cast<size_t>(in.rank());
-  if (s.scales.size() != rank)
-    c.fail("scales has " + std::to_string(s.scales.size()) + " values, input rank is " +
-           std::to_string(rank));
+  check_scales(c, s.scales, rank);
   std::vector<int64_t> sizes(rank);
   for (size_t a = 0; a < rank; ++a) {
-    const float scale = s.scales[a];
-    if (!(scale > 0.0f) || !std::isfinite(scale))
-      c.fail("scales[" + std::to_string(a) + "] = " + std::to_string(scale) + " is not positive");
     double extent = 1.0;
     if (!s.roi.empty()) extent = static_cast<double>(s.roi[a + rank]) - static_cast<double>(s.roi[a]);
     sizes[a] = static_cast<int64_t>(
-        std::floor(static_cast<double>(in[static_cast<int>(a)]) * extent * static_cast<double>(scale)));
+        std::floor(static_cast<double>(in[static_cast<int>(a)]) * extent * static_cast<double>(s.scales[a])));
   }
   return sizes;
 }
@@ -54,8 +72,11 @@ ResizeSpec legacy_spec(LowerContext& c) {
   s.mode = c.attr_string("mode", "nearest");
   s.coord = "asymmetric";
   s.nearest = "simple";
+  s.scales_input = 1;
   if (c.node().op_type() == "Upsample" && c.opset() < 9)
     s.scales = c.attr_floats("scales");
+  else if (is_runtime_arg(c, 1))
+    s.scales_value = c.input(1);
   else
     s.scales = c.constant_floats(1, "scales");
   return s;
@@ -67,22 +88,59 @@ ResizeSpec resize11_spec(LowerContext& c, int rank) {
   s.coord = c.attr_string("coordinate_transformation_mode", "half_pixel");
   s.nearest = c.attr_string("nearest_mode", "round_prefer_floor");
   if (s.coord == "tf_crop_and_resize") {
-    if (c.has_input(1)) s.roi = c.constant_floats(1, "roi");
-    if (s.roi.empty()) {
+    if (is_runtime_arg(c, 1)) {
+      s.roi_value = c.input(1);
+      if (c.input_spec(1).shape.numel() != 2 * int64_t{rank})
+        c.fail("roi has " + std::to_string(c.input_spec(1).shape.numel()) +
+               " values, expected 2 * rank = " + std::to_string(2 * rank));
+    } else if (c.has_input(1) && c.is_constant(c.input(1))) {
+      s.roi = c.constant_floats(1, "roi");
+    }
+    if (s.roi.empty() && s.roi_value == ir::kNoValue) {
       s.roi.assign(static_cast<size_t>(rank), 0.0f);
       s.roi.resize(2 * static_cast<size_t>(rank), 1.0f);
     }
-    if (s.roi.size() != 2 * static_cast<size_t>(rank))
+    if (!s.roi.empty() && s.roi.size() != 2 * static_cast<size_t>(rank))
       c.fail("roi has " + std::to_string(s.roi.size()) +
              " values, expected 2 * rank = " + std::to_string(2 * rank));
   }
-  if (c.has_input(2)) s.scales = c.constant_floats(2, "scales");
-  if (c.has_input(3)) s.sizes = c.constant_ints(3, "sizes");
-  if (!s.scales.empty() && !s.sizes.empty()) c.fail("both scales and sizes are given; ONNX allows only one");
-  if (s.scales.empty() && s.sizes.empty()) c.fail("neither scales nor sizes is given");
+  if (is_runtime_arg(c, 2))
+    s.scales_value = c.input(2);
+  else if (c.has_input(2) && c.is_constant(c.input(2)))
+    s.scales = c.constant_floats(2, "scales");
+  if (is_runtime_arg(c, 3))
+    s.sizes_value = c.input(3);
+  else if (c.has_input(3) && c.is_constant(c.input(3)))
+    s.sizes = c.constant_ints(3, "sizes");
+  const bool has_scales = !s.scales.empty() || s.scales_value != ir::kNoValue;
+  const bool has_sizes = !s.sizes.empty() || s.sizes_value != ir::kNoValue;
+  if (has_scales && has_sizes) c.fail("both scales and sizes are given; ONNX allows only one");
+  if (!has_scales && !has_sizes) c.fail("neither scales nor sizes is given");
   if (!s.sizes.empty() && s.sizes.size() != static_cast<size_t>(rank))
     c.fail("sizes has " + std::to_string(s.sizes.size()) + " values, input rank is " + std::to_string(rank));
   return s;
+}
+
+// The output dims when they depend on an argument only known at run time:
+// those of the model's declared output type, which the kernel checks.
+std::vector<int64_t> declared_sizes(const LowerContext& c, const ResizeSpec& s, const Shape& in) {
+  const bool sizes = s.sizes_value != ir::kNoValue, scales = s.scales_value != ir::kNoValue;
+  const std::string what = sizes    ? "sizes (input 3)"
+                           : scales ? "scales (input " + std::to_string(s.scales_input) + ")"
+                                    : "roi (input 1)";
+  const std::optional<TensorSpec> declared = c.declared_output_spec(0);
+  if (!declared) c.fail(what + " is not a compile-time constant and the output type is undeclared");
+  if (declared->dtype != c.input_spec(0).dtype || declared->shape.rank() != in.rank())
+    c.fail("declared output type " + std::string(dtype_name(declared->dtype)) + declared->shape.str() +
+           " does not match the input " + dtype_name(c.input_spec(0).dtype) + in.str());
+  return std::vector<int64_t>(declared->shape.begin(), declared->shape.end());
+}
+
+// Edge inputs: x, then scales, sizes, roi when they are read at run time.
+std::vector<ir::ValueId> resize_inputs(LowerContext& c, const ResizeSpec& s) {
+  std::vector<ir::ValueId> inputs = {c.input(0), s.scales_value, s.sizes_value, s.roi_value};
+  while (inputs.back() == ir::kNoValue) inputs.pop_back();
+  return inputs;
 }
 
 void lower_resize(LowerContext& c) {
@@ -90,7 +148,13 @@ void lower_resize(LowerContext& c) {
   const bool legacy = c.node().op_type() == "Upsample" || c.opset() < 11;
   ResizeSpec s = legacy ? legacy_spec(c) : resize11_spec(c, in.rank());
   check_mode(c, s.mode);
-  if (s.sizes.empty()) s.sizes = sizes_from_scales(c, s, in);
+  if (!s.scales.empty()) check_scales(c, s.scales, static_cast<size_t>(in.rank()));
+  const bool size_at_run_time = s.scales_value != ir::kNoValue || s.sizes_value != ir::kNoValue ||
+                                (s.roi_value != ir::kNoValue && s.sizes.empty());
+  if (size_at_run_time)
+    s.sizes = declared_sizes(c, s, in);
+  else if (s.sizes.empty())
+    s.sizes = sizes_from_scales(c, s, in);
   for (size_t a = 0; a < s.sizes.size(); ++a)
     if (s.sizes[a] < 0) c.fail("output size of axis " + std::to_string(a) + " is negative");
 
@@ -106,7 +170,7 @@ void lower_resize(LowerContext& c) {
     attrs.set("extrapolation_value", c.attr_float("extrapolation_value", 0.0f));
   }
   if (!s.roi.empty()) attrs.set("roi", s.roi);
-  c.set_output(0, c.emit1(EdgeOp::Resize, {c.input(0)}, std::move(attrs)));
+  c.set_output(0, c.emit1(EdgeOp::Resize, resize_inputs(c, s), std::move(attrs)));
 }
 
 }  // namespace
