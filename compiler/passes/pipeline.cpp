@@ -4,6 +4,7 @@
 #include "compiler/ir/verifier.h"
 #include "compiler/passes/dead_code.h"
 #include "compiler/passes/fold_batch_norm.h"
+#include "compiler/passes/fuse_activation.h"
 
 namespace etc::passes {
 
@@ -11,6 +12,8 @@ PipelineStats run_pipeline(ir::ExportedProgram& program) {
   PipelineStats stats;
   ir::Graph& g = program.graph;
   stats.batch_norms_folded = fold_batch_norm(g);
+  // After batch_norm folding, so a conv -> batch_norm -> relu chain becomes one conv.
+  fuse_activation(g);
   stats.dead_nodes_removed = eliminate_dead_code(g);
   Status s = ir::verify(g);
   if (!s.ok()) throw CompileError(program.source_path + ": internal error after passes: " + s.message());

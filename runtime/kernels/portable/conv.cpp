@@ -58,6 +58,10 @@ Status conv_params(const AttrList& attrs, Span<const TensorSpec> in, ConvParams*
                       " is larger than the padded input ", in[0].shape.str());
     g.out[i] = (padded - g.span(i)) / g.stride[i] + 1;
   }
+  ETC_ASSIGN_OR_RETURN(p->clamp.lo, attrs.get_float("clamp_min", p->clamp.lo));
+  ETC_ASSIGN_OR_RETURN(p->clamp.hi, attrs.get_float("clamp_max", p->clamp.hi));
+  ETC_CHECK_OR_FAIL(p->clamp.lo <= p->clamp.hi, Error::InvalidProgram,
+                    "clamp_min must not exceed clamp_max (and neither may be NaN)");
   return check_bias(in, p);
 }
 

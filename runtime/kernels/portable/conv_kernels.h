@@ -10,6 +10,7 @@
 #include "runtime/kernels/kernel.h"
 #include "runtime/kernels/portable/conv_geometry.h"
 #include "runtime/kernels/portable/gemm.h"
+#include "runtime/kernels/portable/gemm_output.h"
 
 namespace etc {
 
@@ -20,6 +21,7 @@ struct ConvParams {
   int64_t out_channels = 1;
   int64_t group = 1;
   bool has_bias = false;
+  OutputClamp clamp;  // fused activation (conv only): attributes clamp_min / clamp_max
 };
 
 // Kernels for float32 or float64 (infer rejects other dtypes).

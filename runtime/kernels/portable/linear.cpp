@@ -1,10 +1,12 @@
 // Portable kernels of the 'linear' family: matmul (numpy semantics) and gemm,
-// float32 and float64, both on the shared Eigen-backed GEMM.
+// float32 and float64, both on the shared Eigen-backed GEMM. Both take the
+// optional fused-activation attributes clamp_min / clamp_max.
 #include <string>
 #include <vector>
 
 #include "runtime/kernels/kernel.h"
 #include "runtime/kernels/portable/gemm.h"
+#include "runtime/kernels/portable/gemm_output.h"
 
 namespace etc {
 namespace {
@@ -24,6 +26,15 @@ Status check_float_pair(const TensorSpec& a, const TensorSpec& b) {
   ETC_CHECK_OR_FAIL(a.dtype == b.dtype, Error::InvalidType, "input dtypes differ (", dtype_name(a.dtype),
                     " vs ", dtype_name(b.dtype), ")");
   return Status::Ok();
+}
+
+Result<OutputClamp> read_clamp(const AttrList& attrs) {
+  OutputClamp c;
+  ETC_ASSIGN_OR_RETURN(c.lo, attrs.get_float("clamp_min", c.lo));
+  ETC_ASSIGN_OR_RETURN(c.hi, attrs.get_float("clamp_max", c.hi));
+  ETC_CHECK_OR_FAIL(c.lo <= c.hi, Error::InvalidProgram,
+                    "clamp_min must not exceed clamp_max (and neither may be NaN)");
+  return c;
 }
 
 // ---- matmul ----
@@ -91,7 +102,7 @@ Result<MatMulPlan> plan_matmul(const TensorSpec& a, const TensorSpec& b) {
 template <typename T>
 class MatMulKernel final : public Kernel {
  public:
-  explicit MatMulKernel(MatMulPlan plan) : p_(std::move(plan)) {}
+  MatMulKernel(MatMulPlan plan, OutputClamp clamp) : p_(std::move(plan)), clamp_(clamp) {}
   Status run(const KernelArgs& args) override {
     const T* a = args.inputs[0]->data_as<const T>();
     const T* b = args.inputs[1]->data_as<const T>();
@@ -99,26 +110,30 @@ class MatMulKernel final : public Kernel {
     for (size_t i = 0; i < p_.a_offsets.size(); ++i) {
       gemm_alpha(false, false, p_.m, p_.n, p_.k, T(1), a + p_.a_offsets[i], p_.k, b + p_.b_offsets[i], p_.n,
                  T(0), y + static_cast<int64_t>(i) * p_.m * p_.n, p_.n);
+      bias_clamp_rows<T>(y + static_cast<int64_t>(i) * p_.m * p_.n, p_.m, p_.n, p_.n, nullptr, clamp_);
     }
     return Status::Ok();
   }
 
  private:
   MatMulPlan p_;
+  OutputClamp clamp_;
 };
 
-Status infer_matmul(const AttrList&, Span<const TensorSpec> in, Span<TensorSpec> out) {
+Status infer_matmul(const AttrList& attrs, Span<const TensorSpec> in, Span<TensorSpec> out) {
+  ETC_TRY(read_clamp(attrs));
   ETC_ASSIGN_OR_RETURN(MatMulPlan p, plan_matmul(in[0], in[1]));
   out[0] = TensorSpec{in[0].dtype, p.out};
   return Status::Ok();
 }
 
-Result<std::unique_ptr<Kernel>> create_matmul(const AttrList&, Span<const TensorSpec> in,
+Result<std::unique_ptr<Kernel>> create_matmul(const AttrList& attrs, Span<const TensorSpec> in,
                                               Span<const TensorSpec>) {
+  ETC_ASSIGN_OR_RETURN(OutputClamp clamp, read_clamp(attrs));
   ETC_ASSIGN_OR_RETURN(MatMulPlan p, plan_matmul(in[0], in[1]));
   if (in[0].dtype == DType::Float64)
-    return std::unique_ptr<Kernel>(std::make_unique<MatMulKernel<double>>(p));
-  return std::unique_ptr<Kernel>(std::make_unique<MatMulKernel<float>>(std::move(p)));
+    return std::unique_ptr<Kernel>(std::make_unique<MatMulKernel<double>>(std::move(p), clamp));
+  return std::unique_ptr<Kernel>(std::make_unique<MatMulKernel<float>>(std::move(p), clamp));
 }
 
 // ---- gemm ----
@@ -129,6 +144,7 @@ struct GemmParams {
   int64_t m = 0, n = 0, k = 0;
   bool has_c = false;
   int64_t c_rows = 1, c_cols = 1;  // C viewed as [c_rows, c_cols], each 1 or the full dim
+  OutputClamp clamp;
 };
 
 Result<GemmParams> gemm_params(const AttrList& attrs, Span<const TensorSpec> in) {
@@ -138,6 +154,7 @@ Result<GemmParams> gemm_params(const AttrList& attrs, Span<const TensorSpec> in)
   ETC_ASSIGN_OR_RETURN(int64_t tb, attrs.get_int("trans_b", 0));
   ETC_ASSIGN_OR_RETURN(p.alpha, attrs.get_float("alpha", 1.0f));
   ETC_ASSIGN_OR_RETURN(p.beta, attrs.get_float("beta", 1.0f));
+  ETC_ASSIGN_OR_RETURN(p.clamp, read_clamp(attrs));
   p.trans_a = ta != 0;
   p.trans_b = tb != 0;
   const Shape& a = in[0].shape;
@@ -191,6 +208,7 @@ class GemmKernel final : public Kernel {
     const int64_t ldb = p_.trans_b ? p_.k : p_.n;
     gemm_alpha(p_.trans_a, p_.trans_b, p_.m, p_.n, p_.k, static_cast<T>(p_.alpha), a, lda, b, ldb,
                add_c ? T(1) : T(0), y, p_.n);
+    bias_clamp_rows<T>(y, p_.m, p_.n, p_.n, nullptr, p_.clamp);
     return Status::Ok();
   }
 

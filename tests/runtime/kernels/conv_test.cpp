@@ -2,6 +2,8 @@
 // the shapes that pick each kernel path (pointwise, depthwise, banded im2col)
 // and on cases the ONNX conformance suite does not reach (bands that split
 // the output, negative conv_transpose pads, float64, 3-D groups).
+#include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <vector>
 
@@ -67,8 +69,13 @@ std::vector<T> reference_conv(const ConvCase& k, const std::vector<int64_t>& out
   return y;
 }
 
+// A fused activation: the clamp_min / clamp_max attributes, NaN for absent.
+struct Clamp {
+  double lo = std::nan(""), hi = std::nan("");
+};
+
 template <typename T>
-void check_conv(const ConvCase& k, bool with_bias, double tol) {
+void check_conv(const ConvCase& k, bool with_bias, double tol, Clamp clamp = {}) {
   const size_t r = k.in.size();
   std::vector<int64_t> out;
   for (size_t i = 0; i < r; ++i) {
@@ -84,9 +91,17 @@ void check_conv(const ConvCase& k, bool with_bias, double tol) {
   const HostTensor b = host_tensor(Shape{k.out_channels}, bv);
   std::vector<const HostTensor*> inputs{&x, &w};
   if (with_bias) inputs.push_back(&b);
-  const auto y = run_kernel(EdgeOp::Conv, conv_attrs(k), inputs);
+  ir::Attrs attrs = conv_attrs(k);
+  if (!std::isnan(clamp.lo)) attrs.set("clamp_min", static_cast<float>(clamp.lo));
+  if (!std::isnan(clamp.hi)) attrs.set("clamp_max", static_cast<float>(clamp.hi));
+  const auto y = run_kernel(EdgeOp::Conv, attrs, inputs);
   REQUIRE(y[0].spec.shape == nc_shape(k.batch, k.out_channels, out));
-  require_close(y[0].values<T>(), reference_conv(k, out, xv, wv, with_bias ? &bv : nullptr), tol);
+  std::vector<T> want = reference_conv(k, out, xv, wv, with_bias ? &bv : nullptr);
+  for (T& v : want) {
+    if (!std::isnan(clamp.lo)) v = std::max(v, static_cast<T>(static_cast<float>(clamp.lo)));
+    if (!std::isnan(clamp.hi)) v = std::min(v, static_cast<T>(static_cast<float>(clamp.hi)));
+  }
+  require_close(y[0].values<T>(), want, tol);
 }
 
 TEST_CASE("conv pointwise path matches the definition with groups and batch") {
@@ -115,6 +130,32 @@ TEST_CASE("conv im2col handles 1x1 strided, grouped 3-D and float64") {
   check_conv<float>({1, 6, 4, 1, {9, 9}, {1, 1}, {2, 2}, {0, 0, 0, 0}, {1, 1}}, true, 1e-4);
   check_conv<float>({2, 4, 6, 2, {5, 4, 6}, {2, 3, 3}, {2, 1, 2}, {0, 1, 1, 1, 0, 2}, {1, 2, 1}}, true, 1e-4);
   check_conv<double>({1, 3, 5, 1, {10}, {4}, {3}, {2, 1}, {2}}, false, 1e-10);
+}
+
+TEST_CASE("conv applies a fused clamp after the bias on every path") {
+  const Clamp relu{0.0, std::nan("")}, relu6{0.0, 6.0}, narrow{-0.25, 0.3};
+  // Pointwise, several column bands (1024 columns per band here) and the last one partial.
+  check_conv<float>({1, 32, 32, 1, {70, 66}, {1, 1}, {1, 1}, {0, 0, 0, 0}, {1, 1}}, true, 1e-4, narrow);
+  check_conv<float>({2, 8, 6, 2, {5, 7}, {1, 1}, {1, 1}, {0, 0, 0, 0}, {1, 1}}, false, 1e-4, relu);
+  // Depthwise 3x3, stride 1 and 2, with and without bias.
+  check_conv<float>({1, 4, 4, 4, {13, 12}, {3, 3}, {1, 1}, {1, 1, 1, 1}, {1, 1}}, true, 1e-4, relu6);
+  check_conv<float>({1, 5, 5, 5, {13, 12}, {3, 3}, {2, 2}, {1, 0, 1, 2}, {1, 1}}, false, 1e-4, narrow);
+  // im2col with several bands, grouped im2col, and float64.
+  check_conv<float>({1, 64, 8, 1, {67, 67}, {3, 3}, {1, 1}, {1, 1, 1, 1}, {1, 1}}, true, 1e-3, narrow);
+  check_conv<float>({2, 4, 6, 2, {5, 4, 6}, {2, 3, 3}, {2, 1, 2}, {0, 1, 1, 1, 0, 2}, {1, 2, 1}}, true, 1e-4,
+                    relu);
+  check_conv<double>({1, 3, 5, 1, {10}, {4}, {3}, {2, 1}, {2}}, true, 1e-10, narrow);
+}
+
+TEST_CASE("conv infer rejects a clamp_min above clamp_max") {
+  const ConvCase k{1, 2, 2, 1, {4, 4}, {1, 1}, {1, 1}, {0, 0, 0, 0}, {1, 1}};
+  ir::Attrs attrs = conv_attrs(k);
+  attrs.set("clamp_min", 1.0f);
+  attrs.set("clamp_max", 0.0f);
+  const Status s = infer_status(
+      EdgeOp::Conv, attrs,
+      {TensorSpec{DType::Float32, Shape{1, 2, 4, 4}}, TensorSpec{DType::Float32, Shape{2, 2, 1, 1}}});
+  CHECK_FALSE(s.ok());
 }
 
 TEST_CASE("conv rejects integer inputs and mismatched channels in infer") {
