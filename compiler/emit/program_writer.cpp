@@ -70,7 +70,7 @@ std::vector<uint8_t> serialize_program(const ir::ExportedProgram& program, EmitS
     if (!v.is_constant() || constant_offset.count(v.constant.get())) continue;
     const size_t off = align_up(segment.size(), kSegmentAlignment);
     segment.resize(off + v.constant->size());
-    std::memcpy(segment.data() + off, v.constant->data(), v.constant->size());
+    if (!v.constant->empty()) std::memcpy(segment.data() + off, v.constant->data(), v.constant->size());
     constant_offset[v.constant.get()] = off;
   }
 

@@ -142,7 +142,7 @@ Status Method::set_input(size_t i, const TensorSpec& spec, const void* data) {
     return fail(Error::InvalidArgument, "input '", names_[inputs_[i]], "': expected ",
                 dtype_name(t.spec.dtype), t.spec.shape.str(), ", got ", dtype_name(spec.dtype),
                 spec.shape.str());
-  std::memcpy(t.data, data, t.nbytes());
+  if (t.nbytes() > 0) std::memcpy(t.data, data, t.nbytes());
   return Status::Ok();
 }
 

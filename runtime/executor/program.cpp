@@ -14,7 +14,7 @@ Result<Program> Program::load(const std::string& path) {
 Result<Program> Program::load_from_data(FileData data, const std::string& name) {
   const uint8_t* bytes = data.data();
   const size_t size = data.size();
-  if (size < 8)
+  if (size < 12)  // size prefix, root offset, file identifier
     return fail(Error::InvalidProgram, name, ": not an etc program (", std::to_string(size),
                 " bytes is too short)");
   uint32_t fb_size = 0;

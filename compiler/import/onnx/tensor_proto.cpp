@@ -54,6 +54,7 @@ Result<HostTensor> decode_tensor(const onnx::TensorProto& t) {
   const size_t nbytes = out.spec.nbytes();
   const int64_t n = out.spec.shape.numel();
   out.bytes.resize(nbytes);
+  if (nbytes == 0) return out;  // empty tensor: nothing to copy (and memcpy must not see null)
   if (t.data_location() == onnx::TensorProto_DataLocation_EXTERNAL)
     return fail(Error::InvalidArgument, name, ": external data was not loaded");
   if (t.has_raw_data()) {

@@ -59,7 +59,6 @@ Lowering variadic(EdgeOp op, bool mean) {
 
 void lower_clip(LowerContext& c) {
   const ir::ValueId x = c.input(0);
-  const DType dtype = c.spec(x).dtype;
   double lo = -std::numeric_limits<double>::infinity();
   double hi = std::numeric_limits<double>::infinity();
   if (c.opset() < 11) {
