@@ -1,13 +1,15 @@
 // Portable kernels of the 'shape' family (see runtime/kernels/edge_ops.def):
 // pure data movement, so every kernel works on bytes and takes every dtype.
-// This file holds reshape, concat and split and the family's OpDef table;
-// the strided-copy ops live in shape_transpose.cpp and shape_slice.cpp,
-// gather in shape_gather.cpp and pad in shape_pad.cpp.
+// This file holds concat and split and the family's OpDef table; reshape
+// lives in shape_reshape.cpp, the strided-copy ops in shape_transpose.cpp and
+// shape_slice.cpp, gather in shape_gather.cpp, pad in shape_pad.cpp and range
+// in shape_range.cpp. Run-time shape arguments: see shape_args.h.
 #include <cstring>
 #include <limits>
 #include <string>
 #include <vector>
 
+#include "runtime/kernels/portable/shape_args.h"
 #include "runtime/kernels/portable/shape_ops.h"
 
 namespace etc {
@@ -26,33 +28,6 @@ Status check_dims(Span<const int64_t> dims, const char* what) {
 namespace {
 
 using namespace shape_ops;
-
-// Reshape only reinterprets the row-major bytes; a copy unless the memory
-// planner gave input and output the same buffer.
-class ReshapeKernel final : public Kernel {
- public:
-  Status run(const KernelArgs& args) override {
-    const Tensor& in = *args.inputs[0];
-    Tensor& out = *args.outputs[0];
-    if (in.data != out.data && out.nbytes() > 0) std::memcpy(out.data, in.data, out.nbytes());
-    return Status::Ok();
-  }
-};
-
-Status infer_reshape(const AttrList& attrs, Span<const TensorSpec> in, Span<TensorSpec> out) {
-  ETC_ASSIGN_OR_RETURN(std::vector<int64_t> dims, attrs.get_ints("shape"));
-  ETC_TRY(check_dims(dims, "shape"));
-  const Shape shape{Span<const int64_t>(dims)};
-  ETC_CHECK_OR_FAIL(shape.numel() == in[0].shape.numel(), Error::InvalidShape, "cannot reshape ",
-                    in[0].shape.str(), " to ", shape.str());
-  out[0] = TensorSpec{in[0].dtype, shape};
-  return Status::Ok();
-}
-
-Result<std::unique_ptr<Kernel>> create_reshape(const AttrList&, Span<const TensorSpec>,
-                                               Span<const TensorSpec>) {
-  return std::unique_ptr<Kernel>(std::make_unique<ReshapeKernel>());
-}
 
 // Concat and split move, per outer index (dims before the axis), one
 // contiguous block per piece; `block_bytes[k]` is piece k's block.
@@ -92,10 +67,13 @@ class ConcatKernel final : public Kernel {
   AxisBlocks b_;
 };
 
+// Split sizes given at run time (input 1) must be the declared ones.
 class SplitKernel final : public Kernel {
  public:
-  explicit SplitKernel(AxisBlocks blocks) : b_(std::move(blocks)) {}
+  SplitKernel(AxisBlocks blocks, bool checked, std::vector<int64_t> sizes, Shape first_out)
+      : b_(std::move(blocks)), checked_(checked), sizes_(std::move(sizes)), first_out_(first_out) {}
   Status run(const KernelArgs& args) override {
+    if (checked_) ETC_TRY(check(*args.inputs[1]));
     const auto* src = static_cast<const uint8_t*>(args.inputs[0]->data);
     for (int64_t o = 0; o < b_.outer; ++o) {
       for (size_t k = 0; k < b_.block_bytes.size(); ++k) {
@@ -109,7 +87,20 @@ class SplitKernel final : public Kernel {
   }
 
  private:
+  Status check(const Tensor& split) const {
+    bool same = split.numel() == static_cast<int64_t>(sizes_.size());
+    for (size_t k = 0; same && k < sizes_.size(); ++k)
+      same = int_at(split, static_cast<int64_t>(k)) == sizes_[k];
+    if (same) return Status::Ok();
+    std::string want = "[";
+    for (size_t k = 0; k < sizes_.size(); ++k) want += (k ? ", " : "") + std::to_string(sizes_[k]);
+    return arg_mismatch("split", "split", split, "differs from the declared sizes " + want + "]", first_out_);
+  }
+
   AxisBlocks b_;
+  bool checked_;
+  std::vector<int64_t> sizes_;
+  Shape first_out_;
 };
 
 Status infer_concat(const AttrList& attrs, Span<const TensorSpec> in, Span<TensorSpec> out) {
@@ -155,6 +146,7 @@ Status infer_split(const AttrList& attrs, Span<const TensorSpec> in, Span<Tensor
     s[static_cast<int>(axis)] = sizes[k];
     out[k] = TensorSpec{in[0].dtype, s};
   }
+  if (has_arg(in, 1)) ETC_TRY(check_int_arg(in[1], "split"));
   ETC_CHECK_OR_FAIL(total == shape[static_cast<int>(axis)], Error::InvalidShape, "split sizes sum to ",
                     std::to_string(total), " but axis ", std::to_string(axis), " of ", shape.str(), " has ",
                     std::to_string(shape[static_cast<int>(axis)]));
@@ -164,7 +156,9 @@ Status infer_split(const AttrList& attrs, Span<const TensorSpec> in, Span<Tensor
 Result<std::unique_ptr<Kernel>> create_split(const AttrList& attrs, Span<const TensorSpec> in,
                                              Span<const TensorSpec> out) {
   ETC_ASSIGN_OR_RETURN(int64_t axis, attrs.get_int("axis"));
-  return std::unique_ptr<Kernel>(std::make_unique<SplitKernel>(axis_blocks(in[0].shape, axis, out)));
+  ETC_ASSIGN_OR_RETURN(std::vector<int64_t> sizes, attrs.get_ints("sizes"));
+  return std::unique_ptr<Kernel>(std::make_unique<SplitKernel>(axis_blocks(in[0].shape, axis, out),
+                                                               has_arg(in, 1), sizes, out[0].shape));
 }
 
 constexpr int kMany = std::numeric_limits<int>::max();
@@ -173,15 +167,16 @@ constexpr int kMany = std::numeric_limits<int>::max();
 
 const OpDef* shape_op_def(EdgeOp op) {
   static const OpDef kDefs[] = {
-      {EdgeOp::Reshape, 1, 1, 1, 1, infer_reshape, create_reshape},
+      {EdgeOp::Reshape, 1, 2, 1, 1, infer_reshape, create_reshape},
       {EdgeOp::Transpose, 1, 1, 1, 1, infer_transpose, create_transpose},
       {EdgeOp::Concat, 1, kMany, 1, 1, infer_concat, create_concat},
-      {EdgeOp::Split, 1, 1, 1, kMany, infer_split, create_split},
-      {EdgeOp::Slice, 1, 1, 1, 1, infer_slice, create_slice},
+      {EdgeOp::Split, 1, 2, 1, kMany, infer_split, create_split},
+      {EdgeOp::Slice, 1, 5, 1, 1, infer_slice, create_slice},
       {EdgeOp::Gather, 2, 2, 1, 1, infer_gather, create_gather},
-      {EdgeOp::Expand, 1, 1, 1, 1, infer_expand, create_expand},
-      {EdgeOp::Tile, 1, 1, 1, 1, infer_tile, create_tile},
-      {EdgeOp::Pad, 1, 1, 1, 1, infer_pad, create_pad},
+      {EdgeOp::Expand, 1, 2, 1, 1, infer_expand, create_expand},
+      {EdgeOp::Tile, 1, 2, 1, 1, infer_tile, create_tile},
+      {EdgeOp::Pad, 1, 3, 1, 1, infer_pad, create_pad},
+      {EdgeOp::Range, 3, 3, 1, 1, infer_range, create_range},
       {EdgeOp::DepthToSpace, 1, 1, 1, 1, infer_depth_to_space, create_depth_to_space},
       {EdgeOp::SpaceToDepth, 1, 1, 1, 1, infer_space_to_depth, create_space_to_depth},
   };

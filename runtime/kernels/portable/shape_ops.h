@@ -14,14 +14,17 @@ namespace etc::shape_ops {
   Status infer_##name(const AttrList& attrs, Span<const TensorSpec> in, Span<TensorSpec> out);    \
   Result<std::unique_ptr<Kernel>> create_##name(const AttrList& attrs, Span<const TensorSpec> in, \
                                                 Span<const TensorSpec> out);
+ETC_SHAPE_OP_FNS(reshape)
 ETC_SHAPE_OP_FNS(transpose)
 ETC_SHAPE_OP_FNS(depth_to_space)
 ETC_SHAPE_OP_FNS(space_to_depth)
 ETC_SHAPE_OP_FNS(slice)
+ETC_SHAPE_OP_FNS(slice_args)  // slice with run-time starts/ends (shape_slice_args.cpp)
 ETC_SHAPE_OP_FNS(expand)
 ETC_SHAPE_OP_FNS(tile)
 ETC_SHAPE_OP_FNS(gather)
 ETC_SHAPE_OP_FNS(pad)
+ETC_SHAPE_OP_FNS(range)
 #undef ETC_SHAPE_OP_FNS
 
 // Copies input 0 to output 0 along a plan computed at init.

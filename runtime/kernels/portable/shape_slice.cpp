@@ -1,8 +1,12 @@
 // Slice, expand and tile: each output is a strided view of the input, copied
-// with one CopyPlan (shape_copy.h).
+// with one CopyPlan (shape_copy.h). Slice with run-time starts/ends is in
+// shape_slice_args.cpp; expand and tile with a run-time shape or repeats copy
+// along the same plan after checking the argument gives the declared shape.
+#include <algorithm>
 #include <string>
 #include <vector>
 
+#include "runtime/kernels/portable/shape_args.h"
 #include "runtime/kernels/portable/shape_ops.h"
 
 namespace etc::shape_ops {
@@ -29,9 +33,63 @@ int64_t slice_count(int64_t start, int64_t end, int64_t step) {
   return start > end ? (start - end - step - 1) / -step : 0;
 }
 
+// Checks input 1 against the shapes with `check`, then copies along a plan.
+class CheckedCopyKernel final : public Kernel {
+ public:
+  using CheckFn = Status (*)(const Tensor& arg, const Shape& in, const Shape& out);
+  CheckedCopyKernel(const CopyPlan& plan, CheckFn check, const Shape& in, const Shape& out)
+      : plan_(plan), check_(check), in_(in), out_(out) {}
+  Status run(const KernelArgs& args) override {
+    ETC_TRY(check_(*args.inputs[1], in_, out_));
+    run_copy(plan_, args.inputs[0]->data, args.outputs[0]->data);
+    return Status::Ok();
+  }
+
+ private:
+  CopyPlan plan_;
+  CheckFn check_;
+  Shape in_, out_;
+};
+
+// ONNX Expand: the input broadcast with `shape` (either side may hold the 1).
+Status check_expand_shape(const Tensor& arg, const Shape& in, const Shape& out) {
+  IntArg a;
+  ETC_TRY(read_int_arg(arg, "expand", "shape", &a));
+  const int rank = std::max(a.n, in.rank());
+  if (rank > kMaxRank) return arg_mismatch("expand", "shape", arg, "makes the rank more than 8", out);
+  Shape got;
+  for (int d = 0; d < rank; ++d) {
+    const int64_t x = d + in.rank() >= rank ? in[d + in.rank() - rank] : 1;
+    const int64_t y = d + a.n >= rank ? a[d + a.n - rank] : 1;
+    if (y < 0) return arg_mismatch("expand", "shape", arg, "has a negative dim", out);
+    if (x != y && x != 1 && y != 1)
+      return arg_mismatch("expand", "shape", arg, "does not broadcast with input " + in.str(), out);
+    got.push_back(x == 1 ? y : x);
+  }
+  if (!(got == out)) return arg_mismatch("expand", "shape", arg, "gives " + got.str(), out);
+  return Status::Ok();
+}
+
+Status check_tile_repeats(const Tensor& arg, const Shape& in, const Shape& out) {
+  bool same = arg.numel() == in.rank();
+  for (int d = 0; same && d < in.rank(); ++d) {
+    const int64_t r = int_at(arg, d);
+    same = r >= 0 && in[d] * r == out[d];
+  }
+  if (same) return Status::Ok();
+  return arg_mismatch("tile", "repeats", arg, "do not tile input " + in.str() + " to it", out);
+}
+
+Result<std::unique_ptr<Kernel>> make_kernel(const CopyPlan& plan, Span<const TensorSpec> in,
+                                            CheckedCopyKernel::CheckFn check, const Shape& out) {
+  if (!has_arg(in, 1)) return make_copy_kernel(plan);
+  return std::unique_ptr<Kernel>(std::make_unique<CheckedCopyKernel>(plan, check, in[0].shape, out));
+}
+
 }  // namespace
 
 Status infer_slice(const AttrList& attrs, Span<const TensorSpec> in, Span<TensorSpec> out) {
+  if (in.size() > 1) return infer_slice_args(attrs, in, out);
   const Shape& s = in[0].shape;
   ETC_ASSIGN_OR_RETURN(SliceAttrs a, slice_attrs(attrs, s.rank()));
   Shape shape;
@@ -55,6 +113,7 @@ Status infer_slice(const AttrList& attrs, Span<const TensorSpec> in, Span<Tensor
 
 Result<std::unique_ptr<Kernel>> create_slice(const AttrList& attrs, Span<const TensorSpec> in,
                                              Span<const TensorSpec> out) {
+  if (in.size() > 1) return create_slice_args(attrs, in, out);
   const Shape& s = in[0].shape;
   ETC_ASSIGN_OR_RETURN(SliceAttrs a, slice_attrs(attrs, s.rank()));
   const auto in_strides = strides_of(s);
@@ -77,6 +136,7 @@ Status infer_expand(const AttrList& attrs, Span<const TensorSpec> in, Span<Tenso
   bool ok = offset >= 0;
   for (int d = 0; ok && d < s.rank(); ++d) ok = s[d] == 1 || s[d] == shape[d + offset];
   ETC_CHECK_OR_FAIL(ok, Error::InvalidShape, "cannot expand ", s.str(), " to ", shape.str());
+  if (has_arg(in, 1)) ETC_TRY(check_int_arg(in[1], "shape"));
   out[0] = TensorSpec{in[0].dtype, shape};
   return Status::Ok();
 }
@@ -89,7 +149,8 @@ Result<std::unique_ptr<Kernel>> create_expand(const AttrList&, Span<const Tensor
   const int offset = o.rank() - s.rank();
   std::vector<int64_t> strides(o.rank(), 0);
   for (int d = 0; d < s.rank(); ++d) strides[d + offset] = s[d] == 1 ? 0 : in_strides[d];
-  return make_copy_kernel(make_copy_plan(o.dims(), strides, 0, dtype_size(in[0].dtype)));
+  return make_kernel(make_copy_plan(o.dims(), strides, 0, dtype_size(in[0].dtype)), in, check_expand_shape,
+                     o);
 }
 
 Status infer_tile(const AttrList& attrs, Span<const TensorSpec> in, Span<TensorSpec> out) {
@@ -103,12 +164,13 @@ Status infer_tile(const AttrList& attrs, Span<const TensorSpec> in, Span<TensorS
                       std::to_string(repeats[d]));
     shape.push_back(s[d] * repeats[d]);
   }
+  if (has_arg(in, 1)) ETC_TRY(check_int_arg(in[1], "repeats"));
   out[0] = TensorSpec{in[0].dtype, shape};
   return Status::Ok();
 }
 
 Result<std::unique_ptr<Kernel>> create_tile(const AttrList& attrs, Span<const TensorSpec> in,
-                                            Span<const TensorSpec>) {
+                                            Span<const TensorSpec> out) {
   ETC_ASSIGN_OR_RETURN(std::vector<int64_t> repeats, attrs.get_ints("repeats"));
   const Shape& s = in[0].shape;
   const auto in_strides = strides_of(s);
@@ -118,7 +180,8 @@ Result<std::unique_ptr<Kernel>> create_tile(const AttrList& attrs, Span<const Te
     dims.insert(dims.end(), {repeats[d], s[d]});
     strides.insert(strides.end(), {0, in_strides[d]});
   }
-  return make_copy_kernel(make_copy_plan(dims, strides, 0, dtype_size(in[0].dtype)));
+  return make_kernel(make_copy_plan(dims, strides, 0, dtype_size(in[0].dtype)), in, check_tile_repeats,
+                     out[0].shape);
 }
 
 }  // namespace etc::shape_ops

@@ -1,15 +1,18 @@
 // Import of ONNX shape ops: shape subgraphs fold away at import, ops that do
-// not move data create no nodes, and data-dependent shapes are rejected.
+// not move data create no nodes, shape arguments computed at run time take
+// the declared output shape (or are rejected when it is undeclared).
 #include <onnx/onnx_pb.h>
 
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <fstream>
+#include <numeric>
 #include <string>
 #include <vector>
 
 #include "compiler/common/compile_error.h"
 #include "compiler/import/onnx/importer.h"
+#include "tests/support/run_program.h"
 
 namespace {
 
@@ -35,6 +38,11 @@ struct ModelBuilder {
     for (int64_t d : dims) t->mutable_shape()->add_dim()->set_dim_value(d);
   }
   void input(const std::string& name, std::vector<int64_t> dims) { value(g->mutable_input(), name, dims); }
+  void int_input(const std::string& name, std::vector<int64_t> dims) {
+    value(g->mutable_input(), name, dims);
+    g->mutable_input()->rbegin()->mutable_type()->mutable_tensor_type()->set_elem_type(
+        onnx::TensorProto::INT64);
+  }
   void output(const std::string& name, std::vector<int64_t> dims) { value(g->mutable_output(), name, dims); }
   void ints(const std::string& name, std::vector<int64_t> values, bool scalar = false) {
     auto* t = g->add_initializer();
@@ -114,22 +122,60 @@ TEST_CASE("Identity, Dropout and unit-dim transposes create no copies", "[import
   CHECK(nodes[0]->inputs[0] == program.graph.inputs()[0]);
 }
 
-TEST_CASE("a slice with runtime starts is rejected naming the node and input", "[import][shape]") {
+TEST_CASE("a slice with runtime starts and no static output type is rejected naming the node and input",
+          "[import][shape]") {
   ModelBuilder m(13);
   m.input("x", {4});
-  auto* starts = m.g->add_input();
-  starts->set_name("starts");
-  starts->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::INT64);
-  starts->mutable_type()->mutable_tensor_type()->mutable_shape()->add_dim()->set_dim_value(1);
+  m.int_input("starts", {1});
   m.ints("ends", {3});
   m.node("Slice", {"x", "starts", "ends"}, {"y"});
-  m.output("y", {2});
+  auto* y = m.g->add_output();
+  y->set_name("y");
+  y->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::FLOAT);
+  y->mutable_type()->mutable_tensor_type()->mutable_shape()->add_dim()->set_dim_param("n");  // not static
   try {
     etc::onnx_import::import_onnx(m.save("slice"));
     FAIL("import should have failed");
   } catch (const etc::CompileError& e) {
     const std::string what = e.what();
+    INFO(what);
     CHECK(what.find("Slice_1") != std::string::npos);
     CHECK(what.find("starts") != std::string::npos);
+    CHECK(what.find("undeclared") != std::string::npos);
   }
+}
+
+TEST_CASE("reshape, slice and pad with run-time arguments run with the declared output shapes",
+          "[import][shape][runtime_args]") {
+  ModelBuilder m(13);
+  m.input("x", {4, 2, 3});
+  m.int_input("shape", {2});
+  m.int_input("starts", {1});
+  m.int_input("pads", {4});
+  m.ints("ends", {1000});
+  m.ints("axes", {1});
+  m.node("Reshape", {"x", "shape"}, {"r"});
+  m.node("Slice", {"r", "starts", "ends", "axes"}, {"s"});
+  m.node("Pad", {"s", "pads"}, {"y"});
+  m.value(m.g->mutable_value_info(), "r", {4, 6});
+  m.value(m.g->mutable_value_info(), "s", {4, 4});
+  m.output("y", {5, 4});
+  const auto program = etc::onnx_import::import_onnx(m.save("runtime_args"));
+  std::vector<float> x(24);
+  std::iota(x.begin(), x.end(), 0.0f);
+  using etc::testing::as_bytes;
+  // r = x as [4, 6]; s = r[:, 2:] ([4, 4]); y = s with one row of zeros on top.
+  const auto run = [&](std::vector<int64_t> shape, std::vector<int64_t> starts, std::vector<int64_t> pads) {
+    return etc::testing::run_program(program,
+                                     {as_bytes(x), as_bytes(shape), as_bytes(starts), as_bytes(pads)});
+  };
+  const auto y = etc::testing::from_bytes<float>(run({0, -1}, {-4}, {1, 0, 0, 0})[0]);
+  REQUIRE(y.size() == 20);
+  for (int j = 0; j < 4; ++j) CHECK(y[j] == 0.0f);
+  for (int i = 0; i < 4; ++i)
+    for (int j = 0; j < 4; ++j) CHECK(y[4 + i * 4 + j] == static_cast<float>(i * 6 + 2 + j));
+  // Arguments that disagree with the declared shapes fail at run time naming the op.
+  CHECK_THROWS_WITH(run({3, -1}, {2}, {1, 0, 0, 0}), Catch::Contains("reshape"));
+  CHECK_THROWS_WITH(run({4, 6}, {1}, {1, 0, 0, 0}), Catch::Contains("slice"));
+  CHECK_THROWS_WITH(run({4, 6}, {2}, {0, 1, 1, 0}), Catch::Contains("pad: run-time pads [0, 1, 1, 0]"));
 }

@@ -1,7 +1,9 @@
 // Lowering of the ONNX ops whose result is known at compile time (shapes are
 // static): Shape, Size, Constant, ConstantOfShape and Range. Each becomes an
 // IR constant, except a ConstantOfShape too large to store, which stays an
-// expand node of its one-element value.
+// expand node of its one-element value. A ConstantOfShape shape or Range
+// bounds computed at run time give an expand or range node typed with the
+// declared output shape, which the kernel checks at run time.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -11,6 +13,7 @@
 
 #include "compiler/import/onnx/lower_context.h"
 #include "compiler/import/onnx/ops/register_all.h"
+#include "compiler/import/onnx/ops/shape_lowerings.h"
 #include "compiler/import/onnx/tensor_proto.h"
 
 namespace etc::onnx_import {
@@ -61,7 +64,9 @@ void lower_constant(LowerContext& c) {
 }
 
 void lower_constant_of_shape(LowerContext& c) {
-  const std::vector<int64_t> dims = c.constant_ints(0, "shape (the output shape depends on it)");
+  const bool runtime = is_runtime_arg(c, 0);
+  const std::vector<int64_t> dims = runtime ? declared_dims(c, 0, "shape", 0)
+                                            : c.constant_ints(0, "shape (the output shape depends on it)");
   if (dims.size() > static_cast<size_t>(kMaxRank)) c.fail("output rank is above the maximum of 8");
   for (int64_t d : dims)
     if (d < 0) c.fail("shape has a negative dim " + std::to_string(d));
@@ -74,8 +79,11 @@ void lower_constant_of_shape(LowerContext& c) {
     spec.dtype = decoded->spec.dtype;
     std::memcpy(value, decoded->bytes.data(), decoded->bytes.size());
   }
-  // Expand folds to a constant unless the result is too large to store.
-  c.set_output(0, c.emit1(EdgeOp::Expand, {c.constant(spec, value)}, {{"shape", dims}}));
+  // Expand folds to a constant unless the result is too large to store. The
+  // expand of a scalar to a run-time shape is that shape, as ConstantOfShape wants.
+  std::vector<ir::ValueId> inputs = {c.constant(spec, value)};
+  if (runtime) inputs.push_back(c.input(0));
+  c.set_output(0, c.emit1(EdgeOp::Expand, inputs, {{"shape", dims}}));
 }
 
 // Range fills start + i * delta for i < ceil((limit - start) / delta), in the
@@ -109,14 +117,16 @@ void emit_range(LowerContext& c) {
 }
 
 void lower_range(LowerContext& c) {
-  for (int i = 0; i < 3; ++i)
-    if (!c.is_constant(c.input(i)))
-      c.fail(
-          "start, limit and delta must be compile-time constants (the output length would be "
-          "data-dependent)");
   const DType dtype = c.input_spec(0).dtype;
   for (int i = 1; i < 3; ++i)
     if (c.input_spec(i).dtype != dtype) c.fail("start, limit and delta have different types");
+  for (int i = 0; i < 3; ++i) {
+    if (c.is_constant(c.input(i))) continue;
+    // Known only at run time: the declared length, checked by the kernel.
+    const std::vector<int64_t> dims = declared_dims(c, 0, "start, limit or delta", i);
+    if (dims.size() != 1) c.fail("declared output shape is not 1-D");
+    return c.set_output(0, c.emit1(EdgeOp::Range, {c.input(0), c.input(1), c.input(2)}, {{"shape", dims}}));
+  }
   switch (dtype) {
     case DType::Float32: return emit_range<float>(c);
     case DType::Float64: return emit_range<double>(c);

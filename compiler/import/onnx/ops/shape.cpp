@@ -5,6 +5,7 @@
 // Ops that do not move data bind their output to the input value.
 #include <algorithm>
 #include <numeric>
+#include <optional>
 #include <string>
 
 #include "compiler/import/onnx/ops/register_all.h"
@@ -20,7 +21,28 @@ ir::ValueId reshape_to(LowerContext& c, ir::ValueId x, const std::vector<int64_t
   return c.emit1(EdgeOp::Reshape, {x}, {{"shape", dims}});
 }
 
+bool is_runtime_arg(LowerContext& c, int i) { return c.has_input(i) && !c.is_constant(c.input(i)); }
+
+std::vector<int64_t> declared_dims(LowerContext& c, int output, const char* what, int input) {
+  const std::optional<TensorSpec> spec = c.declared_output_spec(output);
+  if (!spec)
+    c.fail(std::string(what) + " (input " + std::to_string(input) +
+           ") is computed at run time and the type of output " + std::to_string(output) +
+           " is undeclared or not static; it must be a compile-time constant or the model must declare "
+           "a static output shape");
+  return dims_of(spec->shape);
+}
+
 namespace {
+
+// The edge reshape of x to the declared output shape, with the ONNX argument
+// `arg` (shape, squeeze_axes or unsqueeze_axes) checked at run time.
+ir::ValueId runtime_reshape(LowerContext& c, const char* arg, const char* what, ir::Attrs extra = {}) {
+  const std::vector<int64_t> dims = declared_dims(c, 0, what, 1);
+  extra.set("shape", dims);
+  extra.set("arg", std::string(arg));
+  return c.emit1(EdgeOp::Reshape, {c.input(0), c.input(1)}, std::move(extra));
+}
 
 std::string list_str(const std::vector<int64_t>& v) {
   std::string s = "[";
@@ -30,8 +52,10 @@ std::string list_str(const std::vector<int64_t>& v) {
 
 void lower_reshape(LowerContext& c) {
   const Shape& in = c.input_spec(0).shape;
-  std::vector<int64_t> dims = c.constant_ints(1, "shape (the output shape depends on it)");
   const bool allow_zero = c.opset() >= 14 && c.attr_int("allowzero", 0) != 0;
+  if (is_runtime_arg(c, 1))
+    return c.set_output(0, runtime_reshape(c, "shape", "shape", {{"allowzero", int64_t{allow_zero}}}));
+  std::vector<int64_t> dims = c.constant_ints(1, "shape (the output shape depends on it)");
   int infer = -1;
   int64_t known = 1;
   for (size_t i = 0; i < dims.size(); ++i) {
@@ -85,6 +109,8 @@ std::vector<int64_t> axes_of(LowerContext& c, bool* given) {
 }
 
 void lower_squeeze(LowerContext& c) {
+  if (c.opset() >= 13 && is_runtime_arg(c, 1))
+    return c.set_output(0, runtime_reshape(c, "squeeze_axes", "axes"));
   const Shape& in = c.input_spec(0).shape;
   bool given = false;
   std::vector<int64_t> axes = axes_of(c, &given);
@@ -103,6 +129,8 @@ void lower_squeeze(LowerContext& c) {
 }
 
 void lower_unsqueeze(LowerContext& c) {
+  if (c.opset() >= 13 && is_runtime_arg(c, 1))
+    return c.set_output(0, runtime_reshape(c, "unsqueeze_axes", "axes"));
   const Shape& in = c.input_spec(0).shape;
   bool given = false;
   const std::vector<int64_t> axes = axes_of(c, &given);
@@ -150,12 +178,27 @@ void lower_concat(LowerContext& c) {
   c.set_output(0, c.emit1(EdgeOp::Concat, inputs, {{"axis", axis}}));
 }
 
+// Split with run-time sizes: each output's declared size along the axis.
+void lower_runtime_split(LowerContext& c, int64_t axis) {
+  const int n = c.num_outputs();
+  std::vector<int64_t> sizes;
+  for (int i = 0; i < n; ++i) {
+    const std::vector<int64_t> dims = declared_dims(c, i, "split", 1);
+    if (static_cast<int64_t>(dims.size()) <= axis)
+      c.fail("declared output " + std::to_string(i) + " lacks the split axis");
+    sizes.push_back(dims[axis]);
+  }
+  const auto outs = c.emit(EdgeOp::Split, {c.input(0), c.input(1)}, {{"axis", axis}, {"sizes", sizes}}, n);
+  for (int i = 0; i < n; ++i) c.set_output(i, outs[i]);
+}
+
 void lower_split(LowerContext& c) {
   const Shape& in = c.input_spec(0).shape;
   const int64_t axis = c.normalize_axis(c.attr_int("axis", 0), in.rank());
   const int64_t dim = in[static_cast<int>(axis)];
   const int n = c.num_outputs();
   std::vector<int64_t> sizes;
+  if (c.opset() >= 13 && is_runtime_arg(c, 1)) return lower_runtime_split(c, axis);
   if (c.opset() < 13)
     sizes = c.attr_ints("split");
   else if (c.has_input(1))
@@ -173,6 +216,10 @@ void lower_split(LowerContext& c) {
 }
 
 void lower_expand(LowerContext& c) {
+  if (is_runtime_arg(c, 1)) {
+    const std::vector<int64_t> dims = declared_dims(c, 0, "shape", 1);
+    return c.set_output(0, c.emit1(EdgeOp::Expand, {c.input(0), c.input(1)}, {{"shape", dims}}));
+  }
   const Shape& in = c.input_spec(0).shape;
   const std::vector<int64_t> shape = c.constant_ints(1, "shape (the output shape depends on it)");
   // Bidirectional broadcast: either side may hold the 1.
@@ -189,7 +236,25 @@ void lower_expand(LowerContext& c) {
   c.set_output(0, c.emit1(EdgeOp::Expand, {c.input(0)}, {{"shape", dims}}));
 }
 
+// Tile with run-time repeats: the repeats the declared shape implies.
+void lower_runtime_tile(LowerContext& c) {
+  const Shape& in = c.input_spec(0).shape;
+  const std::vector<int64_t> dims = declared_dims(c, 0, "repeats", 1);
+  if (static_cast<int>(dims.size()) != in.rank())
+    c.fail("declared output shape " + list_str(dims) + " does not match input rank " +
+           std::to_string(in.rank()));
+  std::vector<int64_t> repeats(dims.size(), 1);
+  for (int d = 0; d < in.rank(); ++d) {
+    if (in[d] == 0) continue;  // any repeat of an empty dim is empty
+    if (dims[d] % in[d] != 0)
+      c.fail("declared output shape " + list_str(dims) + " is not a tiling of " + in.str());
+    repeats[d] = dims[d] / in[d];
+  }
+  c.set_output(0, c.emit1(EdgeOp::Tile, {c.input(0), c.input(1)}, {{"repeats", repeats}}));
+}
+
 void lower_tile(LowerContext& c) {
+  if (is_runtime_arg(c, 1)) return lower_runtime_tile(c);
   const Shape& in = c.input_spec(0).shape;
   const std::vector<int64_t> repeats = c.constant_ints(1, "repeats (the output shape depends on them)");
   if (static_cast<int>(repeats.size()) != in.rank())

@@ -1,6 +1,7 @@
-// Lowering of ONNX Slice, Gather and Pad. Their index arguments (starts,
-// ends, pads, ...) must be compile-time constants because shapes are static;
-// the lowering normalizes them to the explicit, clamped edge attributes.
+// Lowering of ONNX Slice, Gather and Pad. Constant index arguments (starts,
+// ends, pads, ...) are normalized to the explicit, clamped edge attributes.
+// Arguments computed at run time are passed to the edge op as inputs, which
+// the kernel applies, with the output shape the model declares.
 #include <algorithm>
 #include <cmath>
 #include <numeric>
@@ -40,7 +41,20 @@ SliceArgs slice_args(LowerContext& c) {
   return a;
 }
 
+// Slice with run-time starts/ends/axes/steps: the edge slice takes the ONNX
+// inputs as they are (absent ones as absent inputs).
+void lower_runtime_slice(LowerContext& c) {
+  const std::vector<int64_t> dims = declared_dims(c, 0, "starts, ends, axes or steps", 1);
+  std::vector<ir::ValueId> inputs = {c.input(0), c.input(1), c.input(2)};
+  for (int i = 3; i <= 4; ++i) inputs.push_back(c.has_input(i) ? c.input(i) : ir::kNoValue);
+  while (inputs.back() == ir::kNoValue) inputs.pop_back();
+  c.set_output(0, c.emit1(EdgeOp::Slice, inputs, {{"shape", dims}}));
+}
+
 void lower_slice(LowerContext& c) {
+  if (c.opset() >= 10)
+    for (int i = 1; i <= 4; ++i)
+      if (is_runtime_arg(c, i)) return lower_runtime_slice(c);
   const Shape& in = c.input_spec(0).shape;
   const SliceArgs a = slice_args(c);
   std::vector<int64_t> starts(in.rank(), 0), ends = dims_of(in), steps(in.rank(), 1);
@@ -103,13 +117,46 @@ float pad_value(LowerContext& c) {
   return v[0];
 }
 
-void lower_pad(LowerContext& c) {
-  const Shape& in = c.input_spec(0).shape;
-  const std::vector<int64_t> pads =
-      c.opset() < 11 ? c.attr_ints("pads") : c.constant_ints(1, "pads (the output shape depends on them)");
+std::string pad_mode(LowerContext& c) {
   const std::string mode = c.attr_string("mode", "constant");
   if (mode != "constant" && mode != "reflect" && mode != "edge")
     c.fail("mode '" + mode + "' is not supported (supported: constant, reflect, edge)");
+  return mode;
+}
+
+// Pad whose pads (input 1) or constant_value (input 2) is computed at run
+// time: run-time pads take the declared output shape; a run-time value is
+// passed as it is (the kernel requires x's dtype).
+void lower_runtime_pad(LowerContext& c, bool runtime_pads, bool runtime_value) {
+  const std::string mode = pad_mode(c);
+  ir::Attrs attrs = {{"mode", mode}, {"value", runtime_value ? 0.0f : pad_value(c)}};
+  std::vector<ir::ValueId> inputs = {c.input(0), ir::kNoValue};
+  if (runtime_pads) {
+    attrs.set("shape", declared_dims(c, 0, "pads", 1));
+    inputs[1] = c.input(1);
+  } else {
+    const std::vector<int64_t> pads = c.constant_ints(1, "pads");
+    if (static_cast<int>(pads.size()) != 2 * c.input_spec(0).shape.rank())
+      c.fail("pads has " + std::to_string(pads.size()) + " entries for rank " +
+             std::to_string(c.input_spec(0).shape.rank()));
+    attrs.set("pads", pads);
+  }
+  if (runtime_value) {
+    if (c.input_spec(2).dtype != c.input_spec(0).dtype)
+      c.fail("constant_value has a different dtype than the data");
+    inputs.push_back(c.input(2));
+  }
+  c.set_output(0, c.emit1(EdgeOp::Pad, inputs, std::move(attrs)));
+}
+
+void lower_pad(LowerContext& c) {
+  const bool runtime_pads = c.opset() >= 11 && is_runtime_arg(c, 1);
+  const bool runtime_value = c.opset() >= 11 && is_runtime_arg(c, 2);
+  if (runtime_pads || runtime_value) return lower_runtime_pad(c, runtime_pads, runtime_value);
+  const Shape& in = c.input_spec(0).shape;
+  const std::vector<int64_t> pads =
+      c.opset() < 11 ? c.attr_ints("pads") : c.constant_ints(1, "pads (the output shape depends on them)");
+  const std::string mode = pad_mode(c);
   if (static_cast<int>(pads.size()) != 2 * in.rank())
     c.fail("pads has " + std::to_string(pads.size()) + " entries for rank " + std::to_string(in.rank()));
   const float value = pad_value(c);
