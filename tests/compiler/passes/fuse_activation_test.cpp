@@ -6,19 +6,14 @@
 
 #include "compiler/passes/dead_code.h"
 #include "tests/support/graph_builder.h"
+#include "tests/support/random.h"
 #include "tests/support/run_program.h"
 
 using namespace etc;
 using etc::testing::GraphBuilder;
+using etc::testing::random_floats;
 
 namespace {
-
-std::vector<float> random_floats(size_t n, std::mt19937& rng, float lo = -1.0f, float hi = 1.0f) {
-  std::uniform_real_distribution<float> d(lo, hi);
-  std::vector<float> v(n);
-  for (float& x : v) x = d(rng);
-  return v;
-}
 
 ir::Attrs conv_attrs(int64_t group) {
   return {{"strides", std::vector<int64_t>{1, 1}},
