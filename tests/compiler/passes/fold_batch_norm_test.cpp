@@ -5,6 +5,7 @@
 #include <random>
 
 #include "compiler/passes/dead_code.h"
+#include "tests/support/differential.h"
 #include "tests/support/graph_builder.h"
 #include "tests/support/random.h"
 #include "tests/support/run_program.h"
@@ -40,16 +41,7 @@ ir::ExportedProgram conv_bn(bool with_bias, bool conv_output_also_returned) {
 
 void check_same_outputs(const ir::ExportedProgram& before, const ir::ExportedProgram& after) {
   std::mt19937 rng(9);
-  const std::vector<std::vector<uint8_t>> inputs = {testing::as_bytes(random_floats(3 * 36, rng))};
-  const auto want = testing::run_program(before, inputs);
-  const auto got = testing::run_program(after, inputs);
-  REQUIRE(want.size() == got.size());
-  for (size_t o = 0; o < want.size(); ++o) {
-    const auto w = testing::from_bytes<float>(want[o]);
-    const auto g = testing::from_bytes<float>(got[o]);
-    REQUIRE(w.size() == g.size());
-    for (size_t i = 0; i < w.size(); ++i) CHECK(g[i] == Approx(w[i]).margin(1e-5).epsilon(1e-5));
-  }
+  testing::check_same_float_outputs(before, after, {testing::as_bytes(random_floats(3 * 36, rng))}, 1e-5);
 }
 
 }  // namespace

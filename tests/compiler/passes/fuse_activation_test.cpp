@@ -5,6 +5,7 @@
 #include <random>
 
 #include "compiler/passes/dead_code.h"
+#include "tests/support/differential.h"
 #include "tests/support/graph_builder.h"
 #include "tests/support/random.h"
 #include "tests/support/run_program.h"
@@ -53,16 +54,8 @@ ir::ExportedProgram linear_act(EdgeOp producer, EdgeOp act, ir::Attrs act_attrs)
 void check_same_outputs(const ir::ExportedProgram& before, const ir::ExportedProgram& after,
                         size_t inputs_n) {
   std::mt19937 rng(9);
-  const std::vector<std::vector<uint8_t>> inputs = {testing::as_bytes(random_floats(inputs_n, rng, -2, 2))};
-  const auto want = testing::run_program(before, inputs);
-  const auto got = testing::run_program(after, inputs);
-  REQUIRE(want.size() == got.size());
-  for (size_t o = 0; o < want.size(); ++o) {
-    const auto w = testing::from_bytes<float>(want[o]);
-    const auto g = testing::from_bytes<float>(got[o]);
-    REQUIRE(w.size() == g.size());
-    for (size_t i = 0; i < w.size(); ++i) CHECK(g[i] == Approx(w[i]).margin(1e-6).epsilon(1e-6));
-  }
+  testing::check_same_float_outputs(before, after, {testing::as_bytes(random_floats(inputs_n, rng, -2, 2))},
+                                    1e-6);
 }
 
 const ir::Attrs kRelu6{{"min", 0.0f}, {"max", 6.0f}};

@@ -1,0 +1,24 @@
+#pragma once
+// Differential check for passes: a program before and after a pass gives the
+// same float outputs on the same inputs (within `tolerance`, relative and absolute).
+
+#include <catch2/catch.hpp>
+
+#include "tests/support/run_program.h"
+
+namespace etc::testing {
+
+inline void check_same_float_outputs(const ir::ExportedProgram& before, const ir::ExportedProgram& after,
+                                     const std::vector<std::vector<uint8_t>>& inputs, double tolerance) {
+  const auto want = run_program(before, inputs);
+  const auto got = run_program(after, inputs);
+  REQUIRE(want.size() == got.size());
+  for (size_t o = 0; o < want.size(); ++o) {
+    const auto w = from_bytes<float>(want[o]);
+    const auto g = from_bytes<float>(got[o]);
+    REQUIRE(w.size() == g.size());
+    for (size_t i = 0; i < w.size(); ++i) CHECK(g[i] == Approx(w[i]).margin(tolerance).epsilon(tolerance));
+  }
+}
+
+}  // namespace etc::testing
