@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include "compiler/backend/compile_spec.h"
+#include "compiler/backend/delegate_debug_map.h"
 #include "compiler/ir/attrs.h"
 #include "runtime/core/tensor.h"
 #include "runtime/kernels/edge_ops.h"
@@ -30,6 +32,10 @@ struct Value {
   TensorSpec spec;
   NodeId producer = -1;   // -1 for graph inputs and constants
   ConstantData constant;  // set for constants (spec.nbytes() bytes)
+  // Constants only: the partition this constant moves into (set by
+  // tag_constant_data or a partitioner). Untagged constants stay in the
+  // outer program and reach a delegate as an input.
+  std::string delegation_tag;
 
   bool is_constant() const { return constant != nullptr; }
   template <typename T>
@@ -52,7 +58,13 @@ struct Node {
   std::vector<ValueId> outputs;
   Attrs attrs;
   NodeMeta meta;
-  bool dead = false;  // removed; compacted away by Graph::compact()
+  // -1 for an edge op. Otherwise this node is a call_delegate of
+  // ExportedProgram::delegates[delegate] (`op` is then meaningless): its
+  // inputs and outputs are the lowered module's graph inputs and outputs.
+  int32_t delegate = -1;
+  bool dead = false;
+
+  bool is_delegate_call() const { return delegate >= 0; }  // removed; compacted away by Graph::compact()
 };
 
 class Graph {
@@ -97,12 +109,26 @@ struct DebugHandleInfo {
   std::string onnx_op_type;
 };
 
+struct ExportedProgram;
+
+// One partition after to_backend: what its backend's preprocess produced,
+// and the edge subgraph it replaced (kept for debugging and reports).
+struct LoweredBackendModule {
+  std::string backend_id;
+  std::string tag;  // the partition tag it came from ("demo_0")
+  std::vector<uint8_t> processed_bytes;
+  std::vector<CompileSpec> compile_specs;
+  DelegateDebugMap debug_handle_map;
+  std::shared_ptr<const ExportedProgram> original_program;
+};
+
 // A whole model in edge dialect, plus where it came from.
 struct ExportedProgram {
   Graph graph;
   std::string source_path;
   int64_t opset = 0;
   std::map<int32_t, DebugHandleInfo> debug_handles;  // handle → ONNX node
+  std::vector<LoweredBackendModule> delegates;       // call_delegate targets
 };
 
 }  // namespace etc::ir

@@ -1,0 +1,44 @@
+#pragma once
+// BackendDetails: the ahead-of-time half of a backend. preprocess turns one
+// partition (a self-contained ExportedProgram whose inputs are the values
+// flowing in and whose outputs are the values flowing out) into the bytes the
+// runtime half will init from, plus a debug handle map built with
+// DelegateMappingBuilder.
+//
+// The partition program keeps the original nodes' debug handles and ONNX
+// names; constants tagged into the partition are constants of its graph.
+// Errors: throw CompileError naming the node and the reason.
+
+#include <map>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "compiler/backend/compile_spec.h"
+#include "compiler/backend/delegate_debug_map.h"
+#include "compiler/ir/graph.h"
+
+namespace etc {
+
+struct PreprocessResult {
+  std::vector<uint8_t> processed_bytes;
+  DelegateDebugMap debug_handle_map;  // may be empty
+};
+
+class BackendDetails {
+ public:
+  virtual ~BackendDetails() = default;
+  virtual PreprocessResult preprocess(const ir::ExportedProgram& partition,
+                                      std::span<const CompileSpec> compile_specs) const = 0;
+};
+
+// The AOT halves by backend id. Built-in ones are registered by
+// register_builtin_preprocessors() (preprocessors/register.h).
+// Throws CompileError when `backend_id` is already registered.
+void register_backend_details(const std::string& backend_id, std::unique_ptr<BackendDetails> details);
+// nullptr when unknown.
+const BackendDetails* find_backend_details(const std::string& backend_id);
+std::vector<std::string> registered_backend_details();
+
+}  // namespace etc

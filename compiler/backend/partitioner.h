@@ -1,0 +1,51 @@
+#pragma once
+// Partitioner: decides which edge nodes a backend will own.
+//
+// A partitioner reads an ExportedProgram and returns a copy in which every
+// node it hands to a backend carries `meta.delegation_tag` (and every constant
+// that should move into the delegate carries `Value::delegation_tag`), plus
+// one DelegationSpec per tag. It tags; it never adds, removes or rewires
+// nodes (to_backend rejects a result whose graph differs from its input).
+// Every node it leaves untagged gets a human-readable reason, shown by
+// `etc partition`.
+//
+// Nodes that are already call_delegate nodes (from an earlier to_backend) are
+// opaque: a partitioner must leave them untagged.
+//
+// Errors: throw CompileError naming the model file, node and reason.
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "compiler/backend/compile_spec.h"
+#include "compiler/ir/graph.h"
+
+namespace etc {
+
+struct PartitionResult {
+  ir::ExportedProgram tagged_exported_program;
+  std::map<std::string, DelegationSpec> partition_tags;  // tag → backend + specs
+  std::map<ir::NodeId, std::string> rejection_reasons;   // untagged node → why
+};
+
+class Partitioner {
+ public:
+  virtual ~Partitioner() = default;
+  // Short name used on the command line ("demo", "xnnpack").
+  virtual std::string name() const = 0;
+  virtual PartitionResult partition(const ir::ExportedProgram& program) const = 0;
+};
+
+// Partitioners by name, for the CLI. Built-in ones are registered by
+// register_builtin_partitioners() (partitioners/register.h).
+using PartitionerFactory = std::function<std::unique_ptr<Partitioner>(std::vector<CompileSpec>)>;
+// Throws CompileError when `name` is already registered.
+void register_partitioner(const std::string& name, PartitionerFactory factory);
+// Throws CompileError naming `name` and the registered partitioners.
+std::unique_ptr<Partitioner> make_partitioner(const std::string& name, std::vector<CompileSpec> specs = {});
+std::vector<std::string> registered_partitioners();
+
+}  // namespace etc

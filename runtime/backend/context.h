@@ -1,0 +1,57 @@
+#pragma once
+// What the executor hands a backend at init and at each execute.
+// Every pointer is owned by the executor and outlives the call it is passed
+// to; the runtime allocator's memory lives as long as the Method.
+
+#include <string_view>
+
+#include "runtime/backend/options.h"
+#include "runtime/core/memory_allocator.h"
+#include "runtime/devtools/event_tracer.h"
+
+namespace etc {
+
+class BackendInitContext {
+ public:
+  BackendInitContext(MemoryAllocator* runtime_allocator, EventTracer* event_tracer,
+                     std::string_view method_name, const RuntimeOptions* options)
+      : runtime_allocator_(runtime_allocator),
+        event_tracer_(event_tracer),
+        method_name_(method_name),
+        options_(options) {}
+
+  // Memory that lives as long as the Method; may be null (then use the heap).
+  MemoryAllocator* get_runtime_allocator() const { return runtime_allocator_; }
+  // nullptr when tracing is off.
+  EventTracer* event_tracer() const { return event_tracer_; }
+  std::string_view get_method_name() const { return method_name_; }
+  const RuntimeOptions& options() const { return *options_; }
+
+ private:
+  MemoryAllocator* runtime_allocator_;
+  EventTracer* event_tracer_;
+  std::string_view method_name_;
+  const RuntimeOptions* options_;
+};
+
+class BackendExecutionContext {
+ public:
+  BackendExecutionContext(MemoryAllocator* temp_allocator, EventTracer* event_tracer,
+                          std::string_view method_name)
+      : temp_allocator_(temp_allocator), event_tracer_(event_tracer), method_name_(method_name) {}
+
+  // Scratch memory for this call only: reset after every execute.
+  MemoryAllocator* get_temp_allocator() const { return temp_allocator_; }
+  void* allocate(size_t size, size_t alignment = alignof(std::max_align_t)) const {
+    return temp_allocator_ ? temp_allocator_->allocate(size, alignment) : nullptr;
+  }
+  EventTracer* event_tracer() const { return event_tracer_; }
+  std::string_view get_method_name() const { return method_name_; }
+
+ private:
+  MemoryAllocator* temp_allocator_;
+  EventTracer* event_tracer_;
+  std::string_view method_name_;
+};
+
+}  // namespace etc

@@ -1,0 +1,62 @@
+#pragma once
+// The runtime half of a backend (ExecuTorch's BackendInterface).
+//
+// Life cycle, per call_delegate instruction of a Method:
+//   init     once, when the Method is created: parse and compile the
+//            processed bytes; may free them (processed->free()) once it no
+//            longer needs them. Returns an opaque handle.
+//   execute  every run: args are the delegate's inputs, then its outputs,
+//            already typed and sized as the program declares.
+//   destroy  once, when the Method is destroyed (after a successful init).
+//
+// A backend must not throw, must not allocate in execute beyond its temp
+// allocator, and reports failures as Error with a message.
+
+#include <cstdint>
+#include <string_view>
+
+#include "runtime/backend/context.h"
+#include "runtime/core/evalue.h"
+#include "runtime/core/freeable_buffer.h"
+#include "runtime/core/result.h"
+#include "runtime/core/span.h"
+
+namespace etc {
+
+// A compile spec as stored in the program: views into the program mapping,
+// valid for the duration of init.
+struct CompileSpecView {
+  std::string_view key;
+  Span<const uint8_t> value;
+};
+
+using DelegateHandle = void;
+
+class BackendInterface {
+ public:
+  virtual ~BackendInterface() = default;
+  // Whether this machine can run the backend (CPU features, drivers).
+  virtual bool is_available() const = 0;
+  virtual Result<DelegateHandle*> init(BackendInitContext& context, FreeableBuffer* processed,
+                                       Span<const CompileSpecView> compile_specs) const = 0;
+  virtual Status execute(BackendExecutionContext& context, DelegateHandle* handle,
+                         Span<EValue*> args) const = 0;
+  virtual void destroy(DelegateHandle* /*handle*/) const {}
+};
+
+struct Backend {
+  const char* name = nullptr;
+  BackendInterface* interface = nullptr;  // must outlive every Method using it
+};
+
+inline constexpr size_t kMaxRegisteredBackends = 16;
+
+// Errors: AlreadyRegistered (same name), RegistryFull, InvalidArgument (null).
+Status register_backend(const Backend& backend);
+// nullptr when no backend has that name.
+BackendInterface* get_backend_class(std::string_view name);
+size_t get_num_registered_backends();
+// Precondition: index < get_num_registered_backends().
+Backend get_backend(size_t index);
+
+}  // namespace etc

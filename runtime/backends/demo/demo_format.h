@@ -1,0 +1,31 @@
+#pragma once
+// The demo backend's blob: a small, readable text program shared by its two
+// halves (preprocessors/demo writes it, runtime/backends/demo reads it).
+//
+//   etc-demo-program 1                  version line
+//   input in0 6                         delegate input 0 has 6 float32 elements
+//   input in1 6
+//   output out0 6                       delegate output 0
+//   const c0 3 0.5 1 -2                 constant moved into the delegate
+//   buffer t0 6                         intermediate
+//   mul_add out0 in0 in1 c0 #0          out0 = in0 * in1 + c0, debug id 0
+//   relu t0 out0 #1
+//
+// Operands: in<i> (delegate input i), out<i> (delegate output i), c<i>
+// (constants, values printed with %.9g), t<i> (intermediates). Every operand
+// of one instruction has the same element count (no broadcasting).
+// Instructions: add, sub, mul (dst a b); sin, cos, relu (dst a);
+// mul_add (dst a b c: a * b + c). `#<n>` is the instruction's delegate debug
+// identifier, a key of the delegate's debug handle map.
+//
+// Compile spec kMaxInputElementsKey (decimal text): init fails when an input
+// has more elements.
+
+namespace etc::demo {
+
+inline constexpr char kDemoBackendId[] = "demo";
+inline constexpr char kDemoMagic[] = "etc-demo-program";
+inline constexpr int kDemoVersion = 1;
+inline constexpr char kMaxInputElementsKey[] = "max_input_elements";
+
+}  // namespace etc::demo
