@@ -35,10 +35,11 @@ class BackendDetails {
 
 // The AOT halves by backend id. Built-in ones are registered by
 // register_builtin_preprocessors() (preprocessors/register.h).
-// Throws CompileError when `backend_id` is already registered.
+// Throws CompileError when `backend_id` is empty or already registered, or
+// `details` is null. Registered details live until the program exits.
 void register_backend_details(const std::string& backend_id, std::unique_ptr<BackendDetails> details);
 // nullptr when unknown.
 const BackendDetails* find_backend_details(const std::string& backend_id);
-std::vector<std::string> registered_backend_details();
+std::vector<std::string> registered_backend_details();  // sorted
 
 }  // namespace etc

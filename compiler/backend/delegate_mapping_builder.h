@@ -17,7 +17,10 @@
 //   identifiers; an empty node or handle list; no valid (≥ 0) handle.
 //   (Two overloads make "exactly one of nodes or handles" a type rule.)
 // - A failed insert changes nothing: it never uses up a generated identifier.
-// - get_delegate_mapping() returns identifier → sorted, unique handles.
+// - get_delegate_mapping() returns identifier → sorted, unique handles;
+//   negative handles (nodes made by passes without an ONNX origin) are
+//   dropped. In manual mode the first insert fixes the key type.
+// Error messages name the nodes ("node 'conv_3' (Conv)") or the handles.
 
 #include <cstdint>
 #include <optional>

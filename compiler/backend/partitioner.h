@@ -42,10 +42,12 @@ class Partitioner {
 // Partitioners by name, for the CLI. Built-in ones are registered by
 // register_builtin_partitioners() (partitioners/register.h).
 using PartitionerFactory = std::function<std::unique_ptr<Partitioner>(std::vector<CompileSpec>)>;
-// Throws CompileError when `name` is already registered.
+// Throws CompileError when `name` is empty or already registered, or the
+// factory is empty. Safe to call from several threads.
 void register_partitioner(const std::string& name, PartitionerFactory factory);
-// Throws CompileError naming `name` and the registered partitioners.
+// Throws CompileError naming `name` and the registered partitioners when it
+// is unknown, or when the factory returns no partitioner.
 std::unique_ptr<Partitioner> make_partitioner(const std::string& name, std::vector<CompileSpec> specs = {});
-std::vector<std::string> registered_partitioners();
+std::vector<std::string> registered_partitioners();  // sorted
 
 }  // namespace etc
