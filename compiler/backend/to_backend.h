@@ -3,21 +3,34 @@
 //
 // Steps, in order (to_backend(program, partitioner)):
 //   1. partition      run the partitioner on the program
-//   2. validate       the partitioner did not change the graph; no graph
-//                     input or output is tagged as a node; every tag has a
-//                     DelegationSpec naming a known backend; each tag's nodes
-//                     form one convex subgraph (else the error names a path
-//                     that leaves the partition and re-enters it)
-//   3. extract        each tag becomes its own ExportedProgram: inputs are the
-//                     values flowing in (untagged constants included), outputs
-//                     the values read outside; tagged constants move inside
-//   4. preprocess     the backend's BackendDetails::preprocess
-//   5. replace        the tag's nodes become one call_delegate node with a new
-//                     debug handle; the LoweredBackendModule keeps the
-//                     original subgraph
+//   2. validate       the partitioner changed nothing but delegation tags; only
+//                     constants carry a value tag, never a graph input or a
+//                     graph output; no call_delegate node is tagged; every tag
+//                     has a DelegationSpec naming a backend with registered
+//                     BackendDetails; each tag's nodes form one convex
+//                     subgraph (else the error names a path that leaves the
+//                     partition and re-enters it)
+// Then tag by tag, in the order of each tag's first node:
+//   3. extract        re-check convexity in the current graph (partitions
+//                     lowered before are single nodes now, so two partitions
+//                     that together would form a cycle are rejected); the
+//                     tag's nodes become their own ExportedProgram: inputs are
+//                     the values flowing in (untagged constants included),
+//                     outputs the values read outside or returned; constants
+//                     tagged with the tag move inside
+//   4. preprocess     the backend's BackendDetails::preprocess; its errors are
+//                     rethrown naming the tag and the backend
+//   5. replace        the tag's nodes become one call_delegate node (a new
+//                     debug handle, onnx_name = the tag) placed so the graph
+//                     stays topologically ordered; a LoweredBackendModule
+//                     keeps the processed bytes, compile specs, debug handle
+//                     map and the original subgraph
+// Finally the graph is compacted and verified.
 //
-// Errors throw CompileError naming the nodes involved. Partitioners may run
-// one after another: nodes lowered earlier are opaque call_delegate nodes.
+// Errors throw CompileError naming the model file and the nodes involved
+// ("'Conv_3' (Conv)", or "#3 (conv)" for nodes without an ONNX name).
+// Partitioners may run one after another: nodes lowered earlier are opaque
+// call_delegate nodes, and new delegates are appended after the old ones.
 
 #include <span>
 #include <string>
@@ -28,8 +41,10 @@
 
 namespace etc {
 
-// Lowers the whole program to one backend: the result's graph is a single
-// call_delegate node.
+// Lowers the whole program to one backend under the tag "<backend_id>_whole":
+// every edge node and every constant they read (unless it is a graph output)
+// moves into it, so for a program without earlier delegates the result's
+// graph is a single call_delegate node.
 ir::ExportedProgram to_backend(const std::string& backend_id, const ir::ExportedProgram& program,
                                std::span<const CompileSpec> compile_specs);
 

@@ -3,12 +3,15 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <climits>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <map>
+#include <span>
+#include <variant>
 
 #include "compiler/common/compile_error.h"
 #include "compiler/emit/memory_planner.h"
@@ -55,15 +58,26 @@ flatbuffers::Offset<fb::Attr> build_attr(flatbuffers::FlatBufferBuilder& b, cons
   return fb::CreateAttr(b, n, fb::AttrKind::String, 0, 0, 0, 0, b.CreateString(std::get<std::string>(value)));
 }
 
-}  // namespace
+// Segment payloads in file order; offsets are relative to segment_base.
+// Views: the bytes must outlive serialization (the packed constants are owned
+// here, delegate blobs stay in the program).
+struct Segments {
+  std::vector<uint8_t> constants;
+  std::vector<std::span<const uint8_t>> data;
+  std::vector<fb::Segment> table;
 
-std::vector<uint8_t> serialize_program(const ir::ExportedProgram& program, EmitStats* stats) {
-  const ir::Graph& g = program.graph;
-  for (const ir::Node& n : g.nodes())
-    if (n.dead) throw CompileError("internal: emit requires a compacted graph");
-  const MemoryPlan mem = plan_values(g);
+  uint32_t add(std::span<const uint8_t> bytes) {
+    const size_t offset =
+        table.empty() ? 0 : align_up(table.back().offset() + table.back().size(), kSegmentAlignment);
+    table.emplace_back(offset, bytes.size());
+    data.push_back(bytes);
+    return static_cast<uint32_t>(table.size() - 1);
+  }
+};
 
-  // Step 2: constants packed into segment 0.
+// Step 2: every constant's offset in segment 0 (data shared by several
+// values is stored once). No segment when the graph has no constants.
+std::map<const std::vector<uint8_t>*, size_t> pack_constants(const ir::Graph& g, Segments& segments) {
   std::vector<uint8_t> segment;
   std::map<const std::vector<uint8_t>*, size_t> constant_offset;
   for (const ir::Value& v : g.values()) {
@@ -73,16 +87,114 @@ std::vector<uint8_t> serialize_program(const ir::ExportedProgram& program, EmitS
     if (!v.constant->empty()) std::memcpy(segment.data() + off, v.constant->data(), v.constant->size());
     constant_offset[v.constant.get()] = off;
   }
+  segments.constants = std::move(segment);
+  if (!constant_offset.empty()) segments.add(segments.constants);
+  return constant_offset;
+}
 
-  // Step 3.
-  flatbuffers::FlatBufferBuilder b(1 << 16);
-  std::vector<std::string> op_names;
+// Step 3: the segment of each delegate's processed bytes.
+std::vector<uint32_t> pack_delegates(const ir::ExportedProgram& program, Segments& segments) {
+  std::vector<uint32_t> segment_of;
+  for (const ir::LoweredBackendModule& m : program.delegates)
+    segment_of.push_back(segments.add(m.processed_bytes));
+  return segment_of;
+}
+
+flatbuffers::Offset<flatbuffers::Vector<flatbuffers::Offset<fb::DelegateMapEntry>>> build_debug_map(
+    flatbuffers::FlatBufferBuilder& b, const DelegateDebugMap& map) {
+  std::vector<flatbuffers::Offset<fb::DelegateMapEntry>> entries;
+  auto sorted = [](DebugHandles h) {
+    std::sort(h.begin(), h.end());
+    h.erase(std::unique(h.begin(), h.end()), h.end());
+    return h;
+  };
+  if (const auto* ints = std::get_if<IntDelegateDebugMap>(&map)) {
+    for (const auto& [id, handles] : *ints)
+      entries.push_back(fb::CreateDelegateMapEntry(b, id, 0, b.CreateVector(sorted(handles))));
+  } else {
+    for (const auto& [id, handles] : std::get<StringDelegateDebugMap>(map))
+      entries.push_back(
+          fb::CreateDelegateMapEntry(b, 0, b.CreateString(id), b.CreateVector(sorted(handles))));
+  }
+  return b.CreateVector(entries);
+}
+
+std::vector<flatbuffers::Offset<fb::Delegate>> build_delegates(flatbuffers::FlatBufferBuilder& b,
+                                                               const ir::ExportedProgram& program,
+                                                               const std::vector<uint32_t>& segment_of) {
+  std::vector<flatbuffers::Offset<fb::Delegate>> delegates;
+  for (size_t i = 0; i < program.delegates.size(); ++i) {
+    const ir::LoweredBackendModule& m = program.delegates[i];
+    std::vector<flatbuffers::Offset<fb::CompileSpec>> specs;
+    for (const CompileSpec& spec : m.compile_specs)
+      specs.push_back(fb::CreateCompileSpec(b, b.CreateString(spec.key), b.CreateVector(spec.value)));
+    delegates.push_back(fb::CreateDelegate(b, b.CreateString(m.backend_id), 0,
+                                           static_cast<int32_t>(segment_of[i]), b.CreateVector(specs),
+                                           build_debug_map(b, m.debug_handle_map)));
+  }
+  return delegates;
+}
+
+// Operators are the edge ops kernel calls use, in order of first use.
+std::map<EdgeOp, uint32_t> index_operators(const ir::Graph& g, std::vector<std::string>& names) {
   std::map<EdgeOp, uint32_t> op_index;
   for (const ir::Node& n : g.nodes())
-    if (!op_index.count(n.op)) {
-      op_index[n.op] = static_cast<uint32_t>(op_names.size());
-      op_names.emplace_back(edge_op_name(n.op));
+    if (!n.is_delegate_call() && !op_index.count(n.op)) {
+      op_index[n.op] = static_cast<uint32_t>(names.size());
+      names.emplace_back(edge_op_name(n.op));
     }
+  return op_index;
+}
+
+flatbuffers::Offset<fb::Instruction> build_instruction(flatbuffers::FlatBufferBuilder& b, const ir::Node& n,
+                                                       const std::map<EdgeOp, uint32_t>& op_index) {
+  auto handles = b.CreateVector(n.meta.debug_handles);
+  if (n.is_delegate_call()) {
+    auto call = fb::CreateDelegateCall(b, static_cast<uint32_t>(n.delegate), b.CreateVector(n.inputs),
+                                       b.CreateVector(n.outputs));
+    return fb::CreateInstruction(b, fb::InstructionArgs::DelegateCall, call.Union(), handles);
+  }
+  std::vector<flatbuffers::Offset<fb::Attr>> attrs;
+  for (const auto& [name, value] : n.attrs.items()) attrs.push_back(build_attr(b, name, value));
+  auto call = fb::CreateKernelCall(b, op_index.at(n.op), b.CreateVector(n.inputs), b.CreateVector(n.outputs),
+                                   b.CreateVector(attrs));
+  return fb::CreateInstruction(b, fb::InstructionArgs::KernelCall, call.Union(), handles);
+}
+
+void check_emittable(const ir::ExportedProgram& program) {
+  for (const ir::LoweredBackendModule& m : program.delegates) {
+    if (m.backend_id.empty()) throw CompileError("delegate '" + m.tag + "' has no backend id");
+    for (const CompileSpec& spec : m.compile_specs)
+      if (spec.key.empty())
+        throw CompileError("delegate '" + m.tag + "' (" + m.backend_id +
+                           ") has a compile spec without a key");
+  }
+  for (const ir::Node& n : program.graph.nodes()) {
+    if (n.dead) throw CompileError("internal: emit requires a compacted graph");
+    if (!n.is_delegate_call()) continue;
+    if (static_cast<size_t>(n.delegate) >= program.delegates.size())
+      throw CompileError("internal: call_delegate node '" + n.meta.onnx_name + "' names delegate " +
+                         std::to_string(n.delegate) + " of " + std::to_string(program.delegates.size()));
+    for (ir::ValueId v : n.inputs)
+      if (v == ir::kNoValue)
+        throw CompileError("internal: call_delegate node '" + n.meta.onnx_name + "' has an absent input");
+  }
+}
+
+}  // namespace
+
+std::vector<uint8_t> serialize_program(const ir::ExportedProgram& program, EmitStats* stats) {
+  const ir::Graph& g = program.graph;
+  check_emittable(program);
+  const MemoryPlan mem = plan_values(g);
+  Segments segments;
+  const auto constant_offset = pack_constants(g, segments);
+  const std::vector<uint32_t> delegate_segment = pack_delegates(program, segments);
+
+  // Step 4.
+  flatbuffers::FlatBufferBuilder b(1 << 16);
+  std::vector<std::string> op_names;
+  const std::map<EdgeOp, uint32_t> op_index = index_operators(g, op_names);
   std::vector<flatbuffers::Offset<fb::Value>> values;
   for (const ir::Value& v : g.values()) {
     std::vector<int64_t> shape(v.spec.shape.begin(), v.spec.shape.end());
@@ -97,43 +209,42 @@ std::vector<uint8_t> serialize_program(const ir::ExportedProgram& program, EmitS
                                      v.is_constant() ? constant_offset.at(v.constant.get()) : 0));
   }
   std::vector<flatbuffers::Offset<fb::Instruction>> instructions;
-  for (const ir::Node& n : g.nodes()) {
-    std::vector<flatbuffers::Offset<fb::Attr>> attrs;
-    for (const auto& [name, value] : n.attrs.items()) attrs.push_back(build_attr(b, name, value));
-    auto call = fb::CreateKernelCall(b, op_index.at(n.op), b.CreateVector(n.inputs),
-                                     b.CreateVector(n.outputs), b.CreateVector(attrs));
-    instructions.push_back(fb::CreateInstruction(b, fb::InstructionArgs::KernelCall, call.Union(),
-                                                 b.CreateVector(n.meta.debug_handles)));
-  }
+  for (const ir::Node& n : g.nodes()) instructions.push_back(build_instruction(b, n, op_index));
   auto plan = fb::CreateExecutionPlan(b, b.CreateString("forward"), b.CreateVector(values),
                                       b.CreateVector(g.inputs()), b.CreateVector(g.outputs()),
                                       b.CreateVector(instructions), mem.arena_size, mem.lower_bound);
+  const auto delegates = build_delegates(b, program, delegate_segment);
   std::vector<flatbuffers::Offset<fb::DebugHandleInfo>> debug;
   for (const auto& [handle, info] : program.debug_handles)
     debug.push_back(fb::CreateDebugHandleInfo(b, handle, b.CreateString(info.onnx_name),
                                               b.CreateString(info.onnx_op_type)));
-  std::vector<fb::Segment> segments;
-  if (!constant_offset.empty()) segments.emplace_back(0, segment.size());
   std::vector<flatbuffers::Offset<flatbuffers::String>> ops;
   for (const std::string& s : op_names) ops.push_back(b.CreateString(s));
   auto root = fb::CreateProgram(
       b, kProgramVersion, b.CreateString(kProducer), b.CreateVector(ops), b.CreateVector(std::vector{plan}),
-      0, b.CreateVectorOfStructs(segments), b.CreateVector(debug),
+      b.CreateVector(delegates), b.CreateVectorOfStructs(segments.table), b.CreateVector(debug),
       b.CreateString(std::filesystem::path(program.source_path).filename().string()));
   b.FinishSizePrefixed(root, kProgramIdentifier);
 
-  // Layout: [size prefix + flatbuffer][pad to 64][segment 0].
+  // Layout: [size prefix + flatbuffer][pad to 64][segment 0][pad to 64][segment 1]...
   std::vector<uint8_t> bytes(b.GetBufferPointer(), b.GetBufferPointer() + b.GetSize());
-  if (!constant_offset.empty()) {
-    bytes.resize(align_up(bytes.size(), kSegmentAlignment), 0);
-    bytes.insert(bytes.end(), segment.begin(), segment.end());
+  if (!segments.table.empty()) {
+    const size_t base = align_up(bytes.size(), kSegmentAlignment);
+    for (size_t i = 0; i < segments.table.size(); ++i) {
+      bytes.resize(base + segments.table[i].offset(), 0);
+      bytes.insert(bytes.end(), segments.data[i].begin(), segments.data[i].end());
+    }
   }
   if (stats) {
     stats->file_size = bytes.size();
-    stats->constant_bytes = segment.size();
+    stats->constant_bytes = segments.constants.size();
     stats->arena_size = mem.arena_size;
     stats->arena_lower_bound = mem.lower_bound;
     stats->num_instructions = instructions.size();
+    stats->num_delegates = program.delegates.size();
+    stats->delegate_bytes = 0;
+    for (const ir::LoweredBackendModule& m : program.delegates)
+      stats->delegate_bytes += m.processed_bytes.size();
   }
   return bytes;
 }

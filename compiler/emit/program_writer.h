@@ -4,8 +4,13 @@
 // Steps, in order:
 //   1. plan_values      arena placement for activations, inputs and outputs
 //   2. pack_constants   one segment, each constant 64-byte aligned, shared data once
-//   3. build            operators, values, instructions, debug info
-//   4. write            temp file in the target folder, then rename: a failed
+//   3. pack_delegates   one segment per lowered delegate for its processed bytes,
+//                       after the constants segment (segment 0 when present)
+//   4. build            operators (those kernel calls use), values, instructions
+//                       (KernelCall per edge node, DelegateCall per call_delegate
+//                       node: args are inputs then outputs), delegates (backend
+//                       id, compile specs, debug handle map), debug info
+//   5. write            temp file in the target folder, then rename: a failed
 //                       compile never leaves a partial file behind
 
 #include <cstdint>
@@ -22,6 +27,8 @@ struct EmitStats {
   size_t arena_size = 0;
   size_t arena_lower_bound = 0;
   size_t num_instructions = 0;
+  size_t num_delegates = 0;   // fb::Delegate tables (one per lowered module)
+  size_t delegate_bytes = 0;  // processed bytes of all delegates
 };
 
 // Serializes the program to bytes. Throws CompileError on unsupported content.
