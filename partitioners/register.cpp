@@ -1,0 +1,18 @@
+#include "partitioners/register.h"
+
+#include <mutex>
+
+#include "partitioners/demo/demo_partitioner.h"
+
+namespace etc {
+
+void register_builtin_partitioners() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    register_partitioner("demo", [](std::vector<CompileSpec> specs) {
+      return std::make_unique<demo::DemoPartitioner>(std::move(specs));
+    });
+  });
+}
+
+}  // namespace etc

@@ -1,0 +1,17 @@
+#include "preprocessors/register.h"
+
+#include <mutex>
+
+#include "preprocessors/demo/demo_preprocess.h"
+#include "runtime/backends/demo/demo_format.h"
+
+namespace etc {
+
+void register_builtin_preprocessors() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    register_backend_details(demo::kDemoBackendId, std::make_unique<demo::DemoBackendDetails>());
+  });
+}
+
+}  // namespace etc
