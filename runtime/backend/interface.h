@@ -51,7 +51,12 @@ struct Backend {
 
 inline constexpr size_t kMaxRegisteredBackends = 16;
 
-// Errors: AlreadyRegistered (same name), RegistryFull, InvalidArgument (null).
+// The process-wide registry (runtime/backend/registry.h); the built-in
+// backends are added by register_builtin_backends()
+// (runtime/backends/register_builtin.h). `backend.name` is borrowed and must
+// outlive the registry (a string literal does).
+// Errors: AlreadyRegistered (same name), RegistryFull, InvalidArgument (null
+// or empty name, null interface).
 Status register_backend(const Backend& backend);
 // nullptr when no backend has that name.
 BackendInterface* get_backend_class(std::string_view name);

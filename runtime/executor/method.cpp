@@ -1,5 +1,6 @@
 #include "runtime/executor/method.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <new>
@@ -37,48 +38,67 @@ std::vector<AttrView> attr_views(const flatbuffers::Vector<flatbuffers::Offset<f
 }  // namespace
 
 Method::~Method() {
+  destroy_delegates();
   std::free(arena_);
   std::free(scratch_);
+  std::free(temp_);
 }
 
-Result<std::unique_ptr<Method>> Method::init(const Program& program, int plan_index) {
+Result<std::unique_ptr<Method>> Method::init(const Program& program, int plan_index,
+                                             const RuntimeOptions& options, EventTracer* tracer) {
   if (plan_index < 0 || plan_index >= program.num_plans())
     return fail(Error::InvalidArgument, "no execution plan ", std::to_string(plan_index));
   std::unique_ptr<Method> m(new Method());
   const fb::ExecutionPlan& plan = program.plan(plan_index);
+  m->options_ = options;
+  m->tracer_ = tracer;
+  m->name_ = plan.name() && plan.name()->size() > 0 ? plan.name()->str() : "forward";
   ETC_TRY(m->bind_values(program, plan));
-  size_t scratch = 0;
-  if (plan.instructions()) {
-    for (uint32_t i = 0; i < plan.instructions()->size(); ++i) {
-      const fb::Instruction& ins = *plan.instructions()->Get(i);
-      if (const fb::KernelCall* call = ins.args_as_KernelCall()) {
-        ETC_TRY(m->create_kernel_step(program, *call, i));
-        scratch = std::max(scratch, m->steps_.back().kernel->scratch_bytes());
-      } else {
-        return fail(Error::NotSupported, program.name(), ": instruction ", std::to_string(i),
-                    " calls a delegate, which this runtime cannot execute yet");
-      }
-    }
-  }
-  if (scratch > 0) {
-    m->scratch_ = aligned_alloc_bytes(scratch);
-    if (!m->scratch_) return fail(Error::MemoryAllocationFailed, "cannot allocate scratch");
-  }
+  ETC_TRY(m->prepare_delegates(program, plan));
+  // On failure, ~Method destroys the delegate handles initialised so far.
+  ETC_TRY(m->create_steps(program, plan));
   return m;
 }
 
+Status Method::create_steps(const Program& program, const fb::ExecutionPlan& plan) {
+  if (!plan.instructions()) return Status::Ok();
+  size_t scratch = 0;
+  for (uint32_t i = 0; i < plan.instructions()->size(); ++i) {
+    const fb::Instruction& ins = *plan.instructions()->Get(i);
+    if (const fb::KernelCall* call = ins.args_as_KernelCall()) {
+      ETC_TRY(create_kernel_step(program, *call, i));
+      scratch = std::max(scratch, steps_.back().kernel->scratch_bytes());
+    } else {
+      ETC_TRY(create_delegate_step(program, *ins.args_as_DelegateCall(), i));
+    }
+  }
+  if (scratch > 0) {
+    scratch_ = aligned_alloc_bytes(scratch);
+    if (!scratch_) return fail(Error::MemoryAllocationFailed, "cannot allocate scratch");
+  }
+  return Status::Ok();
+}
+
 Status Method::bind_values(const Program& program, const fb::ExecutionPlan& plan) {
-  arena_size_ = plan.arena_size();
+  const size_t n = plan.values() ? plan.values()->size() : 0;
+  tensors_.resize(n);
+  names_.resize(n);
+  // Validation put every value inside arena_size; allocating only up to the
+  // last value's end keeps a damaged, huge arena_size from reaching malloc.
+  size_t extent = 0;
+  for (size_t i = 0; i < n; ++i) {
+    const fb::Value& v = *plan.values()->Get(i);
+    tensors_[i].spec = value_spec(v);
+    if (v.kind() != fb::ValueKind::Constant)
+      extent = std::max(extent, static_cast<size_t>(v.arena_offset()) + tensors_[i].nbytes());
+  }
+  arena_size_ = std::min(static_cast<size_t>(plan.arena_size()), (extent + kAlign - 1) / kAlign * kAlign);
   arena_ = aligned_alloc_bytes(arena_size_);
   if (!arena_)
     return fail(Error::MemoryAllocationFailed, "cannot allocate a ", std::to_string(arena_size_),
                 "-byte arena");
-  const size_t n = plan.values() ? plan.values()->size() : 0;
-  tensors_.resize(n);
-  names_.resize(n);
   for (size_t i = 0; i < n; ++i) {
     const fb::Value& v = *plan.values()->Get(i);
-    tensors_[i].spec = value_spec(v);
     if (v.name()) names_[i] = v.name()->str();
     if (v.kind() == fb::ValueKind::Constant) {
       // Kernels never write their inputs, so constants stay in the read-only mapping.
@@ -148,6 +168,10 @@ Status Method::set_input(size_t i, const TensorSpec& spec, const void* data) {
 
 Status Method::execute() {
   for (Step& step : steps_) {
+    if (step.delegate_call >= 0) {
+      ETC_TRY(execute_delegate(delegates_[static_cast<size_t>(step.delegate_call)]));
+      continue;
+    }
     KernelArgs args{step.inputs, step.outputs, scratch_};
     Status s = step.kernel->run(args);
     if (!s.ok()) return fail(s.error(), "instruction ", std::to_string(step.instruction), ": ", s.message());

@@ -1,16 +1,29 @@
 #pragma once
 // Method: one execution plan of a Program, ready to run.
 //   init    — validates every instruction (re-running each op's shape
-//             function), creates kernels, allocates the arena and scratch.
+//             function), creates kernels, allocates the arena and scratch,
+//             and initialises every delegate call with its registered
+//             backend (backend->init with the processed bytes and compile
+//             specs from the program).
 //   execute — runs the instructions in order; no allocation, no re-checks.
-// The Program must outlive the Method (constants are read from its mapping).
+//             A delegate call gets its inputs then its outputs as args, and
+//             a temp allocator that is reset after every call.
+//   ~Method — destroys every initialised delegate handle once, last first.
+// The Program must outlive the Method (constants and processed bytes are read
+// from its mapping), and so must the tracer and every backend it uses.
 
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
+#include "runtime/backend/interface.h"
+#include "runtime/backend/options.h"
+#include "runtime/core/freeable_buffer.h"
+#include "runtime/core/memory_allocator.h"
 #include "runtime/core/result.h"
 #include "runtime/core/tensor.h"
+#include "runtime/devtools/event_tracer.h"
 #include "runtime/executor/program.h"
 #include "runtime/kernels/kernel.h"
 
@@ -18,8 +31,17 @@ namespace etc {
 
 class Method {
  public:
-  static Result<std::unique_ptr<Method>> init(const Program& program, int plan_index = 0);
+  // Errors of delegate calls name the program, instruction and backend:
+  // DelegateNotRegistered / DelegateUnavailable when a delegate's backend is
+  // not registered / not available on this machine (checked for every
+  // delegate before any is initialised); otherwise the backend's own error.
+  // `options` is copied; `tracer` may be null (no tracing).
+  static Result<std::unique_ptr<Method>> init(const Program& program, int plan_index = 0,
+                                              const RuntimeOptions& options = {},
+                                              EventTracer* tracer = nullptr);
   ~Method();
+  Method(const Method&) = delete;
+  Method& operator=(const Method&) = delete;
 
   size_t num_inputs() const { return inputs_.size(); }
   size_t num_outputs() const { return outputs_.size(); }
@@ -33,20 +55,45 @@ class Method {
   Status set_input(size_t i, const TensorSpec& spec, const void* data);
   Status execute();
 
+  // Bytes of the activation arena: the planned size (trimmed to the end of
+  // the last value when the plan reserves more).
   size_t arena_bytes() const { return arena_size_; }
   size_t num_instructions() const { return steps_.size(); }
+  size_t num_delegate_calls() const { return delegates_.size(); }
+  // The plan's name ("forward" when the program leaves it out).
+  const std::string& name() const { return name_; }
 
  private:
   struct Step {
-    std::unique_ptr<Kernel> kernel;
+    std::unique_ptr<Kernel> kernel;  // null for a delegate call
     std::vector<const Tensor*> inputs;
     std::vector<Tensor*> outputs;
+    int delegate_call = -1;  // index in delegates_ for a delegate call
     uint32_t instruction = 0;
+  };
+  // One initialised delegate call. Its address is stable for the Method's
+  // life (delegates_ is reserved before the first init), because the backend
+  // may keep the pointer to `processed` it was given.
+  struct DelegateCall {
+    const BackendInterface* backend = nullptr;
+    DelegateHandle* handle = nullptr;
+    std::string_view backend_id;  // in the program mapping
+    uint32_t delegate = 0;
+    uint32_t instruction = 0;
+    FreeableBuffer processed;
+    std::vector<EValue> values;  // one per arg, viewing tensors_
+    std::vector<EValue*> args;   // inputs, then outputs
   };
 
   Method() = default;
   Status bind_values(const Program& program, const fb::ExecutionPlan& plan);
   Status create_kernel_step(const Program& program, const fb::KernelCall& call, uint32_t index);
+  Status create_steps(const Program& program, const fb::ExecutionPlan& plan);
+  // method_delegate.cpp
+  Status prepare_delegates(const Program& program, const fb::ExecutionPlan& plan);
+  Status create_delegate_step(const Program& program, const fb::DelegateCall& call, uint32_t index);
+  Status execute_delegate(DelegateCall& call);
+  void destroy_delegates();
 
   std::vector<Tensor> tensors_;
   std::vector<std::string> names_;
@@ -57,6 +104,13 @@ class Method {
   size_t arena_size_ = 0;
   uint8_t* scratch_ = nullptr;
   Tensor absent_;
+
+  RuntimeOptions options_;
+  EventTracer* tracer_ = nullptr;
+  std::string name_;
+  std::vector<DelegateCall> delegates_;
+  uint8_t* temp_ = nullptr;
+  MemoryAllocator temp_allocator_;
 };
 
 }  // namespace etc

@@ -1,5 +1,6 @@
 #include "runtime/executor/program_validation.h"
 
+#include <cstdint>
 #include <string>
 
 #include "runtime/core/tensor.h"
@@ -10,11 +11,21 @@ namespace {
 
 std::string str(uint64_t v) { return std::to_string(v); }
 
+// The verifier aligns a vector's length field to 4 bytes only; a vector of
+// 8-byte elements read from a damaged file may sit 4 bytes off, and reading
+// it would be undefined behaviour. (The file's bytes start 8-byte aligned:
+// mmap and heap buffers are.)
+template <typename T>
+bool misaligned(const flatbuffers::Vector<T>* v) {
+  return v != nullptr && v->size() > 0 && reinterpret_cast<uintptr_t>(v->Data()) % alignof(int64_t) != 0;
+}
+
 // Byte size of a value, or an error when its dtype/shape are invalid or overflow.
 Result<uint64_t> checked_nbytes(const fb::Value& v) {
   const DType dtype = static_cast<DType>(v.dtype());
   if (!dtype_valid(dtype)) return fail(Error::InvalidProgram, "invalid dtype");
   uint64_t n = dtype_size(dtype);
+  if (misaligned(v.shape())) return fail(Error::InvalidProgram, "misaligned shape");
   if (v.shape() && v.shape()->size() > static_cast<size_t>(kMaxRank))
     return fail(Error::InvalidProgram, "rank ", str(v.shape()->size()), " exceeds ", str(kMaxRank));
   if (v.shape()) {
@@ -54,24 +65,74 @@ Status validate_writable(const flatbuffers::Vector<int32_t>* ids, const fb::Exec
   return Status::Ok();
 }
 
-Status validate_plan(const fb::Program& p, const fb::ExecutionPlan& plan) {
-  const size_t num_values = plan.values() ? plan.values()->size() : 0;
+// A delegate's processed bytes are inline or in one segment, never both.
+Status validate_delegate(const fb::Delegate& d, size_t num_segments) {
+  if (d.backend_id()->size() == 0) return fail(Error::InvalidProgram, "empty backend id");
+  const int32_t seg = d.segment();
+  if (seg != -1 && (seg < 0 || static_cast<size_t>(seg) >= num_segments))
+    return fail(Error::InvalidProgram, "segment ", std::to_string(seg), " out of range (", str(num_segments),
+                " segments)");
+  const bool has_inline = d.inline_data() && d.inline_data()->size() > 0;
+  if (seg != -1 && has_inline)
+    return fail(Error::InvalidProgram, "processed bytes both inline and in a segment");
+  if (seg == -1 && !d.inline_data())
+    return fail(Error::InvalidProgram, "no processed bytes (neither inline nor a segment)");
+  if (d.compile_specs()) {
+    for (size_t j = 0; j < d.compile_specs()->size(); ++j)
+      if (d.compile_specs()->Get(j)->key()->size() == 0)
+        return fail(Error::InvalidProgram, "compile spec ", str(j), " has an empty key");
+  }
+  return Status::Ok();
+}
+
+// A delegate writes its outputs while it may still read its inputs: the two
+// must not share a value.
+Status validate_no_alias(const fb::DelegateCall& d, const std::string& where) {
+  if (!d.inputs() || !d.outputs()) return Status::Ok();
+  for (int32_t out : *d.outputs())
+    for (int32_t in : *d.inputs())
+      if (in == out)
+        return fail(Error::InvalidProgram, where, ": value ", std::to_string(out),
+                    " is both an input and an output of the delegate call");
+  return Status::Ok();
+}
+
+// Kernels and delegates read tensors through typed pointers: each must lie in
+// bounds and start at a multiple of its element size.
+Status validate_value(const fb::Program& p, const fb::ExecutionPlan& plan, const fb::Value& v,
+                      size_t segment_base) {
+  ETC_ASSIGN_OR_RETURN(const uint64_t nbytes, checked_nbytes(v));
+  const uint64_t element = dtype_size(static_cast<DType>(v.dtype()));
   const size_t num_segments = p.segments() ? p.segments()->size() : 0;
+  if (v.kind() == fb::ValueKind::Constant) {
+    if (v.segment() >= num_segments)
+      return fail(Error::InvalidProgram, "segment ", str(v.segment()), " does not exist");
+    const fb::Segment& seg = *p.segments()->Get(v.segment());
+    if (v.segment_offset() > seg.size() || nbytes > seg.size() - v.segment_offset())
+      return fail(Error::InvalidProgram, "constant data out of bounds");
+    if ((segment_base + seg.offset() + v.segment_offset()) % element != 0)
+      return fail(Error::InvalidProgram, "constant data misaligned");
+  } else {
+    if (v.arena_offset() > plan.arena_size() || nbytes > plan.arena_size() - v.arena_offset())
+      return fail(Error::InvalidProgram, "arena placement out of bounds");
+    if (v.arena_offset() % element != 0) return fail(Error::InvalidProgram, "arena placement misaligned");
+  }
+  return Status::Ok();
+}
+
+Status validate_attrs(const fb::KernelCall& k, const std::string& where) {
+  if (!k.attrs()) return Status::Ok();
+  for (const fb::Attr* a : *k.attrs())
+    if (misaligned(a->ints()))
+      return fail(Error::InvalidProgram, where, ": attribute '", a->name()->str(), "' is misaligned");
+  return Status::Ok();
+}
+
+Status validate_plan(const fb::Program& p, const fb::ExecutionPlan& plan, size_t segment_base) {
+  const size_t num_values = plan.values() ? plan.values()->size() : 0;
   for (size_t i = 0; i < num_values; ++i) {
-    const fb::Value& v = *plan.values()->Get(i);
-    auto nbytes = checked_nbytes(v);
-    if (!nbytes.ok()) return fail(Error::InvalidProgram, "value ", str(i), ": ", nbytes.message());
-    if (v.kind() == fb::ValueKind::Constant) {
-      if (v.segment() >= num_segments)
-        return fail(Error::InvalidProgram, "value ", str(i), ": segment ", str(v.segment()),
-                    " does not exist");
-      const uint64_t seg_size = p.segments()->Get(v.segment())->size();
-      if (v.segment_offset() > seg_size || nbytes.get() > seg_size - v.segment_offset())
-        return fail(Error::InvalidProgram, "value ", str(i), ": constant data out of bounds");
-    } else {
-      if (v.arena_offset() > plan.arena_size() || nbytes.get() > plan.arena_size() - v.arena_offset())
-        return fail(Error::InvalidProgram, "value ", str(i), ": arena placement out of bounds");
-    }
+    Status s = validate_value(p, plan, *plan.values()->Get(i), segment_base);
+    if (!s.ok()) return fail(s.error(), "value ", str(i), ": ", s.message());
   }
   ETC_TRY(validate_indices(plan.inputs(), num_values, false, "plan input"));
   ETC_TRY(validate_indices(plan.outputs(), num_values, false, "plan output"));
@@ -86,12 +147,15 @@ Status validate_plan(const fb::Program& p, const fb::ExecutionPlan& plan) {
       ETC_TRY(validate_indices(k->inputs(), num_values, true, where.c_str()));
       ETC_TRY(validate_indices(k->outputs(), num_values, false, where.c_str()));
       ETC_TRY(validate_writable(k->outputs(), plan, where));
+      ETC_TRY(validate_attrs(*k, where));
     } else if (const fb::DelegateCall* d = ins.args_as_DelegateCall()) {
       if (d->delegate() >= num_delegates)
-        return fail(Error::InvalidProgram, where, ": delegate index out of range");
+        return fail(Error::InvalidProgram, where, ": delegate ", str(d->delegate()), " out of range (",
+                    str(num_delegates), " delegates)");
       ETC_TRY(validate_indices(d->inputs(), num_values, false, where.c_str()));
       ETC_TRY(validate_indices(d->outputs(), num_values, false, where.c_str()));
       ETC_TRY(validate_writable(d->outputs(), plan, where));
+      ETC_TRY(validate_no_alias(*d, where));
     } else {
       return fail(Error::InvalidProgram, where, ": unknown instruction kind");
     }
@@ -110,6 +174,7 @@ TensorSpec value_spec(const fb::Value& v) {
 }
 
 Status validate_program(const fb::Program& p, size_t segment_base, size_t file_size) {
+  if (misaligned(p.segments())) return fail(Error::InvalidProgram, "misaligned segment table");
   if (p.segments()) {
     for (size_t i = 0; i < p.segments()->size(); ++i) {
       const fb::Segment* s = p.segments()->Get(i);
@@ -128,14 +193,13 @@ Status validate_program(const fb::Program& p, size_t segment_base, size_t file_s
   if (p.delegates()) {
     const size_t num_segments = p.segments() ? p.segments()->size() : 0;
     for (size_t i = 0; i < p.delegates()->size(); ++i) {
-      const int32_t seg = p.delegates()->Get(i)->segment();
-      if (seg != -1 && (seg < 0 || static_cast<size_t>(seg) >= num_segments))
-        return fail(Error::InvalidProgram, "delegate ", str(i), ": segment out of range");
+      Status s = validate_delegate(*p.delegates()->Get(i), num_segments);
+      if (!s.ok()) return fail(s.error(), "delegate ", str(i), ": ", s.message());
     }
   }
   if (!p.plans() || p.plans()->size() == 0) return fail(Error::InvalidProgram, "no execution plan");
   for (size_t i = 0; i < p.plans()->size(); ++i) {
-    Status s = validate_plan(p, *p.plans()->Get(i));
+    Status s = validate_plan(p, *p.plans()->Get(i), segment_base);
     if (!s.ok()) return fail(s.error(), "plan ", str(i), ": ", s.message());
   }
   return Status::Ok();

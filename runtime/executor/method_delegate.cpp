@@ -1,0 +1,130 @@
+// The delegate calls of a Method: backend lookup, init, execute, destroy.
+#include <cstdlib>
+#include <string>
+
+#include "runtime/backend/registry.h"
+#include "runtime/executor/method.h"
+
+namespace etc {
+namespace {
+
+constexpr size_t kTempAlign = 64;
+
+std::string str(uint64_t v) { return std::to_string(v); }
+
+// A backend's message, or the error's name when it gave none.
+std::string reason(const Failure& failure) {
+  return failure.message.empty() ? std::string(to_string(failure.code)) : failure.message;
+}
+
+// Validation made sure a delegate has inline bytes or a segment in bounds.
+Span<const uint8_t> processed_bytes(const Program& program, const fb::Delegate& delegate) {
+  if (delegate.segment() >= 0) return program.segment(static_cast<uint32_t>(delegate.segment()));
+  if (delegate.inline_data()) return {delegate.inline_data()->data(), delegate.inline_data()->size()};
+  return {};
+}
+
+// Views into the program mapping, valid while the Program lives.
+std::vector<CompileSpecView> compile_spec_views(const fb::Delegate& delegate) {
+  std::vector<CompileSpecView> views;
+  if (!delegate.compile_specs()) return views;
+  for (const fb::CompileSpec* spec : *delegate.compile_specs()) {
+    CompileSpecView view;
+    view.key = spec->key()->string_view();
+    if (spec->value()) view.value = {spec->value()->data(), spec->value()->size()};
+    views.push_back(view);
+  }
+  return views;
+}
+
+}  // namespace
+
+// Every delegate's backend is looked up before any is initialised: a missing
+// backend is reported at once, without paying for the other inits first.
+Status Method::prepare_delegates(const Program& program, const fb::ExecutionPlan& plan) {
+  size_t count = 0;
+  if (plan.instructions()) {
+    for (const fb::Instruction* ins : *plan.instructions()) {
+      const fb::DelegateCall* call = ins->args_as_DelegateCall();
+      if (!call) continue;
+      ++count;
+      const std::string_view id =
+          program.fb().delegates()->Get(call->delegate())->backend_id()->string_view();
+      const BackendInterface* backend = get_backend_class(id);
+      if (!backend)
+        return fail(Error::DelegateNotRegistered, program.name(), ": delegate ", str(call->delegate()),
+                    " needs backend '", id,
+                    "', which is not registered (registered: ", global_backend_registry().names(), ")");
+      if (!backend->is_available())
+        return fail(Error::DelegateUnavailable, program.name(), ": delegate ", str(call->delegate()),
+                    " needs backend '", id, "', which is registered but not available on this machine");
+    }
+  }
+  if (count == 0) return Status::Ok();
+  delegates_.reserve(count);
+  const size_t temp_bytes = options_.temp_allocator_bytes;
+  if (temp_bytes > 0) {
+    temp_ = static_cast<uint8_t*>(
+        std::aligned_alloc(kTempAlign, (temp_bytes + kTempAlign - 1) / kTempAlign * kTempAlign));
+    if (!temp_)
+      return fail(Error::MemoryAllocationFailed, program.name(), ": cannot allocate the ", str(temp_bytes),
+                  "-byte temp allocator for delegates");
+  }
+  temp_allocator_ = MemoryAllocator(temp_, temp_ ? temp_bytes : 0);
+  return Status::Ok();
+}
+
+Status Method::create_delegate_step(const Program& program, const fb::DelegateCall& call, uint32_t index) {
+  const fb::Delegate& delegate = *program.fb().delegates()->Get(call.delegate());
+  const std::string_view id = delegate.backend_id()->string_view();
+  // Reserved in prepare_delegates: no reallocation, addresses stay put.
+  DelegateCall& dc = delegates_.emplace_back();
+  dc.backend = get_backend_class(id);
+  dc.backend_id = id;
+  dc.delegate = call.delegate();
+  dc.instruction = index;
+  const Span<const uint8_t> bytes = processed_bytes(program, delegate);
+  // No free function: the bytes live in the program mapping.
+  dc.processed = FreeableBuffer(bytes.data(), bytes.size());
+  if (call.inputs())
+    for (int32_t v : *call.inputs()) dc.values.emplace_back(&tensors_[static_cast<size_t>(v)]);
+  if (call.outputs())
+    for (int32_t v : *call.outputs()) dc.values.emplace_back(&tensors_[static_cast<size_t>(v)]);
+  for (EValue& value : dc.values) dc.args.push_back(&value);
+
+  const std::vector<CompileSpecView> specs = compile_spec_views(delegate);
+  BackendInitContext context(/*runtime_allocator=*/nullptr, tracer_, name_, &options_);
+  Result<DelegateHandle*> handle =
+      dc.backend->init(context, &dc.processed, Span<const CompileSpecView>(specs));
+  if (!handle.ok()) {
+    delegates_.pop_back();  // never initialised: no destroy
+    return fail(handle.error(), program.name(), ": instruction ", str(index), ": delegate ",
+                str(call.delegate()), " (backend '", id,
+                "') failed to initialise: ", reason(handle.failure()));
+  }
+  dc.handle = handle.get();
+  Step step;
+  step.delegate_call = static_cast<int>(delegates_.size() - 1);
+  step.instruction = index;
+  steps_.push_back(std::move(step));
+  return Status::Ok();
+}
+
+Status Method::execute_delegate(DelegateCall& call) {
+  BackendExecutionContext context(&temp_allocator_, tracer_, name_);
+  const Status s = call.backend->execute(context, call.handle, Span<EValue*>(call.args));
+  temp_allocator_.reset();
+  if (!s.ok())
+    return fail(s.error(), "instruction ", str(call.instruction), ": delegate ", str(call.delegate),
+                " (backend '", call.backend_id, "') failed: ", reason(s.failure()));
+  return Status::Ok();
+}
+
+// Last initialised, first destroyed: a backend may share state between the
+// handles of one Method in the order it created them.
+void Method::destroy_delegates() {
+  for (auto it = delegates_.rbegin(); it != delegates_.rend(); ++it) it->backend->destroy(it->handle);
+  delegates_.clear();
+}
+
+}  // namespace etc
