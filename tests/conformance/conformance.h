@@ -15,11 +15,14 @@ struct TestResult {
   std::vector<std::string> op_types;
   Outcome outcome = Outcome::Failed;
   std::string reason;  // rejection message or mismatch description
+  int delegates = 0;   // call_delegate instructions in the compiled program
 };
 
 struct RunOptions {
   double rtol = 1e-3;
   double atol = 1e-5;
+  // Partition with these backends (in priority order) and lower before running.
+  std::vector<std::string> backends;
 };
 
 // The op types issue-level scope covers; tests using anything else are out of scope.

@@ -1,7 +1,11 @@
 // etc_conformance: runs the ONNX backend tests through compile + run.
 //
 //   etc_conformance [--data DIR] [--filter SUBSTR] [--expected FILE] [--write-expected FILE]
-//                   [--report FILE.md] [--json FILE] [-v]
+//                   [--report FILE.md] [--json FILE] [--backend NAME]... [-v]
+//
+// With --backend, each model is partitioned for those backends and lowered
+// before it runs: every test that passes on the portable kernels must pass
+// with delegation too (same --expected list).
 //
 // Exit status is non-zero when a test listed in --expected does not pass, or
 // when any in-scope test fails at run time or crashes (those must be rejected
@@ -14,6 +18,9 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "partitioners/register.h"
+#include "preprocessors/register.h"
+#include "runtime/backends/register_builtin.h"
 #include "tests/conformance/conformance.h"
 
 namespace fs = std::filesystem;
@@ -47,6 +54,7 @@ int main(int argc, char** argv) {
   std::string data = "/usr/share/libonnx-testdata/data";
   std::string filter, expected_path, write_expected, report_path, json_path;
   bool verbose = false;
+  etc::conformance::RunOptions options;
   app.add_option("--data", data, "Root of the ONNX test data");
   app.add_option("--filter", filter, "Only tests whose name contains this");
   app.add_option("--expected", expected_path, "File listing tests that must pass");
@@ -54,7 +62,14 @@ int main(int argc, char** argv) {
   app.add_option("--report", report_path, "Write a Markdown per-op table");
   app.add_option("--json", json_path, "Write every result as JSON");
   app.add_flag("-v,--verbose", verbose, "Print every non-passing test with its reason");
+  app.add_option("--backend", options.backends, "Delegate to this backend (repeatable)");
   CLI11_PARSE(app, argc, argv);
+  etc::register_builtin_partitioners();
+  etc::register_builtin_preprocessors();
+  if (etc::Status s = etc::register_builtin_backends(); !s.ok()) {
+    std::cerr << s.message() << "\n";
+    return 2;
+  }
 
   std::vector<TestResult> results;
   for (const char* folder : {"node", "pytorch-converted", "pytorch-operator", "simple"}) {
@@ -66,7 +81,7 @@ int main(int argc, char** argv) {
     std::sort(dirs.begin(), dirs.end());
     for (const fs::path& d : dirs) {
       if (!filter.empty() && d.filename().string().find(filter) == std::string::npos) continue;
-      results.push_back(etc::conformance::run_test(folder, d.string(), {}));
+      results.push_back(etc::conformance::run_test(folder, d.string(), options));
     }
   }
 
@@ -99,6 +114,14 @@ int main(int argc, char** argv) {
   std::printf("%-24s %7d %7d %9d %8d %6.1f%%\n", "all in scope", all.passed, all.failed, all.rejected,
               all.crashed, all.total() ? 100.0 * all.passed / all.total() : 0.0);
 
+  if (!options.backends.empty()) {
+    int with_delegates = 0, delegates = 0;
+    for (const TestResult& r : results)
+      if (r.outcome == Outcome::Passed && r.delegates > 0) ++with_delegates, delegates += r.delegates;
+    std::printf("\n%d passing test(s) ran %d delegate call(s) on the requested backends\n", with_delegates,
+                delegates);
+  }
+
   if (!report_path.empty()) {
     std::ofstream md(report_path);
     md << "| ONNX op | passed | failed | rejected | crashed | example of a non-passing test "
@@ -114,7 +137,8 @@ int main(int argc, char** argv) {
                    {"test", r.name},
                    {"ops", r.op_types},
                    {"outcome", etc::conformance::outcome_name(r.outcome)},
-                   {"reason", r.reason}});
+                   {"reason", r.reason},
+                   {"delegates", r.delegates}});
     std::ofstream(json_path) << j.dump(1) << "\n";
   }
   if (!write_expected.empty()) {

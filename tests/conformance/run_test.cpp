@@ -8,12 +8,14 @@
 #include <set>
 #include <sstream>
 
+#include "compiler/backend/to_backend.h"
 #include "compiler/common/compile_error.h"
 #include "compiler/driver.h"
 #include "compiler/emit/program_writer.h"
 #include "compiler/import/onnx/tensor_proto.h"
 #include "runtime/executor/method.h"
 #include "runtime/executor/program.h"
+#include "partitioners/composite/composite_partitioner.h"
 #include "tests/conformance/conformance.h"
 #include "tools/etc/tensor_io.h"
 
@@ -181,6 +183,18 @@ TestResult run_in_process(const std::string& dir, const RunOptions& options) {
     r.reason = e.what();
     return r;
   }
+  if (!options.backends.empty()) {
+    // Lowering must accept whatever the portable path compiles: a failure here is a defect.
+    std::vector<std::unique_ptr<Partitioner>> partitioners;
+    for (const std::string& b : options.backends) partitioners.push_back(make_partitioner(b));
+    try {
+      program = to_backend(program, CompositePartitioner(std::move(partitioners)));
+    } catch (const CompileError& e) {
+      r.reason = std::string("lowering: ") + e.what();
+      return r;
+    }
+    r.delegates = static_cast<int>(program.delegates.size());
+  }
   const std::vector<uint8_t> bytes = emit::serialize_program(program);
   auto loaded = Program::load_from_data(FileData::borrow(bytes.data(), bytes.size()), "model.etp");
   if (!loaded.ok()) {
@@ -289,7 +303,8 @@ TestResult run_test(const std::string& folder, const std::string& dir, const Run
       r.outcome = Outcome::Failed;
       r.reason = e.what();
     }
-    const std::string msg = std::to_string(static_cast<int>(r.outcome)) + "\n" + r.reason;
+    const std::string msg =
+        std::to_string(static_cast<int>(r.outcome)) + "\n" + std::to_string(r.delegates) + "\n" + r.reason;
     ssize_t ignored = write(fds[1], msg.data(), msg.size());
     (void)ignored;
     close(fds[1]);
@@ -310,8 +325,10 @@ TestResult run_test(const std::string& folder, const std::string& dir, const Run
         WIFSIGNALED(status) ? "killed by signal " + std::to_string(WTERMSIG(status)) : "child failed";
     return result;
   }
+  const size_t nl2 = msg.find('\n', nl + 1);
   result.outcome = static_cast<Outcome>(std::stoi(msg.substr(0, nl)));
-  result.reason = msg.substr(nl + 1);
+  result.delegates = std::stoi(msg.substr(nl + 1, nl2 - nl - 1));
+  result.reason = nl2 == std::string::npos ? "" : msg.substr(nl2 + 1);
   return result;
 }
 

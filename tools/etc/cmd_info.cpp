@@ -18,6 +18,38 @@ nlohmann::json value_json(const fb::Value& v) {
           {"shape", std::vector<int64_t>(spec.shape.begin(), spec.shape.end())}};
 }
 
+// Compile spec values are shown as text when printable, else as hex.
+std::string spec_value_text(const flatbuffers::Vector<uint8_t>* value) {
+  if (!value) return "";
+  std::string text(value->begin(), value->end());
+  for (unsigned char c : text)
+    if (c < 0x20 || c > 0x7e) {
+      std::string hex = "0x";
+      static const char* digits = "0123456789abcdef";
+      for (unsigned char b : text) hex += std::string{digits[b >> 4], digits[b & 15]};
+      return hex;
+    }
+  return text;
+}
+
+nlohmann::json delegate_json(const Program& p, uint32_t index) {
+  const fb::Delegate& d = *p.fb().delegates()->Get(index);
+  const size_t blob = d.segment() >= 0 ? p.segment(static_cast<uint32_t>(d.segment())).size()
+                                       : (d.inline_data() ? d.inline_data()->size() : 0);
+  nlohmann::json specs = nlohmann::json::object();
+  if (d.compile_specs())
+    for (const fb::CompileSpec* s : *d.compile_specs()) specs[s->key()->str()] = spec_value_text(s->value());
+  size_t handles = 0;
+  if (d.debug_handle_map())
+    for (const fb::DelegateMapEntry* e : *d.debug_handle_map()) handles += e->debug_handles() ? e->debug_handles()->size() : 0;
+  return {{"index", index},
+          {"backend", d.backend_id()->str()},
+          {"blob_bytes", blob},
+          {"compile_specs", specs},
+          {"debug_map_entries", d.debug_handle_map() ? d.debug_handle_map()->size() : 0},
+          {"debug_map_handles", handles}};
+}
+
 nlohmann::json program_json(const Program& p) {
   const fb::Program& fbp = p.fb();
   nlohmann::json j;
@@ -54,11 +86,7 @@ nlohmann::json program_json(const Program& p) {
   j["operators"] = ops;
   j["delegates"] = nlohmann::json::array();
   if (fbp.delegates())
-    for (const fb::Delegate* d : *fbp.delegates())
-      j["delegates"].push_back(
-          {{"backend", d->backend_id()->str()},
-           {"inline_bytes", d->inline_data() ? d->inline_data()->size() : 0},
-           {"debug_map_entries", d->debug_handle_map() ? d->debug_handle_map()->size() : 0}});
+    for (uint32_t i = 0; i < fbp.delegates()->size(); ++i) j["delegates"].push_back(delegate_json(p, i));
   return j;
 }
 
@@ -100,9 +128,17 @@ Action add_info(CLI::App& app) {
       sep = ", ";
     }
     std::cout << "\n  delegates: " << j["delegates"].size() << "\n";
-    for (const auto& d : j["delegates"])
-      std::cout << "    " << d["backend"].get<std::string>() << ": " << d["inline_bytes"] << " bytes, "
-                << d["debug_map_entries"] << " debug map entries\n";
+    for (const auto& d : j["delegates"]) {
+      std::cout << "    #" << d["index"] << " " << d["backend"].get<std::string>() << ": " << d["blob_bytes"]
+                << " bytes, debug map " << d["debug_map_entries"] << " entries covering "
+                << d["debug_map_handles"] << " handles";
+      if (!d["compile_specs"].empty()) {
+        std::cout << ", compile specs:";
+        for (const auto& [key, value] : d["compile_specs"].items())
+          std::cout << " " << key << "=" << value.get<std::string>();
+      }
+      std::cout << "\n";
+    }
     return kExitOk;
   };
 }

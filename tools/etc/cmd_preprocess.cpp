@@ -1,12 +1,19 @@
-// etc preprocess MODEL.onnx -o MODEL.etp [--input-shape NAME=1x3x224x224]...
+// etc preprocess MODEL.onnx -o MODEL.etp [--backend B]... [--input-shape NAME=1x3x224x224]...
+//   Without --backend every node runs on the portable kernels. With backends,
+//   the model is partitioned, each partition lowered through its backend's
+//   preprocess, and the CI gates checked before anything is written.
 #include <chrono>
 #include <iostream>
+#include <optional>
 #include <nlohmann/json.hpp>
 
+#include "compiler/backend/partition_report.h"
+#include "compiler/backend/to_backend.h"
 #include "compiler/common/compile_error.h"
 #include "compiler/driver.h"
 #include "compiler/emit/program_writer.h"
 #include "compiler/ir/printer.h"
+#include "tools/etc/backend_flags.h"
 #include "tools/etc/commands.h"
 #include "tools/etc/shape_flag.h"
 
@@ -19,11 +26,13 @@ Action add_preprocess(CLI::App& app) {
     std::vector<std::string> input_shapes;
     bool json = false;
     bool print_ir = false;
+    BackendFlags backend;
   };
   auto opt = std::make_shared<Options>();
   cmd->add_option("model", opt->model, "ONNX model")->required();
   cmd->add_option("-o,--output", opt->output, "Program file to write")->required();
   cmd->add_option("--input-shape", opt->input_shapes, "Fix an input's shape: NAME=1x3x224x224 (repeatable)");
+  add_backend_flags(*cmd, opt->backend);
   cmd->add_flag("--json", opt->json, "Print a JSON summary");
   cmd->add_flag("--print-ir", opt->print_ir, "Print the edge IR after the passes");
   return [opt]() {
@@ -33,8 +42,22 @@ Action add_preprocess(CLI::App& app) {
       auto [name, shape] = parse_shape_flag(s);
       options.input_shapes[name] = shape;
     }
+    std::unique_ptr<Partitioner> partitioner;
+    if (!opt->backend.backends.empty()) partitioner = make_requested_partitioner(opt->backend);
     ir::ExportedProgram program = compile_onnx(opt->model, options);
-    if (opt->print_ir) std::cout << ir::print(program.graph);
+    std::optional<PartitionReport> report;
+    if (partitioner) {
+      const PartitionResult partitioned = partitioner->partition(program);
+      report = make_partition_report(partitioned, opt->backend.backends);
+      const std::string gate = check_gates(opt->backend, *report);
+      if (!gate.empty()) {
+        std::cerr << "error: " << opt->model << ": gate failed: " << gate << "; " << opt->output
+                  << " not written\n";
+        return kExitGateFailed;
+      }
+      program = to_backend(program, partitioned);
+    }
+    if (opt->print_ir) std::cout << ir::print(program);
     emit::EmitStats stats;
     const std::vector<uint8_t> bytes = emit::serialize_program(program, &stats);
     emit::write_file_atomically(opt->output, bytes);
@@ -48,13 +71,27 @@ Action add_preprocess(CLI::App& app) {
                           {"constant_bytes", stats.constant_bytes},
                           {"arena_bytes", stats.arena_size},
                           {"arena_lower_bound_bytes", stats.arena_lower_bound},
-                          {"compile_ms", ms}};
+                          {"compile_ms", ms},
+                          {"delegates", stats.num_delegates},
+                          {"delegate_bytes", stats.delegate_bytes}};
+      if (report)
+        j["partitioning"] = {{"backends", report->backends},
+                             {"nodes", report->nodes.size()},
+                             {"delegated_nodes", report->delegated_nodes},
+                             {"node_coverage", report->node_coverage()},
+                             {"flops_coverage", report->flops_coverage()},
+                             {"partitions", report->partitions.size()}};
       std::cout << j.dump(2) << "\n";
     } else {
-      std::cout << "wrote " << opt->output << ": " << stats.num_instructions
-                << " instructions (portable kernels), " << stats.file_size << " bytes, arena "
+      std::cout << "wrote " << opt->output << ": " << stats.num_instructions << " instructions ("
+                << stats.num_delegates << " delegate calls), " << stats.file_size << " bytes, arena "
                 << stats.arena_size << " bytes (lower bound " << stats.arena_lower_bound << "), compiled in "
                 << static_cast<int>(ms) << " ms\n";
+      if (report)
+        std::cout << "delegated " << report->delegated_nodes << " of " << report->nodes.size() << " nodes ("
+                  << static_cast<int>(report->node_coverage() * 1000 + 0.5) / 10.0 << "%) in "
+                  << report->partitions.size() << " partition" << (report->partitions.size() == 1 ? "" : "s")
+                  << "; `etc partition` shows why the rest stays on portable kernels\n";
     }
     return kExitOk;
   };

@@ -12,6 +12,8 @@ using Action = std::function<int()>;
 Action add_preprocess(CLI::App& app);
 Action add_run(CLI::App& app);
 Action add_info(CLI::App& app);
+Action add_partition(CLI::App& app);
+Action add_backends(CLI::App& app);
 
 // Exit codes scripts can rely on.
 inline constexpr int kExitOk = 0;

@@ -5,6 +5,9 @@
 #include <iostream>
 
 #include "compiler/common/compile_error.h"
+#include "partitioners/register.h"
+#include "preprocessors/register.h"
+#include "runtime/backends/register_builtin.h"
 #include "runtime/core/log.h"
 #include "tools/etc/commands.h"
 
@@ -34,9 +37,11 @@ int main(int argc, char** argv) {
   auto remember = [&](etc::cli::Action a) {
     commands.emplace_back(app.get_subcommands({}).back(), std::move(a));
   };
+  remember(etc::cli::add_partition(app));
   remember(etc::cli::add_preprocess(app));
   remember(etc::cli::add_run(app));
   remember(etc::cli::add_info(app));
+  remember(etc::cli::add_backends(app));
 
   try {
     app.parse(argc, argv);
@@ -50,6 +55,13 @@ int main(int argc, char** argv) {
                     : verbose == 1 ? spdlog::level::info
                                    : spdlog::level::warn);
   etc::set_log_sink(spdlog_sink);
+  // Built-in backends are registered explicitly, never by static initializers.
+  etc::register_builtin_partitioners();
+  etc::register_builtin_preprocessors();
+  if (etc::Status s = etc::register_builtin_backends(); !s.ok()) {
+    std::cerr << "error: " << s.message() << "\n";
+    return etc::cli::kExitError;
+  }
   for (auto& [sub, action] : commands) {
     if (!sub->parsed()) continue;
     try {

@@ -6,7 +6,7 @@
 //   input in0 6                         delegate input 0 has 6 float32 elements
 //   input in1 6
 //   output out0 6                       delegate output 0
-//   const c0 3 0.5 1 -2                 constant moved into the delegate
+//   const c0 6 0.5 1 -2 3 0 1           constant moved into the delegate
 //   buffer t0 6                         intermediate
 //   mul_add out0 in0 in1 c0 #0          out0 = in0 * in1 + c0, debug id 0
 //   relu t0 out0 #1

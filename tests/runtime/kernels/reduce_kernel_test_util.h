@@ -32,7 +32,7 @@ HostTensor host(Shape shape, const std::vector<T>& values) {
   HostTensor t{TensorSpec{dtype_of<T>(), shape}, {}};
   REQUIRE(static_cast<int64_t>(values.size()) == shape.numel());
   t.bytes.resize(values.size() * sizeof(T));
-  std::memcpy(t.bytes.data(), values.data(), t.bytes.size());
+  if (!t.bytes.empty()) std::memcpy(t.bytes.data(), values.data(), t.bytes.size());
   return t;
 }
 

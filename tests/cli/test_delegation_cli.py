@@ -1,0 +1,156 @@
+#!/usr/bin/python3
+"""`etc partition`, `etc preprocess --backend`, `etc info`, `etc backends` and
+`etc run` on delegated programs, as users and CI scripts call them.
+
+    ETC_BIN=build/tools/etc /usr/bin/python3 tests/cli/test_delegation_cli.py
+"""
+import json
+import os
+import shutil
+import subprocess
+import tempfile
+import unittest
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ETC = os.environ.get("ETC_BIN", os.path.join(HERE, "..", "..", "build", "tools", "etc"))
+MIXED = os.path.join(HERE, "..", "models", "example", "mixed_ops.onnx")
+ONNX_NODES = ["conv", "gate", "gate_square", "residual_add", "relu", "tanh", "sin", "cos", "sub", "pool",
+              "flatten", "fc", "class_scale"]
+
+
+class DelegationCli(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+        self.dir = self.tmp.name
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def path(self, name):
+        return os.path.join(self.dir, name)
+
+    def etc(self, *args, code=0):
+        proc = subprocess.run([ETC, *args], capture_output=True, text=True, timeout=300)
+        self.assertEqual(proc.returncode, code, f"exit {proc.returncode}\nstdout: {proc.stdout}\nstderr: {proc.stderr}")
+        return proc
+
+    def partition_json(self, *extra):
+        return json.loads(self.etc("partition", MIXED, "--backend", "demo", "--format", "json", *extra).stdout)
+
+    def test_json_report_places_every_node_with_a_reason_or_a_partition(self):
+        report = self.partition_json()
+        self.assertEqual(report["schema_version"], 1)
+        self.assertEqual(report["backends"], ["demo"])
+        names = [n["onnx_name"] for n in report["nodes"]]
+        for name in ["gate_square", "residual_add", "relu", "sin", "cos", "sub", "conv", "tanh", "class_scale"]:
+            self.assertIn(name, names)
+        by_name = {n["onnx_name"]: n for n in report["nodes"]}
+        for delegated in ["gate_square", "residual_add", "relu", "sin", "cos", "sub"]:
+            self.assertEqual(by_name[delegated]["backend"], "demo", delegated)
+            self.assertIsNone(by_name[delegated]["reason"])
+        self.assertIn("has no 'sigmoid'", by_name["gate"]["reason"])
+        self.assertIn("does not broadcast", by_name["class_scale"]["reason"])
+        self.assertIsNone(by_name["conv"]["backend"])
+        # The tanh between relu and sin splits the demo nodes into two partitions.
+        self.assertEqual(report["summary"]["partitions"], 2)
+        self.assertEqual(len(report["partitions"]), 2)
+        self.assertEqual(report["summary"]["delegated_nodes"], 6)
+        self.assertGreater(report["summary"]["flops"], report["summary"]["delegated_flops"])
+        part = report["partitions"][0]
+        self.assertIn("conv", " ".join(part["inputs"]))
+        ids = {n["id"] for n in report["nodes"] if n["partition"] == part["tag"]}
+        self.assertEqual(set(part["nodes"]), ids)
+
+    def test_text_report_has_reasons_partitions_and_summary(self):
+        out = self.etc("partition", MIXED, "--backend", "demo").stdout
+        self.assertIn("demo_0 (demo)", out)
+        self.assertIn("the demo backend has no 'conv'", out)
+        self.assertIn("inputs:", out)
+        self.assertIn("summary: 6 of ", out)
+        self.assertIn("2 partitions", out)
+
+    def test_dot_report_renders_with_graphviz(self):
+        dot_file = self.path("mixed.dot")
+        self.etc("partition", MIXED, "--backend", "demo", "--format", "dot", "-o", dot_file)
+        with open(dot_file) as f:
+            text = f.read()
+        self.assertIn("subgraph cluster_0", text)
+        self.assertIn("subgraph cluster_1", text)
+        self.assertIn("residual_add\\nAdd", text)
+        if shutil.which("dot") is None:
+            self.fail("graphviz 'dot' is not installed (tools/install_deps.sh installs it)")
+        svg = subprocess.run(["dot", "-Tsvg", dot_file], capture_output=True, text=True, timeout=60)
+        self.assertEqual(svg.returncode, 0, svg.stderr)
+        self.assertIn("<svg", svg.stdout)
+        self.assertIn("demo_1 (demo)", svg.stdout)
+
+    def test_gates_fail_with_exit_3_and_say_why(self):
+        proc = self.etc("partition", MIXED, "--backend", "demo", "--require-coverage", "90", code=3)
+        self.assertIn("--require-coverage needs 90.0%", proc.stderr)
+        proc = self.etc("partition", MIXED, "--backend", "demo", "--max-partitions", "1", code=3)
+        self.assertIn("2 partitions, --max-partitions allows 1", proc.stderr)
+        self.etc("partition", MIXED, "--backend", "demo", "--require-coverage", "10", "--max-partitions", "2")
+        out = self.path("gated.etp")
+        proc = self.etc("preprocess", MIXED, "--backend", "demo", "-o", out, "--require-flops-coverage", "99",
+                        code=3)
+        self.assertIn("--require-flops-coverage", proc.stderr)
+        self.assertFalse(os.path.exists(out), "a gated preprocess must not write its output")
+
+    def test_unknown_backend_and_bad_spec_are_usage_errors(self):
+        proc = self.etc("partition", MIXED, "--backend", "nope", code=1)
+        self.assertIn("nope", proc.stderr)
+        self.assertIn("demo", proc.stderr)
+        proc = self.etc("partition", MIXED, "--backend", "demo", "--compile-spec", "demo-no-colon", code=1)
+        self.assertIn("BACKEND:KEY=VALUE", proc.stderr)
+        proc = self.etc("partition", MIXED, code=1)
+        self.assertIn("--backend", proc.stderr)
+
+    def test_delegated_program_runs_like_the_portable_one(self):
+        portable, delegated = self.path("portable.etp"), self.path("demo.etp")
+        self.etc("preprocess", MIXED, "-o", portable)
+        proc = self.etc("preprocess", MIXED, "--backend", "demo", "-o", delegated, "--json")
+        summary = json.loads(proc.stdout)
+        self.assertEqual(summary["delegates"], 2)
+        self.assertEqual(summary["partitioning"]["delegated_nodes"], 6)
+        image = self.path("image.npy")
+        np.save(image, np.random.default_rng(3).standard_normal((1, 3, 16, 16)).astype(np.float32))
+        for prog, out_dir in [(portable, "out_portable"), (delegated, "out_demo")]:
+            self.etc("run", prog, "--input", f"image={image}", "--output-dir", self.path(out_dir))
+        want = np.load(os.path.join(self.path("out_portable"), "logits.npy"))
+        got = np.load(os.path.join(self.path("out_demo"), "logits.npy"))
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+
+        info = json.loads(self.etc("info", delegated, "--json").stdout)
+        self.assertEqual([d["backend"] for d in info["delegates"]], ["demo", "demo"])
+        self.assertEqual(info["instructions"]["delegate_calls"], 2)
+        for d in info["delegates"]:
+            self.assertGreater(d["blob_bytes"], len("etc-demo-program 1\n"))
+            self.assertGreater(d["debug_map_entries"], 0)
+        text = self.etc("info", delegated).stdout
+        self.assertIn("demo:", text)
+
+    def test_compile_specs_reach_the_program_and_the_runtime(self):
+        prog = self.path("limited.etp")
+        self.etc("preprocess", MIXED, "--backend", "demo", "--compile-spec", "demo:max_input_elements=100",
+                 "-o", prog)
+        info = json.loads(self.etc("info", prog, "--json").stdout)
+        self.assertEqual(info["delegates"][0]["compile_specs"], {"max_input_elements": "100"})
+        image = self.path("image.npy")
+        np.save(image, np.zeros((1, 3, 16, 16), np.float32))
+        proc = self.etc("run", prog, "--input", f"image={image}", "--output-dir", self.path("o"), code=1)
+        self.assertIn("100", proc.stderr)
+        self.assertIn("demo", proc.stderr)
+
+    def test_backends_lists_the_demo_backend(self):
+        listing = json.loads(self.etc("backends", "--json").stdout)["backends"]
+        demo = [b for b in listing if b["name"] == "demo"]
+        self.assertEqual(len(demo), 1)
+        self.assertTrue(demo[0]["partitioner"] and demo[0]["preprocess"] and demo[0]["runtime"])
+        self.assertTrue(demo[0]["available"])
+        self.assertIn("demo", self.etc("backends").stdout)
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)

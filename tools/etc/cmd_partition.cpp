@@ -1,0 +1,67 @@
+// etc partition MODEL.onnx [--backend B]... [--format text|json|dot] [-o FILE]
+//   For every node: the backend and partition it goes to, or why it stays on
+//   the portable kernels. CI gates exit with kExitGateFailed.
+#include <iostream>
+
+#include "compiler/backend/partition_report.h"
+#include "compiler/driver.h"
+#include "compiler/emit/program_writer.h"
+#include "tools/etc/backend_flags.h"
+#include "tools/etc/commands.h"
+#include "tools/etc/partition_format.h"
+#include "tools/etc/shape_flag.h"
+
+namespace etc::cli {
+
+Action add_partition(CLI::App& app) {
+  auto* cmd = app.add_subcommand("partition", "Show which backend runs each node of an ONNX model, and why");
+  struct Options {
+    std::string model, output, format = "text";
+    std::vector<std::string> input_shapes;
+    BackendFlags backend;
+  };
+  auto opt = std::make_shared<Options>();
+  cmd->add_option("model", opt->model, "ONNX model")->required();
+  add_backend_flags(*cmd, opt->backend);
+  cmd->add_option("--format", opt->format, "Report format")
+      ->check(CLI::IsMember({"text", "json", "dot"}))
+      ->capture_default_str();
+  cmd->add_option("-o,--output", opt->output, "Write the report to FILE instead of standard output");
+  cmd->add_option("--input-shape", opt->input_shapes, "Fix an input's shape: NAME=1x3x224x224 (repeatable)");
+  return [opt]() {
+    onnx_import::ImportOptions options;
+    for (const std::string& s : opt->input_shapes) {
+      auto [name, shape] = parse_shape_flag(s);
+      options.input_shapes[name] = shape;
+    }
+    if (opt->backend.backends.empty())
+      throw CompileError("etc partition: name at least one --backend (registered: " +
+                         [] {
+                           std::string all;
+                           for (const std::string& b : registered_partitioners()) all += (all.empty() ? "" : ", ") + b;
+                           return all;
+                         }() +
+                         ")");
+    const auto partitioner = make_requested_partitioner(opt->backend);
+    const ir::ExportedProgram program = compile_onnx(opt->model, options);
+    const PartitionResult result = partitioner->partition(program);
+    const PartitionReport report = make_partition_report(result, opt->backend.backends);
+    const std::string text = opt->format == "json" ? format_partition_json(report)
+                             : opt->format == "dot"
+                                 ? format_partition_dot(report, result.tagged_exported_program.graph)
+                                 : format_partition_text(report);
+    if (opt->output.empty()) {
+      std::cout << text;
+    } else {
+      emit::write_file_atomically(opt->output, std::vector<uint8_t>(text.begin(), text.end()));
+    }
+    const std::string gate = check_gates(opt->backend, report);
+    if (!gate.empty()) {
+      std::cerr << "error: " << opt->model << ": gate failed: " << gate << "\n";
+      return kExitGateFailed;
+    }
+    return kExitOk;
+  };
+}
+
+}  // namespace etc::cli

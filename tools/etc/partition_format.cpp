@@ -1,0 +1,180 @@
+#include "tools/etc/partition_format.h"
+
+#include <cstdio>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+namespace etc::cli {
+namespace {
+
+constexpr int kPartitionJsonVersion = 1;
+
+std::string percent(double share) {
+  char buf[16];
+  std::snprintf(buf, sizeof(buf), "%.1f%%", share * 100.0);
+  return buf;
+}
+
+// 1234567 → "1.23M"
+std::string human(int64_t n) {
+  char buf[32];
+  const double d = static_cast<double>(n);
+  if (n >= 1000000000) std::snprintf(buf, sizeof(buf), "%.2fG", d / 1e9);
+  else if (n >= 1000000) std::snprintf(buf, sizeof(buf), "%.2fM", d / 1e6);
+  else if (n >= 1000) std::snprintf(buf, sizeof(buf), "%.1fk", d / 1e3);
+  else std::snprintf(buf, sizeof(buf), "%lld", static_cast<long long>(n));
+  return buf;
+}
+
+std::string node_label(const NodeAssignment& a) {
+  const std::string name = a.onnx_name.empty() ? a.edge_op + "_" + std::to_string(a.node) : a.onnx_name;
+  return name + " (" + (a.onnx_op_type.empty() ? a.edge_op : a.onnx_op_type) + ")";
+}
+
+std::string join(const std::vector<std::string>& items) {
+  std::string out;
+  for (const std::string& s : items) out += (out.empty() ? "" : ", ") + s;
+  return out.empty() ? "-" : out;
+}
+
+std::string pad(std::string s, size_t width) {
+  if (s.size() < width) s.append(width - s.size(), ' ');
+  return s;
+}
+
+}  // namespace
+
+std::string format_partition_text(const PartitionReport& r) {
+  std::ostringstream out;
+  out << "model: " << r.model << "\nbackends: " << join(r.backends) << "\n\n";
+  size_t width = 4;
+  for (const NodeAssignment& a : r.nodes) width = std::max(width, node_label(a).size());
+  width = std::min<size_t>(width, 48);
+  out << pad("node", width) << "  " << pad("edge op", 14) << pad("placement", 18) << pad("flops", 9)
+      << "reason\n";
+  for (const NodeAssignment& a : r.nodes) {
+    const std::string place = a.tag.empty() ? "portable" : a.tag + " (" + a.backend + ")";
+    out << pad(node_label(a), width) << "  " << pad(a.edge_op, 14) << pad(place, 18) << pad(human(a.flops), 9)
+        << a.reason << "\n";
+  }
+  out << "\npartitions:\n";
+  if (r.partitions.empty()) out << "  (none)\n";
+  for (const PartitionSummary& p : r.partitions) {
+    std::vector<std::string> names;
+    for (ir::NodeId id : p.nodes)
+      for (const NodeAssignment& a : r.nodes)
+        if (a.node == id) names.push_back(node_label(a));
+    out << "  " << p.tag << " (" << p.backend << "): " << p.nodes.size() << " node"
+        << (p.nodes.size() == 1 ? "" : "s") << ", " << human(p.flops) << " FLOPs";
+    if (p.constants_moved_in > 0)
+      out << ", " << p.constants_moved_in << " constant" << (p.constants_moved_in == 1 ? "" : "s") << " ("
+          << p.constant_bytes_moved_in << " bytes) moved in";
+    out << "\n    nodes:   " << join(names) << "\n    inputs:  " << join(p.inputs)
+        << "\n    outputs: " << join(p.outputs) << "\n";
+  }
+  out << "\nsummary: " << r.delegated_nodes << " of " << r.nodes.size() << " nodes delegated ("
+      << percent(r.node_coverage()) << "), " << human(r.delegated_flops) << " of " << human(r.total_flops)
+      << " FLOPs (" << percent(r.flops_coverage()) << "), " << r.partitions.size() << " partition"
+      << (r.partitions.size() == 1 ? "" : "s") << "\n";
+  return out.str();
+}
+
+std::string format_partition_json(const PartitionReport& r) {
+  nlohmann::json j;
+  j["schema_version"] = kPartitionJsonVersion;
+  j["model"] = r.model;
+  j["backends"] = r.backends;
+  j["nodes"] = nlohmann::json::array();
+  for (const NodeAssignment& a : r.nodes) {
+    nlohmann::json n = {{"id", a.node},        {"onnx_name", a.onnx_name}, {"onnx_op_type", a.onnx_op_type},
+                        {"edge_op", a.edge_op}, {"flops", a.flops}};
+    n["backend"] = a.backend.empty() ? nlohmann::json(nullptr) : nlohmann::json(a.backend);
+    n["partition"] = a.tag.empty() ? nlohmann::json(nullptr) : nlohmann::json(a.tag);
+    n["reason"] = a.reason.empty() ? nlohmann::json(nullptr) : nlohmann::json(a.reason);
+    j["nodes"].push_back(std::move(n));
+  }
+  j["partitions"] = nlohmann::json::array();
+  for (const PartitionSummary& p : r.partitions)
+    j["partitions"].push_back({{"tag", p.tag},
+                               {"backend", p.backend},
+                               {"nodes", p.nodes},
+                               {"inputs", p.inputs},
+                               {"outputs", p.outputs},
+                               {"constants_moved_in", p.constants_moved_in},
+                               {"constant_bytes_moved_in", p.constant_bytes_moved_in},
+                               {"flops", p.flops}});
+  j["summary"] = {{"nodes", r.nodes.size()},
+                  {"delegated_nodes", r.delegated_nodes},
+                  {"node_coverage", r.node_coverage()},
+                  {"flops", r.total_flops},
+                  {"delegated_flops", r.delegated_flops},
+                  {"flops_coverage", r.flops_coverage()},
+                  {"partitions", r.partitions.size()}};
+  return j.dump(2) + "\n";
+}
+
+namespace {
+
+std::string dot_escape(const std::string& s) {
+  std::string out;
+  for (char c : s) {
+    if (c == '"' || c == '\\') out += '\\';
+    out += c;
+  }
+  return out;
+}
+
+constexpr const char* kClusterColours[] = {"#cfe8fc", "#d7f5d0", "#fde2c8", "#eadcf8", "#fbf3c3", "#f9d3dc"};
+
+}  // namespace
+
+std::string format_partition_dot(const PartitionReport& r, const ir::Graph& g) {
+  std::ostringstream out;
+  out << "digraph partitions {\n  rankdir=TB;\n  fontname=\"Helvetica\";\n  node [shape=box, style=\"rounded,filled\", fillcolor=white, "
+         "fontname=\"Helvetica\"];\n  edge [fontname=\"Helvetica\", fontsize=9];\n";
+  out << "  label=\"" << dot_escape(r.model) << ": " << percent(r.node_coverage()) << " of nodes delegated, "
+      << r.partitions.size() << " partition" << (r.partitions.size() == 1 ? "" : "s") << "\";\n";
+  std::map<ir::NodeId, const NodeAssignment*> by_id;
+  for (const NodeAssignment& a : r.nodes) by_id[a.node] = &a;
+  auto node_line = [&](const NodeAssignment& a, const char* indent) {
+    out << indent << "n" << a.node << " [label=\"" << dot_escape(a.onnx_name.empty() ? a.edge_op : a.onnx_name)
+        << "\\n" << dot_escape(a.onnx_op_type.empty() ? a.edge_op : a.onnx_op_type) << "\"";
+    if (!a.reason.empty()) out << ", tooltip=\"" << dot_escape(a.reason) << "\"";
+    out << "];\n";
+  };
+  for (size_t i = 0; i < r.partitions.size(); ++i) {
+    const PartitionSummary& p = r.partitions[i];
+    const char* colour = kClusterColours[i % std::size(kClusterColours)];
+    out << "  subgraph cluster_" << i << " {\n    label=\"" << dot_escape(p.tag + " (" + p.backend + ")")
+        << "\";\n    style=\"rounded,filled\";\n    color=\"" << colour << "\";\n    node [fillcolor=\""
+        << colour << "\"];\n";
+    for (ir::NodeId id : p.nodes) node_line(*by_id.at(id), "    ");
+    out << "  }\n";
+  }
+  for (const NodeAssignment& a : r.nodes)
+    if (a.tag.empty()) node_line(a, "  ");
+  for (ir::ValueId v : g.inputs())
+    out << "  v" << v << " [shape=ellipse, label=\"" << dot_escape(g.value(v).name) << "\"];\n";
+  for (ir::ValueId v : g.outputs())
+    out << "  o" << v << " [shape=ellipse, label=\"" << dot_escape(g.value(v).name) << "\"];\n";
+  for (const ir::Node& n : g.nodes()) {
+    if (n.dead) continue;
+    for (ir::ValueId v : n.inputs) {
+      if (v == ir::kNoValue) continue;
+      const ir::Value& value = g.value(v);
+      if (value.producer >= 0)
+        out << "  n" << value.producer << " -> n" << n.id << ";\n";
+      else if (!value.is_constant())
+        out << "  v" << v << " -> n" << n.id << ";\n";
+    }
+  }
+  for (ir::ValueId v : g.outputs()) {
+    const ir::Value& value = g.value(v);
+    if (value.producer >= 0) out << "  n" << value.producer << " -> o" << v << ";\n";
+  }
+  out << "}\n";
+  return out.str();
+}
+
+}  // namespace etc::cli
