@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The main job on the bundled example model: install what is needed, build,
-# compile the ONNX model into a program file, describe it, and run it.
+# compile the ONNX model into a program file, describe it, and run it; then
+# partition a model with mixed support for the demo backend and run it delegated.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 "$root/tools/install_deps.sh"
@@ -14,3 +15,10 @@ set -x
 "$etc" info "$out/mini_cnn.etp"
 "$etc" run "$out/mini_cnn.etp" --input image="$root/tests/models/example/image.npy" \
   --output-dir "$out" --iterations 50
+# Delegation: which nodes the demo backend takes and why the rest stay portable,
+# then the same model compiled with demo delegates and run.
+mixed="$root/tests/models/example/mixed_ops.onnx"
+"$etc" partition "$mixed" --backend demo
+"$etc" preprocess "$mixed" --backend demo -o "$out/mixed_ops.etp"
+"$etc" info "$out/mixed_ops.etp"
+"$etc" run "$out/mixed_ops.etp" --random-inputs --output-dir "$out"
