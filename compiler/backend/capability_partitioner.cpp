@@ -7,6 +7,7 @@
 
 #include "compiler/backend/constant_tagging.h"
 #include "compiler/common/compile_error.h"
+#include "compiler/ir/printer.h"
 
 // propose_partitions, in order:
 //   1. order_nodes            a topological order of the live nodes
@@ -32,14 +33,6 @@ namespace etc {
 namespace {
 
 enum class NodeKind : uint8_t { kDead, kCandidate, kUnsupported, kDelegateCall, kPreTagged };
-
-std::string node_label(const ir::Node& n) {
-  const std::string op = !n.meta.onnx_op_type.empty() ? n.meta.onnx_op_type
-                         : n.is_delegate_call()       ? std::string("call_delegate")
-                                                      : std::string(edge_op_name(n.op));
-  if (n.meta.onnx_name.empty()) return "node #" + std::to_string(n.id) + " (" + op + ")";
-  return "node '" + n.meta.onnx_name + "' (" + op + ")";
-}
 
 // The live node graph, contracted by a union-find of node groups. A group is
 // named by its root node; members() lists its nodes.
@@ -166,7 +159,7 @@ void order_nodes(State& s) {
   if (s.order.size() != live) {
     for (const ir::Node& n : g.nodes())
       if (!n.dead && pending[n.id] > 0)
-        throw CompileError("the graph has a cycle through " + node_label(n) + "; it cannot be partitioned");
+        throw CompileError("the graph has a cycle through node " + ir::node_ref(n) + "; it cannot be partitioned");
   }
 }
 
@@ -190,7 +183,7 @@ void classify_nodes(State& s, const NodeSupport& is_supported) {
 std::string group_label(State& s, ir::NodeId root) {
   const ir::Node& n = s.graph.node(root);
   if (s.kind[root] == NodeKind::kPreTagged) return "'" + n.meta.delegation_tag + "'";
-  return node_label(n);
+  return "node " + ir::node_ref(n);
 }
 
 // A cycle among the remaining groups of a failed topological sort: every

@@ -6,17 +6,10 @@
 #include <vector>
 
 #include "compiler/common/compile_error.h"
+#include "compiler/ir/printer.h"
 
 namespace etc {
 namespace {
-
-std::string node_label(const ir::Node& n) {
-  const std::string op = !n.meta.onnx_op_type.empty() ? n.meta.onnx_op_type
-                         : n.is_delegate_call()       ? std::string("call_delegate")
-                                                      : std::string(edge_op_name(n.op));
-  if (n.meta.onnx_name.empty()) return "node #" + std::to_string(n.id) + " (" + op + ")";
-  return "node '" + n.meta.onnx_name + "' (" + op + ")";
-}
 
 struct Readers {
   std::map<std::string, std::vector<ir::NodeId>> by_tag;  // tagged readers
@@ -42,7 +35,7 @@ Readers readers_of(const ir::Graph& g, ir::ValueId v, const std::vector<ir::Node
   std::string tags, nodes;
   for (const auto& [tag, ids] : readers.by_tag) {
     tags += (tags.empty() ? "'" : ", '") + tag + "'";
-    for (ir::NodeId id : ids) nodes += (nodes.empty() ? "" : ", ") + node_label(program.graph.node(id));
+    for (ir::NodeId id : ids) nodes += std::string(nodes.empty() ? "" : ", ") + "node " + ir::node_ref(program.graph.node(id));
   }
   const std::string file = program.source_path.empty() ? "" : program.source_path + ": ";
   throw CompileError(file + "constant '" + value.name + "' is read by partitions " + tags + " (" + nodes +

@@ -3,17 +3,10 @@
 #include <algorithm>
 
 #include "compiler/common/compile_error.h"
+#include "compiler/ir/printer.h"
 
 namespace etc {
 namespace {
-
-std::string node_label(const ir::Node& n) {
-  const std::string op = !n.meta.onnx_op_type.empty() ? n.meta.onnx_op_type
-                         : n.is_delegate_call()       ? std::string("call_delegate")
-                                                      : std::string(edge_op_name(n.op));
-  if (n.meta.onnx_name.empty()) return "node #" + std::to_string(n.id) + " (" + op + ")";
-  return "node '" + n.meta.onnx_name + "' (" + op + ")";
-}
 
 std::string identifier_text(const DelegateIdentifier& id) {
   if (const auto* i = std::get_if<int64_t>(&id)) return std::to_string(*i);
@@ -60,7 +53,7 @@ DelegateIdentifier DelegateMappingBuilder::insert_delegate_mapping_entry(
   for (const ir::Node* n : nodes) {
     if (!n) throw CompileError("DelegateMappingBuilder: the node list holds a null node");
     handles.insert(handles.end(), n->meta.debug_handles.begin(), n->meta.debug_handles.end());
-    what += (what.empty() ? "" : ", ") + node_label(*n);
+    what += std::string(what.empty() ? "" : ", ") + "node " + ir::node_ref(*n);
   }
   return insert(handles, std::move(identifier), what);
 }

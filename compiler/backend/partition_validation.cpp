@@ -53,13 +53,31 @@ std::string op_name(const ir::Node& n) {
   return n.is_delegate_call() ? "call_delegate #" + std::to_string(n.delegate) : edge_op_name(n.op);
 }
 
+// Whether `after` value `v` is `before` value `original` or a copy of that
+// constant added by tag_constant_data (same type, same bytes).
+bool same_or_constant_copy(const ir::Graph& a, const ir::Graph& b, ir::ValueId original, ir::ValueId v) {
+  if (v == original) return true;
+  if (original == ir::kNoValue || v == ir::kNoValue || static_cast<size_t>(v) < a.values().size()) return false;
+  const ir::Value& x = a.value(original);
+  const ir::Value& y = b.value(v);
+  return x.is_constant() && y.is_constant() && x.spec == y.spec && (x.constant == y.constant || *x.constant == *y.constant);
+}
+
+bool same_inputs(const ir::Graph& a, const ir::Graph& b, const std::vector<ir::ValueId>& x,
+                 const std::vector<ir::ValueId>& y) {
+  if (x.size() != y.size()) return false;
+  for (size_t i = 0; i < x.size(); ++i)
+    if (!same_or_constant_copy(a, b, x[i], y[i])) return false;
+  return true;
+}
+
 // The first difference between two nodes at the same index, or "".
 std::string node_difference(const ir::Graph& a, const ir::Graph& b, const ir::Node& x, const ir::Node& y) {
   const std::string who = "node " + ir::node_ref(x);
   if (x.dead != y.dead) return who + (x.dead ? " was removed and is back" : " was removed");
   if (x.delegate != y.delegate || (!x.is_delegate_call() && x.op != y.op))
     return who + " changed op from " + op_name(x) + " to " + op_name(y);
-  if (x.inputs != y.inputs)
+  if (!same_inputs(a, b, x.inputs, y.inputs))
     return who + " reads " + ids_str(b, y.inputs) + " instead of " + ids_str(a, x.inputs);
   if (x.outputs != y.outputs)
     return who + " writes " + ids_str(b, y.outputs) + " instead of " + ids_str(a, x.outputs);
@@ -83,9 +101,13 @@ std::string graph_difference(const ir::ExportedProgram& before, const ir::Export
   const ir::Graph& b = after.graph;
   if (a.nodes().size() != b.nodes().size())
     return "it had " + std::to_string(a.nodes().size()) + " nodes, now " + std::to_string(b.nodes().size());
-  if (a.values().size() != b.values().size())
+  // Values may only grow by copies of shared constants (tag_constant_data).
+  if (a.values().size() > b.values().size())
     return "it had " + std::to_string(a.values().size()) + " values, now " +
            std::to_string(b.values().size());
+  for (size_t i = a.values().size(); i < b.values().size(); ++i)
+    if (!b.values()[i].is_constant())
+      return "it added value '" + b.values()[i].name + "', which is not a copy of a constant";
   for (size_t i = 0; i < a.nodes().size(); ++i) {
     std::string d = node_difference(a, b, a.nodes()[i], b.nodes()[i]);
     if (!d.empty()) return d;

@@ -5,7 +5,10 @@
 // node it hands to a backend carries `meta.delegation_tag` (and every constant
 // that should move into the delegate carries `Value::delegation_tag`), plus
 // one DelegationSpec per tag. It tags; it never adds, removes or rewires
-// nodes (to_backend rejects a result whose graph differs from its input).
+// nodes (to_backend rejects a result whose graph differs from its input). The
+// one change allowed is tag_constant_data's: a constant read by several
+// partitions may get one copy (same bytes) per partition, whose nodes then
+// read their own copy.
 // Every node it leaves untagged gets a human-readable reason, shown by
 // `etc partition`.
 //

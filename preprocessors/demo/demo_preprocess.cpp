@@ -97,12 +97,14 @@ PreprocessResult DemoBackendDetails::preprocess(const ir::ExportedProgram& parti
   // A fused mul is emitted at its add, where the add's other operand is ready.
   std::vector<const ir::Node*> fused_mul(g.nodes().size(), nullptr);
   std::vector<bool> unused(g.values().size(), false);
-  for (const ir::Node& n : g.nodes())
-    if (!n.dead)
-      if (const ir::Node* add = fusable_add(g, n, users)) {
-        fused_mul[add->id] = &n;
-        unused[n.outputs[0]] = true;
-      }
+  for (const ir::Node& n : g.nodes()) {
+    if (n.dead) continue;
+    const ir::Node* add = fusable_add(g, n, users);
+    // An add of two products (a*b + c*d) fuses with the first one only.
+    if (add == nullptr || fused_mul[add->id] != nullptr) continue;
+    fused_mul[add->id] = &n;
+    unused[n.outputs[0]] = true;
+  }
   const OperandTable operands(g, unused);
   DelegateMappingBuilder builder(/*generated_identifiers=*/true);
   std::ostringstream code;

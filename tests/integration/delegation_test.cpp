@@ -122,6 +122,29 @@ TEST_CASE("two backends in one model: one partitioner assigns both", "[integrati
   check_same_outputs(both);
 }
 
+TEST_CASE("a constant read by two partitions and a portable node is copied into each partition",
+          "[integration][demo]") {
+  register_backends();
+  GraphBuilder b;
+  const auto x = b.input("x", DType::Float32, {4});
+  const auto w = b.constant_f32("w", {4}, {0.5f, -1.f, 2.f, 0.25f});
+  const auto a = b.op(EdgeOp::Add, {x, w});             // demo_0
+  const auto t = b.op(EdgeOp::Tanh, {a});               // portable
+  const auto m = b.op(EdgeOp::Mul, {t, w});             // demo_1
+  b.output(b.op(EdgeOp::Div, {m, w}), "out");           // portable, reads w too
+  const ir::ExportedProgram program = b.build();
+  const ir::ExportedProgram lowered = to_backend(program, demo::DemoPartitioner());
+  REQUIRE(count_backend(lowered, "demo") == 2);
+  for (const auto& d : lowered.delegates) {
+    const std::string blob(d.processed_bytes.begin(), d.processed_bytes.end());
+    CHECK(blob.find("const c0 4 0.5 -1 2 0.25") != std::string::npos);
+  }
+  const std::vector<float> in = {1.f, 2.f, -3.f, 0.f};
+  const auto want = testing::run_program(program, {testing::as_bytes(in)});
+  const auto got = testing::run_program(lowered, {testing::as_bytes(in)});
+  CHECK(testing::from_bytes<float>(got[0]) == testing::from_bytes<float>(want[0]));
+}
+
 TEST_CASE("the whole program lowered to one backend runs as one delegate call", "[integration][demo]") {
   register_backends();
   GraphBuilder b;

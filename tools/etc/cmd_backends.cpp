@@ -1,5 +1,7 @@
 // etc backends [--json]: the backends this build knows, ahead of time
 // (partitioner, preprocess) and at run time (registered, available here).
+#include <algorithm>
+#include <cstdio>
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <set>

@@ -30,10 +30,7 @@ Action add_partition(CLI::App& app) {
   cmd->add_option("--input-shape", opt->input_shapes, "Fix an input's shape: NAME=1x3x224x224 (repeatable)");
   return [opt]() {
     onnx_import::ImportOptions options;
-    for (const std::string& s : opt->input_shapes) {
-      auto [name, shape] = parse_shape_flag(s);
-      options.input_shapes[name] = shape;
-    }
+    options.input_shapes = parse_shape_flags(opt->input_shapes);
     if (opt->backend.backends.empty())
       throw CompileError("etc partition: name at least one --backend (registered: " +
                          [] {

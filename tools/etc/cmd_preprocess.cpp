@@ -38,10 +38,7 @@ Action add_preprocess(CLI::App& app) {
   return [opt]() {
     const auto start = std::chrono::steady_clock::now();
     onnx_import::ImportOptions options;
-    for (const std::string& s : opt->input_shapes) {
-      auto [name, shape] = parse_shape_flag(s);
-      options.input_shapes[name] = shape;
-    }
+    options.input_shapes = parse_shape_flags(opt->input_shapes);
     std::unique_ptr<Partitioner> partitioner;
     if (!opt->backend.backends.empty()) partitioner = make_requested_partitioner(opt->backend);
     ir::ExportedProgram program = compile_onnx(opt->model, options);

@@ -1,8 +1,10 @@
 #pragma once
 // Parses "NAME=1x3x224x224" (the --input-shape flag). Throws CompileError.
 
+#include <map>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "compiler/common/compile_error.h"
 #include "runtime/core/shape.h"
@@ -27,6 +29,16 @@ inline std::pair<std::string, Shape> parse_shape_flag(const std::string& flag) {
     pos = x + 1;
   }
   return {flag.substr(0, eq), shape};
+}
+
+// Every --input-shape flag, by input name.
+inline std::map<std::string, Shape> parse_shape_flags(const std::vector<std::string>& flags) {
+  std::map<std::string, Shape> shapes;
+  for (const std::string& flag : flags) {
+    auto [name, shape] = parse_shape_flag(flag);
+    shapes[name] = shape;  // a later flag for the same input wins
+  }
+  return shapes;
 }
 
 }  // namespace etc::cli

@@ -2,6 +2,7 @@
 // is untrusted: every token is checked, and a message names the line.
 #include "runtime/backends/demo/demo_program.h"
 
+#include <algorithm>
 #include <charconv>
 #include <new>
 #include <string>
@@ -97,6 +98,7 @@ class Parser {
 
   std::unique_ptr<DemoProgram> program_ = std::make_unique<DemoProgram>();
   std::vector<Declared> declared_[4];  // by DemoOperandKind
+  int64_t largest_declared_ = 0;        // elements of the largest input, output or constant so far
   int line_ = 0;
 };
 
@@ -164,6 +166,14 @@ Status Parser::declaration(DemoOperandKind kind, const Tokens& tokens) {
   uint64_t numel = 0;
   if (!parse_decimal(tokens[2], kMaxDemoElements, numel))
     return bad("bad element count ", quoted(tokens[2]), " for ", expected);
+  // Every operand of an instruction has the same size, so a buffer larger than
+  // anything declared before it could never be used: refuse it rather than
+  // let a small corrupt blob allocate up to the element cap.
+  if (kind == DemoOperandKind::Buffer && static_cast<int64_t>(numel) > largest_declared_)
+    return bad(expected, " declares ", std::to_string(numel),
+               " elements, more than any input, output or constant declared before it");
+  if (kind != DemoOperandKind::Buffer)
+    largest_declared_ = std::max(largest_declared_, static_cast<int64_t>(numel));
   Declared d;
   d.numel = static_cast<int64_t>(numel);
   d.line = line_;

@@ -84,6 +84,25 @@ TEST_CASE("demo preprocess keeps a mul whose product is also read elsewhere", "[
         "add out0 out1 in0 #1\n");
 }
 
+TEST_CASE("demo preprocess fuses only one product into an add of two products", "[demo][backend]") {
+  GraphBuilder b;
+  const auto x = b.input("x", DType::Float32, {3});
+  const auto z = b.input("z", DType::Float32, {3});
+  const auto p = b.op(EdgeOp::Mul, {x, x});  // handle 1: fuses
+  const auto q = b.op(EdgeOp::Mul, {x, z});  // handle 2: stays
+  b.output(b.op(EdgeOp::Add, {p, q}));       // handle 3
+  const PreprocessResult result = demo::DemoBackendDetails().preprocess(b.build(), {});
+  CHECK(blob_text(result) ==
+        "etc-demo-program 1\n"
+        "input in0 3\n"
+        "input in1 3\n"
+        "output out0 3\n"
+        "buffer t0 3\n"
+        "mul t0 in0 in1 #0\n"
+        "mul_add out0 in0 in0 t0 #1\n");
+  CHECK(std::get<IntDelegateDebugMap>(result.debug_handle_map) == IntDelegateDebugMap{{0, {2}}, {1, {1, 3}}});
+}
+
 TEST_CASE("demo preprocess rejects an op it cannot run, naming the node", "[demo][backend]") {
   GraphBuilder b;
   const auto x = b.input("x", DType::Float32, {3});

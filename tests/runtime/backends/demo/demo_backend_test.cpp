@@ -192,6 +192,8 @@ TEST_CASE("a malformed demo program is refused, naming the line", "[demo][backen
       {head + "input in2\n", "line 6: expected 'input in2 <elements>'"},
       {head + "buffer t1 -4\n", "line 6: bad element count '-4' for t1"},
       {head + "buffer t1 99999999999\n", "line 6: bad element count '99999999999' for t1"},
+      {head + "buffer t1 268435456\n",
+       "line 6: t1 declares 268435456 elements, more than any input, output or constant declared before it"},
       {head + "const c0 2 1\n", "line 6: c0 declares 2 elements but lists 1 values"},
       {head + "const c0 2 1 x\n", "line 6: bad value 'x' in c0"},
       {head + "const c0 1 1e99\n", "line 6: bad value '1e99' in c0"},
