@@ -1,0 +1,24 @@
+#pragma once
+// Constants of the XNNPACK blob format (xnnpack_blob.fbs), shared by its
+// writer (preprocessors/xnnpack) and its reader (runtime/backends/xnnpack).
+
+#include <cstddef>
+#include <cstdint>
+
+#include "runtime/backends/xnnpack/xnnpack_blob_generated.h"
+
+namespace etc::xnnpack {
+
+inline constexpr char kXnnpackBackendId[] = "xnnpack";
+inline constexpr uint32_t kXnnpackBlobVersion = 1;
+inline constexpr char kXnnpackBlobIdentifier[] = "EXN1";
+inline constexpr size_t kXnnpackConstantAlignment = 64;
+
+// Where the constant data starts: after the size-prefixed flatbuffer, rounded
+// up to kXnnpackConstantAlignment. `flatbuffer_size` excludes the prefix.
+inline size_t xnnpack_constant_base(size_t flatbuffer_size) {
+  const size_t end = 4 + flatbuffer_size;
+  return (end + kXnnpackConstantAlignment - 1) / kXnnpackConstantAlignment * kXnnpackConstantAlignment;
+}
+
+}  // namespace etc::xnnpack
