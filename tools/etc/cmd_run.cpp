@@ -1,4 +1,4 @@
-// etc run MODEL.etp [--input NAME=FILE]... [--output-dir DIR] [--iterations N] [--json]
+// etc run MODEL.etp [--input NAME=FILE]... [--output-dir DIR] [--threads N] [--iterations N] [--json]
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
@@ -55,6 +55,7 @@ Action add_run(CLI::App& app) {
     std::vector<std::string> inputs;
     int iterations = 1;
     int warmup = 0;
+    int threads = 0;
     bool json = false;
     bool random_inputs = false;
   };
@@ -62,6 +63,8 @@ Action add_run(CLI::App& app) {
   cmd->add_option("program", opt->program, "Program file (.etp)")->required();
   cmd->add_option("--input", opt->inputs, "NAME=FILE with FILE .npy or ONNX TensorProto .pb (repeatable)");
   cmd->add_option("--output-dir", opt->output_dir, "Write each output as DIR/<name>.npy");
+  cmd->add_option("--threads", opt->threads, "Threads per delegate's thread pool (0: one per core)")
+      ->check(CLI::Range(0, 1024));
   cmd->add_option("--iterations", opt->iterations, "Run N times and report latency")
       ->check(CLI::Range(1, 1000000));
   cmd->add_option("--warmup", opt->warmup, "Untimed runs before the timed ones")
@@ -71,7 +74,9 @@ Action add_run(CLI::App& app) {
   return [opt]() {
     auto program = Program::load(opt->program);
     if (!program.ok()) throw CompileError(program.message());
-    auto method = Method::init(program.get());
+    RuntimeOptions options;
+    options.num_threads = opt->threads;
+    auto method = Method::init(program.get(), 0, options);
     if (!method.ok()) throw CompileError(method.message());
     Method& m = *method.get();
 

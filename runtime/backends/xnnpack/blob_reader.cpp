@@ -1,0 +1,186 @@
+#include "runtime/backends/xnnpack/blob_reader.h"
+
+#include <cstring>
+#include <string>
+
+#include "runtime/backends/xnnpack/node_checks.h"
+
+namespace etc::xnnpack {
+namespace {
+
+Failure invalid(const std::string& what) { return fail(Error::InvalidProgram, "xnnpack blob: ", what); }
+
+std::string tensor_name(size_t index) { return "tensor " + std::to_string(index); }
+
+// Fills `info` from the flatbuffer tensor; the constant range is checked
+// against [constants, constants + constants_size).
+Status read_tensor(const fb::Tensor& tensor, size_t index, const uint8_t* constants, size_t constants_size,
+                   const fb::Graph& graph, TensorInfo& info) {
+  const auto* dims = tensor.dims();
+  const size_t rank = dims == nullptr ? 0 : dims->size();
+  if (rank > kMaxTensorRank)
+    return invalid(tensor_name(index) + " has rank " + std::to_string(rank) + ", more than " +
+                   std::to_string(kMaxTensorRank));
+  info.rank = rank;
+  uint64_t numel = 1;
+  for (size_t d = 0; d < rank; ++d) {
+    const uint64_t dim = dims->Get(static_cast<flatbuffers::uoffset_t>(d));
+    if (dim == 0 || dim > kMaxTensorElements || numel * dim > kMaxTensorElements)
+      return invalid(tensor_name(index) + ": dimension " + std::to_string(d) + " is " + std::to_string(dim) +
+                     " (every dimension must be at least 1 and the tensor at most " +
+                     std::to_string(kMaxTensorElements) + " elements)");
+    numel *= dim;
+    info.dims[d] = static_cast<size_t>(dim);
+  }
+  info.numel = static_cast<size_t>(numel);
+
+  const uint64_t constant_size = tensor.constant_size();
+  const uint64_t constant_offset = tensor.constant_offset();
+  if (constant_size != 0) {
+    if (constant_size != numel * 4)
+      return invalid(tensor_name(index) + ": constant of " + std::to_string(constant_size) + " bytes for " +
+                     dims_string(info) + " float32 (" + std::to_string(numel * 4) + " bytes)");
+    if (constant_offset > constants_size || constant_size > constants_size - constant_offset)
+      return invalid(tensor_name(index) + ": constant bytes [" + std::to_string(constant_offset) + ", +" +
+                     std::to_string(constant_size) + ") outside the " + std::to_string(constants_size) +
+                     " bytes of constant data");
+    info.constant = constants + constant_offset;
+  }
+
+  info.external_input = tensor.external_input();
+  info.external_output = tensor.external_output();
+  if (info.external_input < -1 || info.external_input >= static_cast<int64_t>(graph.num_inputs()))
+    return invalid(tensor_name(index) + ": external_input " + std::to_string(info.external_input) +
+                   " is not a delegate input (" + std::to_string(graph.num_inputs()) + " inputs)");
+  if (info.external_output < -1 || info.external_output >= static_cast<int64_t>(graph.num_outputs()))
+    return invalid(tensor_name(index) + ": external_output " + std::to_string(info.external_output) +
+                   " is not a delegate output (" + std::to_string(graph.num_outputs()) + " outputs)");
+  if (info.external_input >= 0 && info.external_output >= 0)
+    return invalid(tensor_name(index) + " is both a delegate input and a delegate output");
+  if (info.is_constant() && info.is_external())
+    return invalid(tensor_name(index) + " is both a constant and a delegate argument");
+
+  info.layout = tensor.layout();
+  switch (info.layout) {
+    case fb::BoundaryLayout::Same: break;
+    case fb::BoundaryLayout::NchwToNhwc:
+      if (info.external_input < 0 || rank != 4)
+        return invalid(tensor_name(index) + ": layout NchwToNhwc needs a 4-D delegate input");
+      break;
+    case fb::BoundaryLayout::NhwcToNchw:
+      if (info.external_output < 0 || rank != 4)
+        return invalid(tensor_name(index) + ": layout NhwcToNchw needs a 4-D delegate output");
+      break;
+    default:
+      return invalid(tensor_name(index) + ": unknown boundary layout " +
+                     std::to_string(static_cast<int>(info.layout)));
+  }
+  return Status::Ok();
+}
+
+// Each delegate argument must be bound to exactly one tensor.
+Status map_externals(BlobView& view) {
+  const fb::Graph& graph = *view.graph;
+  constexpr uint32_t kUnset = UINT32_MAX;
+  view.input_tensors.assign(graph.num_inputs(), kUnset);
+  view.output_tensors.assign(graph.num_outputs(), kUnset);
+  for (size_t t = 0; t < view.tensors.size(); ++t) {
+    const TensorInfo& info = view.tensors[t];
+    if (info.external_input < 0 && info.external_output < 0) continue;
+    const bool is_input = info.external_input >= 0;
+    uint32_t& slot = is_input ? view.input_tensors[static_cast<size_t>(info.external_input)]
+                              : view.output_tensors[static_cast<size_t>(info.external_output)];
+    if (slot != kUnset)
+      return invalid(std::string("delegate ") + (is_input ? "input " : "output ") +
+                     std::to_string(is_input ? info.external_input : info.external_output) +
+                     " is bound to both tensor " + std::to_string(slot) + " and " + tensor_name(t));
+    slot = static_cast<uint32_t>(t);
+  }
+  for (size_t i = 0; i < view.input_tensors.size(); ++i)
+    if (view.input_tensors[i] == kUnset)
+      return invalid("delegate input " + std::to_string(i) + " is bound to no tensor");
+  for (size_t i = 0; i < view.output_tensors.size(); ++i)
+    if (view.output_tensors[i] == kUnset)
+      return invalid("delegate output " + std::to_string(i) + " is bound to no tensor");
+  return Status::Ok();
+}
+
+// Nodes come in execution order: every input is a constant, a delegate
+// input or the output of an earlier node; every tensor has one producer;
+// every delegate output is produced.
+Status check_nodes(const BlobView& view) {
+  const auto* nodes = view.graph->nodes();
+  std::vector<bool> defined(view.tensors.size(), false);
+  for (size_t t = 0; t < view.tensors.size(); ++t)
+    defined[t] = view.tensors[t].is_constant() || view.tensors[t].external_input >= 0;
+  const size_t num_nodes = nodes == nullptr ? 0 : nodes->size();
+  for (size_t n = 0; n < num_nodes; ++n) {
+    const fb::Node* node = nodes->Get(static_cast<flatbuffers::uoffset_t>(n));
+    ETC_TRY(check_node(view, *node, n));
+    for (uint32_t id : *node->inputs())
+      if (!defined[id])
+        return invalid(node_name(*node, n) + ": input tensor " + std::to_string(id) +
+                       " is not a constant, a delegate input or the output of an earlier node");
+    for (uint32_t id : *node->outputs()) {
+      if (defined[id])
+        return invalid(node_name(*node, n) + ": output tensor " + std::to_string(id) +
+                       " is already a constant, a delegate input or the output of another node");
+      defined[id] = true;
+    }
+  }
+  for (size_t i = 0; i < view.output_tensors.size(); ++i)
+    if (!defined[view.output_tensors[i]])
+      return invalid("delegate output " + std::to_string(i) + " (tensor " +
+                     std::to_string(view.output_tensors[i]) + ") is produced by no node");
+  return Status::Ok();
+}
+
+}  // namespace
+
+std::string dims_string(const TensorInfo& tensor) {
+  std::string s = "[";
+  for (size_t d = 0; d < tensor.rank; ++d) s += (d ? ", " : "") + std::to_string(tensor.dims[d]);
+  return s + "]";
+}
+
+Result<BlobView> read_xnnpack_blob(const void* data, size_t size) {
+  const auto* bytes = static_cast<const uint8_t*>(data);
+  // Size prefix, root offset and identifier.
+  if (bytes == nullptr || size < 12)
+    return invalid(std::to_string(size) + " bytes, too small for a size-prefixed flatbuffer");
+  if (!flatbuffers::BufferHasIdentifier(bytes, kXnnpackBlobIdentifier, /*size_prefixed=*/true))
+    return invalid(std::string("file identifier is not \"") + kXnnpackBlobIdentifier + "\"");
+  uint32_t flatbuffer_size = 0;
+  std::memcpy(&flatbuffer_size, bytes, 4);
+  flatbuffer_size = flatbuffers::EndianScalar(flatbuffer_size);
+  if (flatbuffer_size > size - 4)
+    return invalid("size prefix " + std::to_string(flatbuffer_size) + " exceeds the " + std::to_string(size) +
+                   "-byte blob");
+  flatbuffers::Verifier verifier(bytes, 4 + size_t{flatbuffer_size});
+  if (!fb::VerifySizePrefixedGraphBuffer(verifier)) return invalid("the flatbuffer does not verify");
+
+  BlobView view;
+  view.graph = fb::GetSizePrefixedGraph(bytes);
+  const fb::Graph& graph = *view.graph;
+  if (graph.version() != kXnnpackBlobVersion)
+    return fail(Error::DelegateInvalidCompatibility, "xnnpack blob version ", std::to_string(graph.version()),
+                ", this runtime reads version ", std::to_string(kXnnpackBlobVersion), "; recompile");
+
+  const size_t base = xnnpack_constant_base(flatbuffer_size);
+  const uint8_t* constants = bytes + (base < size ? base : size);
+  const size_t constants_size = base < size ? size - base : 0;
+  const auto* tensors = graph.tensors();
+  const size_t num_tensors = tensors == nullptr ? 0 : tensors->size();
+  if (size_t{graph.num_inputs()} + graph.num_outputs() > num_tensors)
+    return invalid(std::to_string(graph.num_inputs()) + " inputs and " + std::to_string(graph.num_outputs()) +
+                   " outputs, but only " + std::to_string(num_tensors) + " tensors");
+  view.tensors.resize(num_tensors);
+  for (size_t t = 0; t < num_tensors; ++t)
+    ETC_TRY(read_tensor(*tensors->Get(static_cast<flatbuffers::uoffset_t>(t)), t, constants, constants_size,
+                        graph, view.tensors[t]));
+  ETC_TRY(map_externals(view));
+  ETC_TRY(check_nodes(view));
+  return view;
+}
+
+}  // namespace etc::xnnpack

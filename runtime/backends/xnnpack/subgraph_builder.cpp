@@ -1,0 +1,227 @@
+#include "runtime/backends/xnnpack/subgraph_builder.h"
+
+#include <string>
+
+#include "runtime/backends/xnnpack/node_checks.h"
+
+namespace etc::xnnpack {
+namespace {
+
+using fb::NodeType;
+
+// Everything a node definition needs: the subgraph and blob-id -> XNNPACK-id.
+struct Definer {
+  xnn_subgraph_t subgraph;
+  const std::vector<uint32_t>& ids;
+  const fb::Node& node;
+
+  uint32_t in(size_t i) const {
+    return i < node.inputs()->size() ? ids[node.inputs()->Get(static_cast<flatbuffers::uoffset_t>(i))]
+                                     : XNN_INVALID_VALUE_ID;
+  }
+  uint32_t out() const { return ids[node.outputs()->Get(0)]; }
+  // Parameters were checked by check_node; absent ones take their defaults.
+  static uint32_t at(const flatbuffers::Vector<uint32_t>* v, size_t i, uint32_t fill) {
+    return v == nullptr ? fill : v->Get(static_cast<flatbuffers::uoffset_t>(i));
+  }
+  uint32_t pad(size_t i) const { return at(node.padding(), i, 0); }
+  uint32_t kernel(size_t i) const { return at(node.kernel(), i, 1); }
+  uint32_t stride(size_t i) const { return at(node.stride(), i, 1); }
+  uint32_t dilation(size_t i) const { return at(node.dilation(), i, 1); }
+  float lo() const { return node.output_min(); }
+  float hi() const { return node.output_max(); }
+};
+
+xnn_status define_convolution(const Definer& d) {
+  const fb::Node& n = d.node;
+  return xnn_define_convolution_2d(d.subgraph, d.pad(0), d.pad(1), d.pad(2), d.pad(3), d.kernel(0),
+                                   d.kernel(1), d.stride(0), d.stride(1), d.dilation(0), d.dilation(1),
+                                   n.groups(), n.group_input_channels(), n.group_output_channels(), d.lo(),
+                                   d.hi(), d.in(0), d.in(1), d.in(2), d.out(), n.flags());
+}
+
+xnn_status define_depthwise(const Definer& d) {
+  const fb::Node& n = d.node;
+  return xnn_define_depthwise_convolution_2d(d.subgraph, d.pad(0), d.pad(1), d.pad(2), d.pad(3), d.kernel(0),
+                                             d.kernel(1), d.stride(0), d.stride(1), d.dilation(0),
+                                             d.dilation(1), n.depth_multiplier(), n.input_channels(), d.lo(),
+                                             d.hi(), d.in(0), d.in(1), d.in(2), d.out(), n.flags());
+}
+
+xnn_status define_deconvolution(const Definer& d) {
+  const fb::Node& n = d.node;
+  return xnn_define_deconvolution_2d(
+      d.subgraph, d.pad(0), d.pad(1), d.pad(2), d.pad(3), Definer::at(n.adjustment(), 0, 0),
+      Definer::at(n.adjustment(), 1, 0), d.kernel(0), d.kernel(1), d.stride(0), d.stride(1), d.dilation(0),
+      d.dilation(1), n.groups(), n.group_input_channels(), n.group_output_channels(), d.lo(), d.hi(), d.in(0),
+      d.in(1), d.in(2), d.out(), n.flags());
+}
+
+xnn_status define_fully_connected(const Definer& d) {
+  return xnn_define_fully_connected(d.subgraph, d.lo(), d.hi(), d.in(0), d.in(1), d.in(2), d.out(),
+                                    d.node.flags());
+}
+
+xnn_status define_max_pooling(const Definer& d) {
+  return xnn_define_max_pooling_2d(d.subgraph, d.pad(0), d.pad(1), d.pad(2), d.pad(3), d.kernel(0),
+                                   d.kernel(1), d.stride(0), d.stride(1), d.dilation(0), d.dilation(1),
+                                   d.lo(), d.hi(), d.in(0), d.out(), d.node.flags());
+}
+
+xnn_status define_average_pooling(const Definer& d) {
+  return xnn_define_average_pooling_2d(d.subgraph, d.pad(0), d.pad(1), d.pad(2), d.pad(3), d.kernel(0),
+                                       d.kernel(1), d.stride(0), d.stride(1), d.lo(), d.hi(), d.in(0),
+                                       d.out(), d.node.flags());
+}
+
+xnn_status define_global_average_pooling(const Definer& d) {
+  return xnn_define_global_average_pooling_2d(d.subgraph, d.lo(), d.hi(), d.in(0), d.out(), d.node.flags());
+}
+
+xnn_status define_binary(const Definer& d) {
+  const uint32_t a = d.in(0), b = d.in(1), y = d.out(), f = d.node.flags();
+  switch (d.node.type()) {
+    case NodeType::Add: return xnn_define_add2(d.subgraph, d.lo(), d.hi(), a, b, y, f);
+    case NodeType::Subtract: return xnn_define_subtract(d.subgraph, d.lo(), d.hi(), a, b, y, f);
+    case NodeType::Multiply: return xnn_define_multiply2(d.subgraph, d.lo(), d.hi(), a, b, y, f);
+    case NodeType::Divide: return xnn_define_divide(d.subgraph, d.lo(), d.hi(), a, b, y, f);
+    case NodeType::Maximum: return xnn_define_maximum2(d.subgraph, a, b, y, f);
+    case NodeType::Minimum: return xnn_define_minimum2(d.subgraph, a, b, y, f);
+    case NodeType::SquaredDifference: return xnn_define_squared_difference(d.subgraph, a, b, y, f);
+    default: return xnn_status_invalid_parameter;
+  }
+}
+
+xnn_status define_unary(const Definer& d) {
+  const uint32_t x = d.in(0), y = d.out(), f = d.node.flags();
+  switch (d.node.type()) {
+    case NodeType::Clamp: return xnn_define_clamp(d.subgraph, d.lo(), d.hi(), x, y, f);
+    case NodeType::Sigmoid: return xnn_define_sigmoid(d.subgraph, x, y, f);
+    case NodeType::Softmax: return xnn_define_softmax(d.subgraph, x, y, f);
+    case NodeType::HardSwish: return xnn_define_hardswish(d.subgraph, x, y, f);
+    case NodeType::LeakyRelu: return xnn_define_leaky_relu(d.subgraph, d.node.alpha(), x, y, f);
+    case NodeType::Elu: return xnn_define_elu(d.subgraph, d.node.alpha(), x, y, f);
+    case NodeType::Abs: return xnn_define_abs(d.subgraph, x, y, f);
+    case NodeType::Negate: return xnn_define_negate(d.subgraph, x, y, f);
+    case NodeType::Floor: return xnn_define_floor(d.subgraph, x, y, f);
+    case NodeType::Ceiling: return xnn_define_ceiling(d.subgraph, x, y, f);
+    case NodeType::BankersRounding: return xnn_define_bankers_rounding(d.subgraph, x, y, f);
+    case NodeType::Square: return xnn_define_square(d.subgraph, x, y, f);
+    case NodeType::SquareRoot: return xnn_define_square_root(d.subgraph, x, y, f);
+    default: return xnn_status_invalid_parameter;
+  }
+}
+
+xnn_status define_prelu(const Definer& d) {
+  return xnn_define_prelu(d.subgraph, d.in(0), d.in(1), d.out(), d.node.flags());
+}
+
+xnn_status define_constant_pad(const Definer& d) {
+  size_t pre[kMaxTensorRank] = {}, post[kMaxTensorRank] = {};
+  for (flatbuffers::uoffset_t i = 0; i < d.node.pre_paddings()->size(); ++i) {
+    pre[i] = static_cast<size_t>(d.node.pre_paddings()->Get(i));
+    post[i] = static_cast<size_t>(d.node.post_paddings()->Get(i));
+  }
+  return xnn_define_static_constant_pad(d.subgraph, pre, post, d.node.padding_value(), d.in(0), d.out(),
+                                        d.node.flags());
+}
+
+xnn_status define_reshape(const Definer& d) {
+  size_t shape[kMaxTensorRank] = {};
+  const auto* v = d.node.new_shape();
+  for (flatbuffers::uoffset_t i = 0; i < v->size(); ++i) shape[i] = static_cast<size_t>(v->Get(i));
+  return xnn_define_static_reshape(d.subgraph, v->size(), shape, d.in(0), d.out(), d.node.flags());
+}
+
+xnn_status define_resize(const Definer& d) {
+  const auto* v = d.node.new_shape();
+  return xnn_define_static_resize_bilinear_2d(d.subgraph, static_cast<size_t>(v->Get(0)),
+                                              static_cast<size_t>(v->Get(1)), d.in(0), d.out(),
+                                              d.node.flags());
+}
+
+xnn_status define_depth_to_space(const Definer& d) {
+  return xnn_define_depth_to_space(d.subgraph, d.in(0), d.out(), d.node.block_size(), d.node.flags());
+}
+
+xnn_status define_node(const Definer& d) {
+  switch (d.node.type()) {
+    case NodeType::Convolution2d: return define_convolution(d);
+    case NodeType::DepthwiseConvolution2d: return define_depthwise(d);
+    case NodeType::Deconvolution2d: return define_deconvolution(d);
+    case NodeType::FullyConnected: return define_fully_connected(d);
+    case NodeType::MaxPooling2d: return define_max_pooling(d);
+    case NodeType::AveragePooling2d: return define_average_pooling(d);
+    case NodeType::GlobalAveragePooling2d: return define_global_average_pooling(d);
+    case NodeType::Add:
+    case NodeType::Subtract:
+    case NodeType::Multiply:
+    case NodeType::Divide:
+    case NodeType::Maximum:
+    case NodeType::Minimum:
+    case NodeType::SquaredDifference: return define_binary(d);
+    case NodeType::PRelu: return define_prelu(d);
+    case NodeType::StaticConstantPad: return define_constant_pad(d);
+    case NodeType::StaticReshape: return define_reshape(d);
+    case NodeType::StaticResizeBilinear2d: return define_resize(d);
+    case NodeType::DepthToSpace: return define_depth_to_space(d);
+    default: return define_unary(d);
+  }
+}
+
+Failure rejected(const std::string& what, xnn_status status) {
+  return fail(Error::DelegateInvalidCompatibility, "xnnpack: XNNPACK rejected ", what, " (",
+              xnn_status_name(status), ")");
+}
+
+}  // namespace
+
+const char* xnn_status_name(xnn_status status) {
+  switch (status) {
+    case xnn_status_success: return "xnn_status_success";
+    case xnn_status_uninitialized: return "xnn_status_uninitialized";
+    case xnn_status_invalid_parameter: return "xnn_status_invalid_parameter";
+    case xnn_status_invalid_state: return "xnn_status_invalid_state";
+    case xnn_status_unsupported_parameter: return "xnn_status_unsupported_parameter";
+    case xnn_status_unsupported_hardware: return "xnn_status_unsupported_hardware";
+    case xnn_status_out_of_memory: return "xnn_status_out_of_memory";
+  }
+  return "unknown xnn_status";
+}
+
+Result<SubgraphPtr> build_subgraph(const BlobView& view, const std::vector<const void*>& constant_data) {
+  const uint32_t num_inputs = static_cast<uint32_t>(view.input_tensors.size());
+  const uint32_t num_externals = num_inputs + static_cast<uint32_t>(view.output_tensors.size());
+  xnn_subgraph_t raw = nullptr;
+  if (xnn_status s = xnn_create_subgraph(num_externals, 0, &raw); s != xnn_status_success)
+    return rejected("a subgraph", s);
+  SubgraphPtr subgraph(raw);
+
+  std::vector<uint32_t> ids(view.tensors.size(), XNN_INVALID_VALUE_ID);
+  for (size_t t = 0; t < view.tensors.size(); ++t) {
+    const TensorInfo& info = view.tensors[t];
+    uint32_t external_id = XNN_INVALID_VALUE_ID, flags = 0;
+    if (info.external_input >= 0) {
+      external_id = static_cast<uint32_t>(info.external_input);
+      flags = XNN_VALUE_FLAG_EXTERNAL_INPUT;
+    } else if (info.external_output >= 0) {
+      external_id = num_inputs + static_cast<uint32_t>(info.external_output);
+      flags = XNN_VALUE_FLAG_EXTERNAL_OUTPUT;
+    }
+    if (xnn_status s = xnn_define_tensor_value(subgraph.get(), xnn_datatype_fp32, info.rank, info.dims,
+                                               constant_data[t], external_id, flags, &ids[t]);
+        s != xnn_status_success)
+      return rejected("tensor " + std::to_string(t) + " " + dims_string(info), s);
+  }
+
+  const auto* nodes = view.graph->nodes();
+  const size_t num_nodes = nodes == nullptr ? 0 : nodes->size();
+  for (size_t n = 0; n < num_nodes; ++n) {
+    const fb::Node& node = *nodes->Get(static_cast<flatbuffers::uoffset_t>(n));
+    if (xnn_status s = define_node(Definer{subgraph.get(), ids, node}); s != xnn_status_success)
+      return rejected(node_name(node, n), s);
+  }
+  return subgraph;
+}
+
+}  // namespace etc::xnnpack

@@ -1,0 +1,216 @@
+#include "runtime/backends/xnnpack/xnnpack_backend.h"
+
+#include <xnnpack.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "runtime/backends/xnnpack/blob_reader.h"
+#include "runtime/backends/xnnpack/layout.h"
+#include "runtime/backends/xnnpack/node_checks.h"
+#include "runtime/backends/xnnpack/subgraph_builder.h"
+#include "runtime/backends/xnnpack/threadpool.h"
+
+namespace etc::xnnpack {
+namespace {
+
+struct FreeDeleter {
+  void operator()(float* p) const { std::free(p); }
+};
+using FloatBuffer = std::unique_ptr<float, FreeDeleter>;
+
+// 64-byte aligned, with the XNN_EXTRA_BYTES XNNPACK may read past the end.
+FloatBuffer allocate_floats(size_t count) {
+  const size_t bytes = (count * sizeof(float) + XNN_EXTRA_BYTES + 63) / 64 * 64;
+  return FloatBuffer(static_cast<float*>(std::aligned_alloc(64, bytes)));
+}
+
+// One delegate argument and how it reaches XNNPACK.
+struct Argument {
+  uint32_t external_id = 0;
+  bool is_input = true;
+  size_t index = 0;  // among inputs or among outputs
+  TensorInfo tensor;
+  // Layout conversion through `staging`; Same binds the argument directly.
+  fb::BoundaryLayout layout = fb::BoundaryLayout::Same;
+  size_t n = 0, c = 0, hw = 0;
+  float* staging = nullptr;
+};
+
+struct XnnpackHandle {
+  xnn_runtime_t runtime = nullptr;
+  SharedThreadpool pool;
+  std::vector<Argument> args;
+  std::vector<xnn_external_value> bound;  // what xnn_setup_runtime last saw
+  bool set_up = false;
+  std::vector<FloatBuffer> owned;  // staging buffers and run-time constants
+
+  XnnpackHandle() = default;
+  XnnpackHandle(const XnnpackHandle&) = delete;
+  XnnpackHandle& operator=(const XnnpackHandle&) = delete;
+  // The runtime goes first: it may read the owned constants until deleted.
+  ~XnnpackHandle() {
+    if (runtime != nullptr) xnn_delete_runtime(runtime);
+  }
+};
+
+Failure out_of_memory(const std::string& what) {
+  return fail(Error::DelegateMemoryAllocationFailed, "xnnpack: cannot allocate ", what);
+}
+
+// XNNPACK packs convolution, fully-connected and prelu weights when the
+// runtime is created, but other nodes (e.g. add with a constant operand)
+// read their static inputs in place at every run. Those constants are copied
+// here so the processed bytes can be freed after init.
+Result<std::vector<const void*>> place_constants(const BlobView& view, XnnpackHandle& handle) {
+  std::vector<bool> read_at_run_time(view.tensors.size(), false);
+  const auto* nodes = view.graph->nodes();
+  const size_t num_nodes = nodes == nullptr ? 0 : nodes->size();
+  for (size_t n = 0; n < num_nodes; ++n) {
+    const fb::Node& node = *nodes->Get(static_cast<flatbuffers::uoffset_t>(n));
+    for (size_t i = 0; i < node.inputs()->size(); ++i)
+      if (!input_is_packed(node, i))
+        read_at_run_time[node.inputs()->Get(static_cast<flatbuffers::uoffset_t>(i))] = true;
+  }
+  std::vector<const void*> data(view.tensors.size(), nullptr);
+  for (size_t t = 0; t < view.tensors.size(); ++t) {
+    const TensorInfo& info = view.tensors[t];
+    if (!info.is_constant()) continue;
+    data[t] = info.constant;
+    if (!read_at_run_time[t]) continue;
+    FloatBuffer copy = allocate_floats(info.numel);
+    if (copy == nullptr) return out_of_memory("constant tensor " + std::to_string(t));
+    std::memcpy(copy.get(), info.constant, info.numel * sizeof(float));
+    data[t] = copy.get();
+    handle.owned.push_back(std::move(copy));
+  }
+  return data;
+}
+
+Status prepare_arguments(const BlobView& view, XnnpackHandle& handle) {
+  const size_t num_inputs = view.input_tensors.size();
+  const size_t num_args = num_inputs + view.output_tensors.size();
+  handle.args.resize(num_args);
+  handle.bound.assign(num_args, xnn_external_value{0, nullptr});
+  for (size_t a = 0; a < num_args; ++a) {
+    Argument& arg = handle.args[a];
+    arg.is_input = a < num_inputs;
+    arg.index = arg.is_input ? a : a - num_inputs;
+    arg.external_id = static_cast<uint32_t>(a);
+    arg.tensor = view.tensors[arg.is_input ? view.input_tensors[a] : view.output_tensors[a - num_inputs]];
+    handle.bound[a].id = arg.external_id;
+    if (arg.tensor.layout == fb::BoundaryLayout::Same) continue;
+    // XNNPACK dims are [N, H, W, C]; with one channel or one pixel NCHW and
+    // NHWC hold the same bytes, so the argument is bound directly.
+    arg.n = arg.tensor.dims[0];
+    arg.hw = arg.tensor.dims[1] * arg.tensor.dims[2];
+    arg.c = arg.tensor.dims[3];
+    if (arg.c == 1 || arg.hw == 1) continue;
+    arg.layout = arg.tensor.layout;
+    FloatBuffer staging = allocate_floats(arg.tensor.numel);
+    if (staging == nullptr) return out_of_memory("a staging buffer for argument " + std::to_string(a));
+    arg.staging = staging.get();
+    handle.owned.push_back(std::move(staging));
+  }
+  return Status::Ok();
+}
+
+std::string describe(const Argument& arg) {
+  std::string dims = dims_string(arg.tensor);
+  if (arg.tensor.layout != fb::BoundaryLayout::Same)
+    dims = "[" + std::to_string(arg.tensor.dims[0]) + ", " + std::to_string(arg.tensor.dims[3]) + ", " +
+           std::to_string(arg.tensor.dims[1]) + ", " + std::to_string(arg.tensor.dims[2]) + "] (NCHW)";
+  return std::string("xnnpack delegate ") + (arg.is_input ? "input " : "output ") +
+         std::to_string(arg.index) + ": expected float32 " + dims + ", " + std::to_string(arg.tensor.numel) +
+         " elements";
+}
+
+class XnnpackBackend final : public BackendInterface {
+ public:
+  bool is_available() const override { return xnn_initialize(nullptr) == xnn_status_success; }
+
+  Result<DelegateHandle*> init(BackendInitContext& context, FreeableBuffer* processed,
+                               Span<const CompileSpecView> /*compile_specs*/) const override {
+    if (xnn_status s = xnn_initialize(nullptr); s != xnn_status_success)
+      return fail(Error::DelegateUnavailable, "xnnpack: XNNPACK cannot run on this CPU (", xnn_status_name(s),
+                  ")");
+    if (processed == nullptr || processed->data() == nullptr)
+      return fail(Error::InvalidArgument, "xnnpack backend: no processed bytes");
+    ETC_ASSIGN_OR_RETURN(BlobView view, read_xnnpack_blob(processed->data(), processed->size()));
+
+    auto handle = std::make_unique<XnnpackHandle>();
+    ETC_ASSIGN_OR_RETURN(std::vector<const void*> constant_data, place_constants(view, *handle));
+    ETC_ASSIGN_OR_RETURN(SubgraphPtr subgraph, build_subgraph(view, constant_data));
+    ETC_ASSIGN_OR_RETURN(handle->pool, SharedThreadpool::acquire(context.options().num_threads));
+    if (xnn_status s = xnn_create_runtime_v2(subgraph.get(), handle->pool.get(), 0, &handle->runtime);
+        s != xnn_status_success)
+      return fail(Error::DelegateInvalidCompatibility,
+                  "xnnpack: XNNPACK cannot create a runtime for this blob (", xnn_status_name(s), ")");
+    ETC_TRY(prepare_arguments(view, *handle));
+    // Weights are packed and run-time constants copied: the blob is no
+    // longer needed.
+    processed->free();
+    return static_cast<DelegateHandle*>(handle.release());
+  }
+
+  Status execute(BackendExecutionContext& context, DelegateHandle* opaque,
+                 Span<EValue*> args) const override {
+    if (opaque == nullptr) return fail(Error::DelegateInvalidHandle, "xnnpack backend: null handle");
+    XnnpackHandle& handle = *static_cast<XnnpackHandle*>(opaque);
+    if (args.size() != handle.args.size())
+      return fail(Error::InvalidArgument, "xnnpack delegate: ", std::to_string(args.size()),
+                  " arguments, expected ", std::to_string(handle.args.size()));
+    bool changed = !handle.set_up;
+    for (size_t a = 0; a < args.size(); ++a) {
+      const Argument& arg = handle.args[a];
+      const EValue* value = args[a];
+      if (value == nullptr || !value->is_tensor() || value->to_tensor().dtype() != DType::Float32 ||
+          value->to_tensor().numel() != static_cast<int64_t>(arg.tensor.numel) ||
+          value->to_tensor().data == nullptr)
+        return fail(Error::InvalidArgument, describe(arg));
+      void* data = arg.staging != nullptr ? arg.staging : value->to_tensor().data;
+      if (handle.bound[a].data != data) changed = true;
+      handle.bound[a].data = data;
+    }
+    if (changed) {
+      handle.set_up = false;
+      if (xnn_status s = xnn_setup_runtime(handle.runtime, handle.bound.size(), handle.bound.data());
+          s != xnn_status_success)
+        return fail(Error::Internal, "xnnpack: xnn_setup_runtime failed (", xnn_status_name(s), ")");
+      handle.set_up = true;
+    }
+    for (size_t a = 0; a < args.size(); ++a) {
+      const Argument& arg = handle.args[a];
+      if (arg.is_input && arg.staging != nullptr)
+        nchw_to_nhwc(args[a]->to_tensor().data_as<const float>(), arg.staging, arg.n, arg.c, arg.hw);
+    }
+    // This XNNPACK has no per-operator profiling API, so the whole invoke is
+    // one event.
+    const EventTracerEntry event =
+        event_tracer_start_profiling_delegate(context.event_tracer(), "xnnpack", -1);
+    const xnn_status status = xnn_invoke_runtime(handle.runtime);
+    event_tracer_end_profiling_delegate(context.event_tracer(), event);
+    if (status != xnn_status_success)
+      return fail(Error::Internal, "xnnpack: xnn_invoke_runtime failed (", xnn_status_name(status), ")");
+    for (size_t a = 0; a < args.size(); ++a) {
+      const Argument& arg = handle.args[a];
+      if (!arg.is_input && arg.staging != nullptr)
+        nhwc_to_nchw(arg.staging, args[a]->to_tensor().data_as<float>(), arg.n, arg.c, arg.hw);
+    }
+    return Status::Ok();
+  }
+
+  void destroy(DelegateHandle* handle) const override { delete static_cast<XnnpackHandle*>(handle); }
+};
+
+}  // namespace
+
+BackendInterface* xnnpack_backend() {
+  static XnnpackBackend backend;
+  return &backend;
+}
+
+}  // namespace etc::xnnpack
