@@ -1,6 +1,9 @@
 // NCHW <-> NHWC conversion at the XNNPACK partition boundary against a naive
 // per-element reference, for sizes that leave partial tiles.
+#include <algorithm>
 #include <catch2/catch.hpp>
+#include <chrono>
+#include <cstdio>
 #include <vector>
 
 #include "runtime/backends/xnnpack/layout.h"
@@ -33,6 +36,22 @@ TEST_CASE("xnnpack boundary layout conversion matches a naive transpose", "[xnnp
   check_layout(1, 5, 1, 1);
   check_layout(1, 4, 4, 4);
   check_layout(1, 33, 16, 1);
+}
+
+// A benchmark, not a test: the boundary conversion of a 64x56x56 activation.
+// Run with: etc_unit_tests "[.xnnpack-bench]"
+TEST_CASE("xnnpack boundary layout conversion timing", "[.xnnpack-bench]") {
+  const size_t c = 64, hw = 56 * 56;
+  std::vector<float> a(c * hw, 1.0f), b(c * hw);
+  double best = 1e9;
+  for (int i = 0; i < 50; ++i) {
+    const auto t0 = std::chrono::steady_clock::now();
+    xnnpack::nchw_to_nhwc(a.data(), b.data(), 1, c, hw);
+    best = std::min(best,
+                    std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count());
+  }
+  std::printf("nchw_to_nhwc 64x56x56: %.1f us (%.2f GB/s read+write)\n", best,
+              2.0 * 4 * c * hw / (best * 1e3));
 }
 
 }  // namespace
