@@ -3,7 +3,9 @@
 #include <mutex>
 
 #include "preprocessors/demo/demo_preprocess.h"
+#include "preprocessors/xnnpack/xnnpack_preprocess.h"
 #include "runtime/backends/demo/demo_format.h"
+#include "runtime/backends/xnnpack/xnnpack_blob.h"
 
 namespace etc {
 
@@ -11,6 +13,7 @@ void register_builtin_preprocessors() {
   static std::once_flag once;
   std::call_once(once, [] {
     register_backend_details(demo::kDemoBackendId, std::make_unique<demo::DemoBackendDetails>());
+    register_backend_details(xnnpack::kXnnpackBackendId, std::make_unique<xnnpack::XnnpackBackendDetails>());
   });
 }
 

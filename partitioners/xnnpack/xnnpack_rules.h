@@ -1,0 +1,51 @@
+#pragma once
+// The XNNPACK partitioner's per-node rules, one function per op family, and
+// the small helpers that preprocessors/xnnpack shares with them so the two
+// halves agree on what a node means (depthwise or grouped, global pooling…).
+//
+// Every rule answers for one live edge node whose tensors are already known
+// to be float32 of rank 1 to 4 (see XnnpackPartitioner::is_supported). Inside
+// a partition every 4-D activation is NHWC, so a rule accepts only what can
+// be expressed in NHWC by xnn_define_* as declared in Debian's xnnpack.h.
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "compiler/backend/capability_partitioner.h"
+#include "compiler/ir/graph.h"
+
+namespace etc::xnnpack {
+
+// Attribute readers (defaults when absent).
+std::vector<int64_t> attr_ints(const ir::Node& n, const char* name);
+int64_t attr_int(const ir::Node& n, const char* name, int64_t fallback);
+float attr_float(const ir::Node& n, const char* name, float fallback);
+std::string attr_string(const ir::Node& n, const char* name, const std::string& fallback);
+
+const Shape& shape_of(const ir::Graph& g, ir::ValueId v);
+bool is_constant(const ir::Graph& g, ir::ValueId v);
+bool present(const ir::Node& n, size_t input);
+// A 4-D tensor whose NCHW and NHWC element orders coincide (C = 1 or H = W = 1).
+bool layout_free(const Shape& s);
+
+// Node classification shared with preprocess.
+bool is_depthwise_conv(const ir::Graph& g, const ir::Node& n);   // group == C > 1, w [C*m, 1, kh, kw]
+bool is_global_avg_pool(const ir::Graph& g, const ir::Node& n);  // window = whole H×W, no padding
+bool is_square(const ir::Graph& g, const ir::Node& n);           // pow(x, constant 2)
+
+Support conv_rule(const ir::Graph& g, const ir::Node& n);
+Support conv_transpose_rule(const ir::Graph& g, const ir::Node& n);
+Support gemm_rule(const ir::Graph& g, const ir::Node& n);
+Support matmul_rule(const ir::Graph& g, const ir::Node& n);
+Support pool_rule(const ir::Graph& g, const ir::Node& n);
+Support binary_rule(const ir::Graph& g, const ir::Node& n);
+Support unary_rule(const ir::Graph& g, const ir::Node& n);
+Support softmax_rule(const ir::Graph& g, const ir::Node& n);
+Support prelu_rule(const ir::Graph& g, const ir::Node& n);
+Support reshape_rule(const ir::Graph& g, const ir::Node& n);
+Support pad_rule(const ir::Graph& g, const ir::Node& n);
+Support resize_rule(const ir::Graph& g, const ir::Node& n);
+Support depth_to_space_rule(const ir::Graph& g, const ir::Node& n);
+
+}  // namespace etc::xnnpack

@@ -1,0 +1,64 @@
+#include "preprocessors/xnnpack/blob_writer.h"
+
+#include <cstring>
+
+namespace etc::xnnpack {
+namespace {
+
+// Empty vectors are left out of the flatbuffer, so readers see "absent".
+template <typename T>
+const std::vector<T>* field(const std::vector<T>& v) {
+  return v.empty() ? nullptr : &v;
+}
+
+}  // namespace
+
+uint32_t BlobWriter::add_tensor(TensorRecord tensor) {
+  tensors_.push_back(std::move(tensor));
+  return static_cast<uint32_t>(tensors_.size() - 1);
+}
+
+uint32_t BlobWriter::add_constant(std::vector<uint64_t> dims, const std::vector<float>& data) {
+  const size_t offset = (constants_.size() + kXnnpackConstantAlignment - 1) / kXnnpackConstantAlignment *
+                        kXnnpackConstantAlignment;
+  const size_t bytes = data.size() * sizeof(float);
+  constants_.resize(offset + bytes, 0);
+  if (bytes) std::memcpy(constants_.data() + offset, data.data(), bytes);
+  TensorRecord t;
+  t.dims = std::move(dims);
+  t.constant = true;
+  t.constant_size = bytes;
+  t.constant_offset = offset;
+  return add_tensor(std::move(t));
+}
+
+std::vector<uint8_t> BlobWriter::finish(uint32_t num_inputs, uint32_t num_outputs,
+                                        const std::vector<uint32_t>& debug_ids) const {
+  flatbuffers::FlatBufferBuilder fbb;
+  std::vector<flatbuffers::Offset<fb::Tensor>> tensors;
+  for (const TensorRecord& t : tensors_) {
+    // A zero-byte constant is still a constant; the schema marks constants by
+    // size, so such tensors cannot occur (every constant has elements).
+    tensors.push_back(fb::CreateTensorDirect(fbb, &t.dims, t.constant_size, t.constant_offset,
+                                             t.external_input, t.external_output, t.layout));
+  }
+  std::vector<flatbuffers::Offset<fb::Node>> nodes;
+  for (size_t i = 0; i < nodes_.size(); ++i) {
+    const NodeRecord& n = nodes_[i];
+    nodes.push_back(fb::CreateNodeDirect(
+        fbb, n.type, &n.inputs, &n.outputs, field(n.padding), field(n.kernel), field(n.stride),
+        field(n.dilation), field(n.adjustment), n.groups, n.group_input_channels, n.group_output_channels,
+        n.depth_multiplier, n.input_channels, n.output_min, n.output_max, n.alpha, field(n.new_shape),
+        field(n.pre_paddings), field(n.post_paddings), n.padding_value, n.block_size, n.flags, debug_ids[i]));
+  }
+  const auto root =
+      fb::CreateGraphDirect(fbb, kXnnpackBlobVersion, &tensors, &nodes, num_inputs, num_outputs);
+  fbb.FinishSizePrefixed(root, kXnnpackBlobIdentifier);
+  const size_t base = xnnpack_constant_base(fbb.GetSize() - 4);
+  std::vector<uint8_t> blob(base + constants_.size(), 0);
+  std::memcpy(blob.data(), fbb.GetBufferPointer(), fbb.GetSize());
+  if (!constants_.empty()) std::memcpy(blob.data() + base, constants_.data(), constants_.size());
+  return blob;
+}
+
+}  // namespace etc::xnnpack

@@ -1,0 +1,64 @@
+#pragma once
+// BlobWriter: collects the tensors, constant data and nodes of one XNNPACK
+// partition and serializes them as the blob runtime/backends/xnnpack reads
+// (xnnpack_blob.fbs): a size-prefixed flatbuffer, zero padding to 64 bytes,
+// then the constants, each 64-byte aligned.
+
+#include <cmath>
+#include <cstdint>
+#include <vector>
+
+#include "compiler/ir/graph.h"
+#include "runtime/backends/xnnpack/xnnpack_blob.h"
+
+namespace etc::xnnpack {
+
+struct TensorRecord {
+  std::vector<uint64_t> dims;
+  bool constant = false;
+  uint64_t constant_size = 0;
+  uint64_t constant_offset = 0;
+  int32_t external_input = -1;
+  int32_t external_output = -1;
+  fb::BoundaryLayout layout = fb::BoundaryLayout::Same;
+};
+
+// One xnn_define_* call; field meanings as in xnnpack_blob.fbs.
+struct NodeRecord {
+  fb::NodeType type{};
+  std::vector<uint32_t> inputs, outputs;
+  std::vector<uint32_t> padding, kernel, stride, dilation, adjustment;  // see the schema for orders
+  uint32_t groups = 1;
+  uint64_t group_input_channels = 0, group_output_channels = 0;
+  uint32_t depth_multiplier = 1;
+  uint64_t input_channels = 0;
+  float output_min = -INFINITY, output_max = INFINITY;
+  float alpha = 0.0f;
+  std::vector<uint64_t> new_shape, pre_paddings, post_paddings;
+  float padding_value = 0.0f;
+  uint32_t block_size = 0;
+  uint32_t flags = 0;
+  // The edge nodes this XNNPACK node computes (for the debug handle map).
+  std::vector<const ir::Node*> covers;
+};
+
+class BlobWriter {
+ public:
+  uint32_t add_tensor(TensorRecord tensor);
+  // A constant tensor holding `data` (float32, numel(dims) values).
+  uint32_t add_constant(std::vector<uint64_t> dims, const std::vector<float>& data);
+  TensorRecord& tensor(uint32_t id) { return tensors_[id]; }
+  size_t num_tensors() const { return tensors_.size(); }
+  std::vector<NodeRecord>& nodes() { return nodes_; }
+
+  // `debug_ids[i]`: debug_id of node i.
+  std::vector<uint8_t> finish(uint32_t num_inputs, uint32_t num_outputs,
+                              const std::vector<uint32_t>& debug_ids) const;
+
+ private:
+  std::vector<TensorRecord> tensors_;
+  std::vector<NodeRecord> nodes_;
+  std::vector<uint8_t> constants_;  // each constant 64-byte aligned
+};
+
+}  // namespace etc::xnnpack

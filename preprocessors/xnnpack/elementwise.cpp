@@ -1,0 +1,101 @@
+// Elementwise ops and softmax. Binary ops broadcast numpy-style in XNNPACK
+// too; against a 4-D (NHWC) output, a lower-rank constant operand is first
+// padded to 4-D in NCHW and then stored in NHWC, so it broadcasts along the
+// same logical axes.
+#include "partitioners/xnnpack/xnnpack_rules.h"
+#include "preprocessors/xnnpack/lowering.h"
+
+namespace etc::xnnpack {
+namespace {
+
+fb::NodeType binary_type(EdgeOp op) {
+  switch (op) {
+    case EdgeOp::Add: return fb::NodeType::Add;
+    case EdgeOp::Sub: return fb::NodeType::Subtract;
+    case EdgeOp::Mul: return fb::NodeType::Multiply;
+    case EdgeOp::Div: return fb::NodeType::Divide;
+    case EdgeOp::Min: return fb::NodeType::Minimum;
+    default: return fb::NodeType::Maximum;
+  }
+}
+
+fb::NodeType unary_type(EdgeOp op) {
+  switch (op) {
+    case EdgeOp::Sigmoid: return fb::NodeType::Sigmoid;
+    case EdgeOp::HardSwish: return fb::NodeType::HardSwish;
+    case EdgeOp::LeakyRelu: return fb::NodeType::LeakyRelu;
+    case EdgeOp::Elu: return fb::NodeType::Elu;
+    case EdgeOp::Abs: return fb::NodeType::Abs;
+    case EdgeOp::Neg: return fb::NodeType::Negate;
+    case EdgeOp::Floor: return fb::NodeType::Floor;
+    case EdgeOp::Ceil: return fb::NodeType::Ceiling;
+    case EdgeOp::Round: return fb::NodeType::BankersRounding;  // ONNX Round is half-to-even
+    case EdgeOp::Sqrt: return fb::NodeType::SquareRoot;
+    case EdgeOp::Pow: return fb::NodeType::Square;
+    default: return fb::NodeType::Clamp;  // relu, clip
+  }
+}
+
+uint32_t operand(Lowering& l, ir::ValueId v, int out_rank) {
+  const Shape& s = shape_of(l.graph(), v);
+  if (out_rank != 4 || s.rank() == 4 || !is_constant(l.graph(), v)) return l.value(v);
+  return l.constant(v, kBroadcastNhwc, [&] {
+    Shape padded;
+    for (int i = s.rank(); i < 4; ++i) padded.push_back(1);
+    for (int64_t d : s) padded.push_back(d);
+    return l.blob().add_constant(xnn_dims(padded), nchw_to_nhwc(l.floats(v), padded));
+  });
+}
+
+}  // namespace
+
+void emit_binary(Lowering& l, const ir::Node& n) {
+  if (n.op == EdgeOp::Pow) return emit_unary(l, n);  // pow(x, 2): the rule accepts nothing else
+  const int out_rank = shape_of(l.graph(), n.outputs[0]).rank();
+  const uint32_t a = operand(l, n.inputs[0], out_rank);
+  const uint32_t b = operand(l, n.inputs[1], out_rank);
+  const uint32_t out = l.value(n.outputs[0]);
+  NodeRecord& r = l.add_node(binary_type(n.op), n);
+  r.inputs = {a, b};
+  r.outputs = {out};
+}
+
+void emit_unary(Lowering& l, const ir::Node& n) {
+  const uint32_t in = l.value(n.inputs[0]);
+  const uint32_t out = l.value(n.outputs[0]);
+  NodeRecord& r = l.add_node(unary_type(n.op), n);
+  r.inputs = {in};
+  r.outputs = {out};
+  if (n.op == EdgeOp::Relu) r.output_min = 0.0f;
+  if (n.op == EdgeOp::Clip) {
+    r.output_min = attr_float(n, "min", -INFINITY);
+    r.output_max = attr_float(n, "max", INFINITY);
+  }
+  if (n.op == EdgeOp::LeakyRelu) r.alpha = attr_float(n, "alpha", 0.01f);
+  if (n.op == EdgeOp::Elu) r.alpha = attr_float(n, "alpha", 1.0f);
+}
+
+void emit_softmax(Lowering& l, const ir::Node& n) {
+  const uint32_t in = l.value(n.inputs[0]);
+  const uint32_t out = l.value(n.outputs[0]);
+  NodeRecord& r = l.add_node(fb::NodeType::Softmax, n);
+  r.inputs = {in};
+  r.outputs = {out};
+}
+
+void emit_prelu(Lowering& l, const ir::Node& n) {
+  const int64_t channels = shape_of(l.graph(), n.inputs[0])[1];
+  const uint32_t in = l.value(n.inputs[0]);
+  const uint32_t slope = l.constant(n.inputs[1], kPreluSlope, [&] {
+    const std::vector<float> s = l.floats(n.inputs[1]);
+    std::vector<float> per_channel(static_cast<size_t>(channels));
+    for (int64_t c = 0; c < channels; ++c) per_channel[c] = s[s.size() == 1 ? 0 : c];
+    return l.blob().add_constant({uint64_t(channels)}, per_channel);
+  });
+  const uint32_t out = l.value(n.outputs[0]);
+  NodeRecord& r = l.add_node(fb::NodeType::PRelu, n);
+  r.inputs = {in, slope};
+  r.outputs = {out};
+}
+
+}  // namespace etc::xnnpack

@@ -1,0 +1,29 @@
+// max_pool → max_pooling_2d; avg_pool → average_pooling_2d, or
+// global_average_pooling_2d when the window covers the whole image.
+#include "partitioners/xnnpack/xnnpack_rules.h"
+#include "preprocessors/xnnpack/lowering.h"
+
+namespace etc::xnnpack {
+
+void emit_pool(Lowering& l, const ir::Node& n) {
+  const uint32_t in = l.value(n.inputs[0]);
+  const uint32_t out = l.value(n.outputs[0]);
+  if (is_global_avg_pool(l.graph(), n)) {
+    NodeRecord& r = l.add_node(fb::NodeType::GlobalAveragePooling2d, n);
+    r.inputs = {in};
+    r.outputs = {out};
+    return;
+  }
+  const bool max = n.op == EdgeOp::MaxPool;
+  NodeRecord& r = l.add_node(max ? fb::NodeType::MaxPooling2d : fb::NodeType::AveragePooling2d, n);
+  r.inputs = {in};
+  r.outputs = {out};
+  const std::vector<int64_t> p = attr_ints(n, "pads"), k = attr_ints(n, "kernel_shape"),
+                             s = attr_ints(n, "strides"), d = attr_ints(n, "dilations");
+  r.padding = {uint32_t(p[0]), uint32_t(p[3]), uint32_t(p[2]), uint32_t(p[1])};
+  r.kernel = {uint32_t(k[0]), uint32_t(k[1])};
+  r.stride = {uint32_t(s[0]), uint32_t(s[1])};
+  if (max) r.dilation = {uint32_t(d[0]), uint32_t(d[1])};
+}
+
+}  // namespace etc::xnnpack

@@ -1,0 +1,190 @@
+// XNNPACK preprocess: blob structure, weight layouts, layout flags, fusion
+// and the debug handle map.
+#include "preprocessors/xnnpack/xnnpack_preprocess.h"
+
+#include <catch2/catch.hpp>
+#include <cstring>
+
+#include "compiler/common/compile_error.h"
+#include "runtime/backends/xnnpack/xnnpack_blob.h"
+#include "tests/support/graph_builder.h"
+
+namespace etc {
+namespace {
+
+using testing::GraphBuilder;
+namespace fb = xnnpack::fb;
+
+ir::Attrs conv_attrs(int64_t group, std::vector<int64_t> pads) {
+  return ir::Attrs{{"strides", std::vector<int64_t>{1, 1}},
+                   {"pads", pads},
+                   {"dilations", std::vector<int64_t>{1, 1}},
+                   {"group", group}};
+}
+
+std::vector<float> iota(size_t n) {
+  std::vector<float> v(n);
+  for (size_t i = 0; i < n; ++i) v[i] = static_cast<float>(i);
+  return v;
+}
+
+struct Blob {
+  std::vector<uint8_t> bytes;
+  const fb::Graph* graph = nullptr;
+  size_t base = 0;
+
+  explicit Blob(std::vector<uint8_t> b) : bytes(std::move(b)) {
+    REQUIRE(bytes.size() >= 4);
+    uint32_t size = 0;
+    std::memcpy(&size, bytes.data(), 4);
+    base = xnnpack::xnnpack_constant_base(size);
+    REQUIRE(base <= bytes.size());
+    flatbuffers::Verifier verifier(bytes.data(), 4 + size_t{size});
+    REQUIRE(fb::VerifySizePrefixedGraphBuffer(verifier));
+    REQUIRE(flatbuffers::BufferHasIdentifier(bytes.data(), xnnpack::kXnnpackBlobIdentifier, true));
+    graph = fb::GetSizePrefixedGraph(bytes.data());
+  }
+  const fb::Tensor& tensor(uint32_t id) const { return *graph->tensors()->Get(id); }
+  std::vector<uint64_t> dims(uint32_t id) const {
+    const auto* d = tensor(id).dims();
+    return std::vector<uint64_t>(d->begin(), d->end());
+  }
+  std::vector<float> data(uint32_t id) const {
+    const fb::Tensor& t = tensor(id);
+    REQUIRE(t.constant_size() > 0);
+    REQUIRE(t.constant_offset() % 64 == 0);
+    REQUIRE(base + t.constant_offset() + t.constant_size() <= bytes.size());
+    std::vector<float> v(t.constant_size() / 4);
+    std::memcpy(v.data(), bytes.data() + base + t.constant_offset(), t.constant_size());
+    return v;
+  }
+};
+
+TEST_CASE("xnnpack preprocess writes a conv with an OHWI filter and NHWC boundaries", "[xnnpack]") {
+  GraphBuilder b;
+  const auto x = b.input("x", DType::Float32, {1, 2, 4, 4});
+  const auto w = b.constant_f32("w", {3, 2, 2, 2}, iota(24));  // [M=3, C=2, kh=2, kw=2]
+  const auto bias = b.constant_f32("b", {3}, {1, 2, 3});
+  ir::Attrs attrs = conv_attrs(1, {1, 0, 0, 1});  // top 1, left 0, bottom 0, right 1
+  attrs.set("clamp_min", 0.0f);
+  b.output(b.op(EdgeOp::Conv, {x, w, bias}, attrs));
+  const Blob blob(xnnpack::XnnpackBackendDetails().preprocess(b.build(), {}).processed_bytes);
+
+  const fb::Graph& g = *blob.graph;
+  CHECK(g.version() == xnnpack::kXnnpackBlobVersion);
+  CHECK(g.num_inputs() == 1);
+  CHECK(g.num_outputs() == 1);
+  REQUIRE(g.nodes()->size() == 1);
+  const fb::Node& n = *g.nodes()->Get(0);
+  CHECK(n.type() == fb::NodeType::Convolution2d);
+  CHECK(std::vector<uint32_t>(n.padding()->begin(), n.padding()->end()) == std::vector<uint32_t>{1, 1, 0, 0});
+  CHECK(n.groups() == 1);
+  CHECK(n.group_input_channels() == 2);
+  CHECK(n.group_output_channels() == 3);
+  CHECK(n.output_min() == 0.0f);
+  CHECK(std::isinf(n.output_max()));
+
+  const uint32_t in = n.inputs()->Get(0), filter = n.inputs()->Get(1), out = n.outputs()->Get(0);
+  CHECK(blob.tensor(in).external_input() == 0);
+  CHECK(blob.tensor(in).layout() == fb::BoundaryLayout::NchwToNhwc);
+  CHECK(blob.dims(in) == std::vector<uint64_t>{1, 4, 4, 2});
+  CHECK(blob.tensor(out).external_output() == 0);
+  CHECK(blob.tensor(out).layout() == fb::BoundaryLayout::NhwcToNchw);
+  CHECK(blob.dims(out) == std::vector<uint64_t>{1, 4, 4, 3});
+  CHECK(blob.dims(filter) == std::vector<uint64_t>{3, 2, 2, 2});
+  // OHWI: filter[o][y][x][i] = w[o][i][y][x].
+  const std::vector<float> f = blob.data(filter);
+  for (int o = 0; o < 3; ++o)
+    for (int i = 0; i < 2; ++i)
+      for (int y = 0; y < 2; ++y)
+        for (int xx = 0; xx < 2; ++xx)
+          CHECK(f[((o * 2 + y) * 2 + xx) * 2 + i] == float(((o * 2 + i) * 2 + y) * 2 + xx));
+  CHECK(blob.data(n.inputs()->Get(2)) == std::vector<float>{1, 2, 3});
+}
+
+TEST_CASE("xnnpack preprocess writes a depthwise conv with a [1, kh, kw, C*m] filter", "[xnnpack]") {
+  GraphBuilder b;
+  const auto x = b.input("x", DType::Float32, {1, 2, 5, 5});
+  const auto w = b.constant_f32("w", {4, 1, 3, 3}, iota(36));  // C=2, multiplier 2
+  b.output(b.op(EdgeOp::Conv, {x, w}, conv_attrs(2, {1, 1, 1, 1})));
+  const Blob blob(xnnpack::XnnpackBackendDetails().preprocess(b.build(), {}).processed_bytes);
+  const fb::Node& n = *blob.graph->nodes()->Get(0);
+  CHECK(n.type() == fb::NodeType::DepthwiseConvolution2d);
+  CHECK(n.depth_multiplier() == 2);
+  CHECK(n.input_channels() == 2);
+  const uint32_t filter = n.inputs()->Get(1);
+  CHECK(blob.dims(filter) == std::vector<uint64_t>{1, 3, 3, 4});
+  const std::vector<float> f = blob.data(filter);
+  for (int o = 0; o < 4; ++o)
+    for (int p = 0; p < 9; ++p) CHECK(f[p * 4 + o] == float(o * 9 + p));
+  CHECK(blob.data(n.inputs()->Get(2)) == std::vector<float>(4, 0.0f));  // zero bias
+}
+
+TEST_CASE("xnnpack preprocess folds a relu into the conv and maps both handles", "[xnnpack]") {
+  GraphBuilder b;
+  const auto x = b.input("x", DType::Float32, {1, 2, 4, 4});
+  const auto w = b.constant_f32("w", {2, 2, 1, 1}, iota(4));
+  const auto c = b.op(EdgeOp::Conv, {x, w}, conv_attrs(1, {0, 0, 0, 0}));  // handle 1
+  const auto r = b.op(EdgeOp::Relu, {c});                                  // handle 2
+  const auto k = b.constant_f32("k", {2, 1, 1}, {2.0f, 3.0f});
+  b.output(b.op(EdgeOp::Mul, {r, k}));  // handle 3
+  const PreprocessResult result = xnnpack::XnnpackBackendDetails().preprocess(b.build(), {});
+  const Blob blob(result.processed_bytes);
+  REQUIRE(blob.graph->nodes()->size() == 2);
+  const fb::Node& conv = *blob.graph->nodes()->Get(0);
+  CHECK(conv.output_min() == 0.0f);
+  CHECK(conv.debug_id() == 0);
+  const fb::Node& mul = *blob.graph->nodes()->Get(1);
+  CHECK(mul.type() == fb::NodeType::Multiply);
+  CHECK(mul.debug_id() == 1);
+  // The [C, 1, 1] constant broadcasts over NHWC channels as [1, 1, 1, C].
+  CHECK(blob.dims(mul.inputs()->Get(1)) == std::vector<uint64_t>{1, 1, 1, 2});
+  CHECK(blob.data(mul.inputs()->Get(1)) == std::vector<float>{2.0f, 3.0f});
+  const auto& map = std::get<IntDelegateDebugMap>(result.debug_handle_map);
+  CHECK(map == IntDelegateDebugMap{{0, {1, 2}}, {1, {3}}});
+}
+
+TEST_CASE("xnnpack preprocess transposes fully connected filters and folds alpha and beta", "[xnnpack]") {
+  GraphBuilder b;
+  const auto a = b.input("a", DType::Float32, {2, 3});
+  const auto w = b.constant_f32("w", {3, 2}, iota(6));  // [K=3, N=2]
+  const auto c = b.constant_f32("c", {1, 2}, {1.0f, -1.0f});
+  b.output(
+      b.op(EdgeOp::Gemm, {a, w, c},
+           ir::Attrs{{"trans_a", int64_t{0}}, {"trans_b", int64_t{0}}, {"alpha", 2.0f}, {"beta", 0.5f}}));
+  const Blob blob(xnnpack::XnnpackBackendDetails().preprocess(b.build(), {}).processed_bytes);
+  const fb::Node& n = *blob.graph->nodes()->Get(0);
+  CHECK(n.type() == fb::NodeType::FullyConnected);
+  CHECK(blob.dims(n.inputs()->Get(1)) == std::vector<uint64_t>{2, 3});
+  CHECK(blob.data(n.inputs()->Get(1)) == std::vector<float>{0, 4, 8, 2, 6, 10});
+  CHECK(blob.data(n.inputs()->Get(2)) == std::vector<float>{0.5f, -0.5f});
+  CHECK(n.flags() == 0);
+}
+
+TEST_CASE("xnnpack preprocess permutes 4-D pads to NHWC", "[xnnpack]") {
+  GraphBuilder b;
+  const auto x = b.input("x", DType::Float32, {1, 2, 3, 3});
+  b.output(b.op(EdgeOp::Pad, {x},
+                ir::Attrs{{"pads", std::vector<int64_t>{0, 1, 2, 3, 0, 4, 5, 6}},
+                          {"mode", std::string("constant")},
+                          {"value", 1.5f}}));
+  const Blob blob(xnnpack::XnnpackBackendDetails().preprocess(b.build(), {}).processed_bytes);
+  const fb::Node& n = *blob.graph->nodes()->Get(0);
+  CHECK(n.type() == fb::NodeType::StaticConstantPad);
+  CHECK(std::vector<uint64_t>(n.pre_paddings()->begin(), n.pre_paddings()->end()) ==
+        std::vector<uint64_t>{0, 2, 3, 1});
+  CHECK(std::vector<uint64_t>(n.post_paddings()->begin(), n.post_paddings()->end()) ==
+        std::vector<uint64_t>{0, 5, 6, 4});
+  CHECK(n.padding_value() == 1.5f);
+}
+
+TEST_CASE("xnnpack preprocess names the node it cannot lower", "[xnnpack]") {
+  GraphBuilder b;
+  const auto x = b.input("x", DType::Float32, {4});
+  b.output(b.op(EdgeOp::Tanh, {x}));
+  CHECK_THROWS_WITH(xnnpack::XnnpackBackendDetails().preprocess(b.build(), {}),
+                    Catch::Contains("tanh_1") && Catch::Contains("xnnpack: no XNNPACK node for 'tanh'"));
+}
+
+}  // namespace
+}  // namespace etc
