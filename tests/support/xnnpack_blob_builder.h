@@ -187,14 +187,16 @@ class XnnpackRunner {
   XnnpackRunner(const XnnpackRunner&) = delete;
   XnnpackRunner& operator=(const XnnpackRunner&) = delete;
 
-  // Keeps its own copy of `blob`, available as blob() to scribble on after
-  // init (to show that execute no longer reads it).
-  Status init(const std::vector<uint8_t>& blob) {
+  // Keeps its own copy of `blob`, `misalign` bytes into its storage,
+  // available as blob() to scribble on after init (to show that execute no
+  // longer reads it).
+  Status init(const std::vector<uint8_t>& blob, size_t misalign = 0) {
     reset();
-    blob_ = blob;
+    blob_.assign(misalign, 0);
+    blob_.insert(blob_.end(), blob.begin(), blob.end());
     freed_ = false;
     {
-      FreeableBuffer processed(blob_.data(), blob_.size(), &mark_freed, &freed_);
+      FreeableBuffer processed(blob_.data() + misalign, blob.size(), &mark_freed, &freed_);
       handle_ = backend_->init(init_context_, &processed, {});
       freed_by_init_ = freed_;
     }

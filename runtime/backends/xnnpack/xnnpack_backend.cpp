@@ -2,6 +2,7 @@
 
 #include <xnnpack.h>
 
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
@@ -18,14 +19,17 @@ namespace etc::xnnpack {
 namespace {
 
 struct FreeDeleter {
-  void operator()(float* p) const { std::free(p); }
+  void operator()(void* p) const { std::free(p); }
 };
 using FloatBuffer = std::unique_ptr<float, FreeDeleter>;
 
+constexpr size_t kBlobAlignment = 64;
+size_t round_up(size_t bytes) { return (bytes + kBlobAlignment - 1) / kBlobAlignment * kBlobAlignment; }
+
 // 64-byte aligned, with the XNN_EXTRA_BYTES XNNPACK may read past the end.
 FloatBuffer allocate_floats(size_t count) {
-  const size_t bytes = (count * sizeof(float) + XNN_EXTRA_BYTES + 63) / 64 * 64;
-  return FloatBuffer(static_cast<float*>(std::aligned_alloc(64, bytes)));
+  return FloatBuffer(static_cast<float*>(
+      std::aligned_alloc(kBlobAlignment, round_up(count * sizeof(float) + XNN_EXTRA_BYTES))));
 }
 
 // One delegate argument and how it reaches XNNPACK.
@@ -139,7 +143,18 @@ class XnnpackBackend final : public BackendInterface {
                   ")");
     if (processed == nullptr || processed->data() == nullptr)
       return fail(Error::InvalidArgument, "xnnpack backend: no processed bytes");
-    ETC_ASSIGN_OR_RETURN(BlobView view, read_xnnpack_blob(processed->data(), processed->size()));
+    // The flatbuffer holds 8-byte scalars; a blob placed at a less aligned
+    // address (e.g. inline in the program) is read from an aligned copy.
+    const void* blob = processed->data();
+    std::unique_ptr<uint8_t, FreeDeleter> aligned_copy;
+    if (reinterpret_cast<uintptr_t>(blob) % kBlobAlignment != 0) {
+      aligned_copy.reset(
+          static_cast<uint8_t*>(std::aligned_alloc(kBlobAlignment, round_up(processed->size() + 1))));
+      if (aligned_copy == nullptr) return out_of_memory("an aligned copy of the blob");
+      std::memcpy(aligned_copy.get(), blob, processed->size());
+      blob = aligned_copy.get();
+    }
+    ETC_ASSIGN_OR_RETURN(BlobView view, read_xnnpack_blob(blob, processed->size()));
 
     auto handle = std::make_unique<XnnpackHandle>();
     ETC_ASSIGN_OR_RETURN(std::vector<const void*> constant_data, place_constants(view, *handle));

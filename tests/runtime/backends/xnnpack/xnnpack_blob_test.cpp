@@ -63,6 +63,19 @@ TEST_CASE("xnnpack accepts the small graph the defect tests start from", "[xnnpa
   REQUIRE(runner.execute(args).ok());
 }
 
+TEST_CASE("xnnpack reads a blob placed at an unaligned address", "[xnnpack]") {
+  XnnpackRunner aligned, unaligned;
+  REQUIRE(aligned.init(small_graph().build()).ok());
+  REQUIRE(unaligned.init(small_graph().build(), 4).ok());
+  std::mt19937 rng(9);
+  const auto x = testing::random_floats(108, rng);
+  std::vector<XnnpackArg> a = {{Shape{1, 3, 6, 6}, x}, zeros(Shape{1, 4, 4, 4})};
+  std::vector<XnnpackArg> b = {{Shape{1, 3, 6, 6}, x}, zeros(Shape{1, 4, 4, 4})};
+  REQUIRE(aligned.execute(a).ok());
+  REQUIRE(unaligned.execute(b).ok());
+  CHECK(a[1].data == b[1].data);
+}
+
 TEST_CASE("xnnpack refuses a blob of another version", "[xnnpack]") {
   check_refused(small_graph().build(2), Error::DelegateInvalidCompatibility,
                 "xnnpack blob version 2, this runtime reads version 1; recompile");
