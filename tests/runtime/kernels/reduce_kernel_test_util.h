@@ -22,7 +22,7 @@ struct HostTensor {
   template <typename T>
   std::vector<T> values() const {
     std::vector<T> v(static_cast<size_t>(spec.shape.numel()));
-    std::memcpy(v.data(), bytes.data(), bytes.size());
+    if (!bytes.empty()) std::memcpy(v.data(), bytes.data(), bytes.size());
     return v;
   }
 };
