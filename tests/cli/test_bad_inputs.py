@@ -14,8 +14,7 @@ import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-ETC = os.environ.get("ETC_BIN", os.path.join(HERE, "..", "..", "build", "tools", "etc"))
+from cli_support import ETC, TempDirCase
 
 
 def small_model(op_type="Relu", dims=(2, 3), **node_attrs):
@@ -28,17 +27,7 @@ def small_model(op_type="Relu", dims=(2, 3), **node_attrs):
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
 
 
-class CliCase(unittest.TestCase):
-    def setUp(self):
-        self.tmp = tempfile.TemporaryDirectory()
-        self.dir = self.tmp.name
-
-    def tearDown(self):
-        self.tmp.cleanup()
-
-    def path(self, name):
-        return os.path.join(self.dir, name)
-
+class CliCase(TempDirCase):
     def etc(self, *args):
         return subprocess.run([ETC, *args], capture_output=True, text=True, timeout=120)
 

@@ -8,29 +8,18 @@ import json
 import os
 import shutil
 import subprocess
-import tempfile
 import unittest
 
 import numpy as np
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-ETC = os.environ.get("ETC_BIN", os.path.join(HERE, "..", "..", "build", "tools", "etc"))
+from cli_support import ETC, HERE, TempDirCase
+
 MIXED = os.path.join(HERE, "..", "models", "example", "mixed_ops.onnx")
 ONNX_NODES = ["conv", "gate", "gate_square", "residual_add", "relu", "tanh", "sin", "cos", "sub", "pool",
               "flatten", "fc", "class_scale"]
 
 
-class DelegationCli(unittest.TestCase):
-    def setUp(self):
-        self.tmp = tempfile.TemporaryDirectory()
-        self.dir = self.tmp.name
-
-    def tearDown(self):
-        self.tmp.cleanup()
-
-    def path(self, name):
-        return os.path.join(self.dir, name)
-
+class DelegationCli(TempDirCase):
     def etc(self, *args, code=0):
         proc = subprocess.run([ETC, *args], capture_output=True, text=True, timeout=300)
         self.assertEqual(proc.returncode, code, f"exit {proc.returncode}\nstdout: {proc.stdout}\nstderr: {proc.stderr}")
