@@ -7,7 +7,6 @@ a crash, and never a leftover output file.
 import os
 import random
 import subprocess
-import tempfile
 import unittest
 
 import numpy as np
