@@ -159,7 +159,8 @@ void order_nodes(State& s) {
   if (s.order.size() != live) {
     for (const ir::Node& n : g.nodes())
       if (!n.dead && pending[n.id] > 0)
-        throw CompileError("the graph has a cycle through node " + ir::node_ref(n) + "; it cannot be partitioned");
+        throw CompileError("the graph has a cycle through node " + ir::node_ref(n) +
+                           "; it cannot be partitioned");
   }
 }
 

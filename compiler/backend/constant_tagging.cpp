@@ -35,7 +35,8 @@ Readers readers_of(const ir::Graph& g, ir::ValueId v, const std::vector<ir::Node
   std::string tags, nodes;
   for (const auto& [tag, ids] : readers.by_tag) {
     tags += (tags.empty() ? "'" : ", '") + tag + "'";
-    for (ir::NodeId id : ids) nodes += std::string(nodes.empty() ? "" : ", ") + "node " + ir::node_ref(program.graph.node(id));
+    for (ir::NodeId id : ids)
+      nodes += std::string(nodes.empty() ? "" : ", ") + "node " + ir::node_ref(program.graph.node(id));
   }
   const std::string file = program.source_path.empty() ? "" : program.source_path + ": ";
   throw CompileError(file + "constant '" + value.name + "' is read by partitions " + tags + " (" + nodes +

@@ -28,7 +28,8 @@ void fill_boundary(const ir::Graph& g, const std::vector<std::vector<ir::NodeId>
     }
     for (ir::ValueId v : g.node(id).outputs) {
       const bool graph_output = std::count(g.outputs().begin(), g.outputs().end(), v) > 0;
-      const bool read_outside = std::any_of(users[v].begin(), users[v].end(), [&](ir::NodeId u) { return !inside(u); });
+      const bool read_outside =
+          std::any_of(users[v].begin(), users[v].end(), [&](ir::NodeId u) { return !inside(u); });
       if (graph_output || read_outside) part.outputs.push_back(g.value(v).name);
     }
   }
@@ -44,7 +45,8 @@ double PartitionReport::flops_coverage() const {
   return total_flops == 0 ? 0.0 : static_cast<double>(delegated_flops) / static_cast<double>(total_flops);
 }
 
-PartitionReport make_partition_report(const PartitionResult& result, const std::vector<std::string>& backends) {
+PartitionReport make_partition_report(const PartitionResult& result,
+                                      const std::vector<std::string>& backends) {
   const ir::ExportedProgram& program = result.tagged_exported_program;
   const ir::Graph& g = program.graph;
   PartitionReport report;

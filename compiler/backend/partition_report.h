@@ -47,6 +47,7 @@ struct PartitionReport {
   double flops_coverage() const;
 };
 
-PartitionReport make_partition_report(const PartitionResult& result, const std::vector<std::string>& backends);
+PartitionReport make_partition_report(const PartitionResult& result,
+                                      const std::vector<std::string>& backends);
 
 }  // namespace etc

@@ -57,10 +57,12 @@ std::string op_name(const ir::Node& n) {
 // constant added by tag_constant_data (same type, same bytes).
 bool same_or_constant_copy(const ir::Graph& a, const ir::Graph& b, ir::ValueId original, ir::ValueId v) {
   if (v == original) return true;
-  if (original == ir::kNoValue || v == ir::kNoValue || static_cast<size_t>(v) < a.values().size()) return false;
+  if (original == ir::kNoValue || v == ir::kNoValue || static_cast<size_t>(v) < a.values().size())
+    return false;
   const ir::Value& x = a.value(original);
   const ir::Value& y = b.value(v);
-  return x.is_constant() && y.is_constant() && x.spec == y.spec && (x.constant == y.constant || *x.constant == *y.constant);
+  return x.is_constant() && y.is_constant() && x.spec == y.spec &&
+         (x.constant == y.constant || *x.constant == *y.constant);
 }
 
 bool same_inputs(const ir::Graph& a, const ir::Graph& b, const std::vector<ir::ValueId>& x,

@@ -24,7 +24,8 @@ Support DemoPartitioner::is_supported(const ir::Graph& graph, const ir::Node& no
     return Support::no(std::string("the demo backend has no '") + edge_op_name(node.op) + "'");
   const TensorSpec& out = graph.value(node.outputs[0]).spec;
   if (out.dtype != DType::Float32)
-    return Support::no(std::string("the demo backend computes float32 only, output is ") + dtype_name(out.dtype));
+    return Support::no(std::string("the demo backend computes float32 only, output is ") +
+                       dtype_name(out.dtype));
   for (ir::ValueId in : node.inputs) {
     if (in == ir::kNoValue) return Support::no("an absent optional input");
     const TensorSpec& spec = graph.value(in).spec;

@@ -49,7 +49,8 @@ class OperandTable {
       declare(v, "const", "c" + std::to_string(consts++));
       std::string& line = lines_.back();
       line.pop_back();  // the values go on the declaration line
-      for (int64_t k = 0; k < v.spec.shape.numel(); ++k) line += " " + format_float(v.constant_as<float>()[k]);
+      for (int64_t k = 0; k < v.spec.shape.numel(); ++k)
+        line += " " + format_float(v.constant_as<float>()[k]);
       line += "\n";
     }
   }

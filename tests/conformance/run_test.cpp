@@ -13,9 +13,9 @@
 #include "compiler/driver.h"
 #include "compiler/emit/program_writer.h"
 #include "compiler/import/onnx/tensor_proto.h"
+#include "partitioners/composite/composite_partitioner.h"
 #include "runtime/executor/method.h"
 #include "runtime/executor/program.h"
-#include "partitioners/composite/composite_partitioner.h"
 #include "tests/conformance/conformance.h"
 #include "tools/etc/tensor_io.h"
 

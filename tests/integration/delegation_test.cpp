@@ -68,7 +68,8 @@ ir::ExportedProgram mixed_program() {
 
 std::vector<std::vector<uint8_t>> mixed_inputs() {
   std::mt19937 rng(5);
-  return {testing::as_bytes(testing::random_floats(16, rng)), testing::as_bytes(testing::random_floats(16, rng))};
+  return {testing::as_bytes(testing::random_floats(16, rng)),
+          testing::as_bytes(testing::random_floats(16, rng))};
 }
 
 void check_same_outputs(const ir::ExportedProgram& lowered) {
@@ -128,10 +129,10 @@ TEST_CASE("a constant read by two partitions and a portable node is copied into 
   GraphBuilder b;
   const auto x = b.input("x", DType::Float32, {4});
   const auto w = b.constant_f32("w", {4}, {0.5f, -1.f, 2.f, 0.25f});
-  const auto a = b.op(EdgeOp::Add, {x, w});             // demo_0
-  const auto t = b.op(EdgeOp::Tanh, {a});               // portable
-  const auto m = b.op(EdgeOp::Mul, {t, w});             // demo_1
-  b.output(b.op(EdgeOp::Div, {m, w}), "out");           // portable, reads w too
+  const auto a = b.op(EdgeOp::Add, {x, w});    // demo_0
+  const auto t = b.op(EdgeOp::Tanh, {a});      // portable
+  const auto m = b.op(EdgeOp::Mul, {t, w});    // demo_1
+  b.output(b.op(EdgeOp::Div, {m, w}), "out");  // portable, reads w too
   const ir::ExportedProgram program = b.build();
   const ir::ExportedProgram lowered = to_backend(program, demo::DemoPartitioner());
   REQUIRE(count_backend(lowered, "demo") == 2);

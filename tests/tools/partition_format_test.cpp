@@ -1,3 +1,5 @@
+#include "tools/etc/partition_format.h"
+
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
@@ -5,7 +7,6 @@
 #include "partitioners/demo/demo_partitioner.h"
 #include "tests/support/graph_builder.h"
 #include "tools/etc/backend_flags.h"
-#include "tools/etc/partition_format.h"
 
 namespace etc {
 namespace {
@@ -39,7 +40,8 @@ TEST_CASE("partition report places every node and counts coverage", "[cli][parti
 }
 
 TEST_CASE("partition JSON follows the documented schema", "[cli][partition]") {
-  const auto j = nlohmann::json::parse(cli::format_partition_json(make_partition_report(split_program(), {"demo"})));
+  const auto j =
+      nlohmann::json::parse(cli::format_partition_json(make_partition_report(split_program(), {"demo"})));
   CHECK(j["schema_version"] == 1);
   CHECK(j["backends"] == nlohmann::json::array({"demo"}));
   CHECK(j["nodes"][1]["backend"].is_null());
@@ -51,8 +53,8 @@ TEST_CASE("partition JSON follows the documented schema", "[cli][partition]") {
 
 TEST_CASE("partition DOT draws partitions as clusters with ONNX names", "[cli][partition]") {
   const PartitionResult result = split_program();
-  const std::string dot =
-      cli::format_partition_dot(make_partition_report(result, {"demo"}), result.tagged_exported_program.graph);
+  const std::string dot = cli::format_partition_dot(make_partition_report(result, {"demo"}),
+                                                    result.tagged_exported_program.graph);
   CHECK(dot.rfind("digraph partitions {", 0) == 0);
   CHECK(dot.find("subgraph cluster_0") != std::string::npos);
   CHECK(dot.find("subgraph cluster_1") != std::string::npos);
@@ -67,8 +69,8 @@ TEST_CASE("CI gates say which threshold was missed", "[cli][partition]") {
   flags.require_coverage = 50;
   CHECK(cli::check_gates(flags, r).empty());
   flags.require_coverage = 70;
-  CHECK(cli::check_gates(flags, r).find("66.7% of nodes delegated (2 of 3), --require-coverage needs 70.0%") !=
-        std::string::npos);
+  CHECK(cli::check_gates(flags, r).find(
+            "66.7% of nodes delegated (2 of 3), --require-coverage needs 70.0%") != std::string::npos);
   flags.require_coverage = -1;
   flags.max_partitions = 1;
   CHECK(cli::check_gates(flags, r) == "2 partitions, --max-partitions allows 1");

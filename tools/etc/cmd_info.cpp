@@ -41,7 +41,8 @@ nlohmann::json delegate_json(const Program& p, uint32_t index) {
     for (const fb::CompileSpec* s : *d.compile_specs()) specs[s->key()->str()] = spec_value_text(s->value());
   size_t handles = 0;
   if (d.debug_handle_map())
-    for (const fb::DelegateMapEntry* e : *d.debug_handle_map()) handles += e->debug_handles() ? e->debug_handles()->size() : 0;
+    for (const fb::DelegateMapEntry* e : *d.debug_handle_map())
+      handles += e->debug_handles() ? e->debug_handles()->size() : 0;
   return {{"index", index},
           {"backend", d.backend_id()->str()},
           {"blob_bytes", blob},

@@ -32,13 +32,11 @@ Action add_partition(CLI::App& app) {
     onnx_import::ImportOptions options;
     options.input_shapes = parse_shape_flags(opt->input_shapes);
     if (opt->backend.backends.empty())
-      throw CompileError("etc partition: name at least one --backend (registered: " +
-                         [] {
-                           std::string all;
-                           for (const std::string& b : registered_partitioners()) all += (all.empty() ? "" : ", ") + b;
-                           return all;
-                         }() +
-                         ")");
+      throw CompileError("etc partition: name at least one --backend (registered: " + [] {
+        std::string all;
+        for (const std::string& b : registered_partitioners()) all += (all.empty() ? "" : ", ") + b;
+        return all;
+      }() + ")");
     const auto partitioner = make_requested_partitioner(opt->backend);
     const ir::ExportedProgram program = compile_onnx(opt->model, options);
     const PartitionResult result = partitioner->partition(program);

@@ -4,8 +4,8 @@
 //   preprocess, and the CI gates checked before anything is written.
 #include <chrono>
 #include <iostream>
-#include <optional>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "compiler/backend/partition_report.h"
 #include "compiler/backend/to_backend.h"

@@ -20,10 +20,14 @@ std::string percent(double share) {
 std::string human(int64_t n) {
   char buf[32];
   const double d = static_cast<double>(n);
-  if (n >= 1000000000) std::snprintf(buf, sizeof(buf), "%.2fG", d / 1e9);
-  else if (n >= 1000000) std::snprintf(buf, sizeof(buf), "%.2fM", d / 1e6);
-  else if (n >= 1000) std::snprintf(buf, sizeof(buf), "%.1fk", d / 1e3);
-  else std::snprintf(buf, sizeof(buf), "%lld", static_cast<long long>(n));
+  if (n >= 1000000000)
+    std::snprintf(buf, sizeof(buf), "%.2fG", d / 1e9);
+  else if (n >= 1000000)
+    std::snprintf(buf, sizeof(buf), "%.2fM", d / 1e6);
+  else if (n >= 1000)
+    std::snprintf(buf, sizeof(buf), "%.1fk", d / 1e3);
+  else
+    std::snprintf(buf, sizeof(buf), "%lld", static_cast<long long>(n));
   return buf;
 }
 
@@ -87,8 +91,11 @@ std::string format_partition_json(const PartitionReport& r) {
   j["backends"] = r.backends;
   j["nodes"] = nlohmann::json::array();
   for (const NodeAssignment& a : r.nodes) {
-    nlohmann::json n = {{"id", a.node},        {"onnx_name", a.onnx_name}, {"onnx_op_type", a.onnx_op_type},
-                        {"edge_op", a.edge_op}, {"flops", a.flops}};
+    nlohmann::json n = {{"id", a.node},
+                        {"onnx_name", a.onnx_name},
+                        {"onnx_op_type", a.onnx_op_type},
+                        {"edge_op", a.edge_op},
+                        {"flops", a.flops}};
     n["backend"] = a.backend.empty() ? nlohmann::json(nullptr) : nlohmann::json(a.backend);
     n["partition"] = a.tag.empty() ? nlohmann::json(nullptr) : nlohmann::json(a.tag);
     n["reason"] = a.reason.empty() ? nlohmann::json(nullptr) : nlohmann::json(a.reason);
@@ -131,15 +138,17 @@ constexpr const char* kClusterColours[] = {"#cfe8fc", "#d7f5d0", "#fde2c8", "#ea
 
 std::string format_partition_dot(const PartitionReport& r, const ir::Graph& g) {
   std::ostringstream out;
-  out << "digraph partitions {\n  rankdir=TB;\n  fontname=\"Helvetica\";\n  node [shape=box, style=\"rounded,filled\", fillcolor=white, "
+  out << "digraph partitions {\n  rankdir=TB;\n  fontname=\"Helvetica\";\n  node [shape=box, "
+         "style=\"rounded,filled\", fillcolor=white, "
          "fontname=\"Helvetica\"];\n  edge [fontname=\"Helvetica\", fontsize=9];\n";
   out << "  label=\"" << dot_escape(r.model) << ": " << percent(r.node_coverage()) << " of nodes delegated, "
       << r.partitions.size() << " partition" << (r.partitions.size() == 1 ? "" : "s") << "\";\n";
   std::map<ir::NodeId, const NodeAssignment*> by_id;
   for (const NodeAssignment& a : r.nodes) by_id[a.node] = &a;
   auto node_line = [&](const NodeAssignment& a, const char* indent) {
-    out << indent << "n" << a.node << " [label=\"" << dot_escape(a.onnx_name.empty() ? a.edge_op : a.onnx_name)
-        << "\\n" << dot_escape(a.onnx_op_type.empty() ? a.edge_op : a.onnx_op_type) << "\"";
+    out << indent << "n" << a.node << " [label=\""
+        << dot_escape(a.onnx_name.empty() ? a.edge_op : a.onnx_name) << "\\n"
+        << dot_escape(a.onnx_op_type.empty() ? a.edge_op : a.onnx_op_type) << "\"";
     if (!a.reason.empty()) out << ", tooltip=\"" << dot_escape(a.reason) << "\"";
     out << "];\n";
   };

@@ -98,7 +98,7 @@ class Parser {
 
   std::unique_ptr<DemoProgram> program_ = std::make_unique<DemoProgram>();
   std::vector<Declared> declared_[4];  // by DemoOperandKind
-  int64_t largest_declared_ = 0;        // elements of the largest input, output or constant so far
+  int64_t largest_declared_ = 0;       // elements of the largest input, output or constant so far
   int line_ = 0;
 };
 

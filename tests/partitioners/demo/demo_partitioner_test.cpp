@@ -1,7 +1,8 @@
+#include "partitioners/demo/demo_partitioner.h"
+
 #include <catch2/catch.hpp>
 
 #include "partitioners/composite/composite_partitioner.h"
-#include "partitioners/demo/demo_partitioner.h"
 #include "tests/support/graph_builder.h"
 
 namespace etc {
@@ -18,9 +19,9 @@ TEST_CASE("demo partitioner tags its ops and gives a reason for the rest", "[dem
   const auto x = b.input("x", DType::Float32, {2, 3});
   const auto bias = b.input("bias", DType::Float32, {3});
   const auto w = b.constant_f32("w", {2, 3}, {1, 2, 3, 4, 5, 6});
-  const auto a = b.op(EdgeOp::Add, {x, w});      // node 0: demo, w moves in
-  const auto s = b.op(EdgeOp::Sigmoid, {a});     // node 1: no sigmoid
-  const auto c = b.op(EdgeOp::Add, {s, bias});   // node 2: broadcasting
+  const auto a = b.op(EdgeOp::Add, {x, w});     // node 0: demo, w moves in
+  const auto s = b.op(EdgeOp::Sigmoid, {a});    // node 1: no sigmoid
+  const auto c = b.op(EdgeOp::Add, {s, bias});  // node 2: broadcasting
   b.output(b.op(EdgeOp::Cast, {c}, ir::Attrs{{"to", static_cast<int64_t>(DType::Int32)}}));  // node 3
   const PartitionResult r = demo::DemoPartitioner().partition(b.build());
 
@@ -60,9 +61,9 @@ class SinPartitioner : public Partitioner {
 TEST_CASE("composite partitioner gives nodes to the first backend that takes them", "[demo][partition]") {
   GraphBuilder b;
   const auto x = b.input("x", DType::Float32, {4});
-  const auto s = b.op(EdgeOp::Sin, {x});   // node 0: trig (first)
-  const auto c = b.op(EdgeOp::Cos, {s});   // node 1: demo
-  b.output(b.op(EdgeOp::Exp, {c}));        // node 2: nobody
+  const auto s = b.op(EdgeOp::Sin, {x});  // node 0: trig (first)
+  const auto c = b.op(EdgeOp::Cos, {s});  // node 1: demo
+  b.output(b.op(EdgeOp::Exp, {c}));       // node 2: nobody
   std::vector<std::unique_ptr<Partitioner>> children;
   children.push_back(std::make_unique<SinPartitioner>());
   children.push_back(std::make_unique<demo::DemoPartitioner>());

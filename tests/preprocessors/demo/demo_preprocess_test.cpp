@@ -1,8 +1,9 @@
+#include "preprocessors/demo/demo_preprocess.h"
+
 #include <catch2/catch.hpp>
 #include <string>
 
 #include "compiler/common/compile_error.h"
-#include "preprocessors/demo/demo_preprocess.h"
 #include "tests/support/graph_builder.h"
 
 namespace etc {
@@ -52,9 +53,9 @@ TEST_CASE("demo preprocess writes the readable program, fusing mul into add", "[
 TEST_CASE("demo preprocess fuses at the add when its other operand comes later", "[demo][backend]") {
   GraphBuilder b;
   const auto x = b.input("x", DType::Float32, {4});
-  const auto m = b.op(EdgeOp::Mul, {x, x});   // handle 1
-  const auto s = b.op(EdgeOp::Sin, {x});      // handle 2, between the mul and the add
-  const auto a = b.op(EdgeOp::Add, {s, m});   // handle 3
+  const auto m = b.op(EdgeOp::Mul, {x, x});  // handle 1
+  const auto s = b.op(EdgeOp::Sin, {x});     // handle 2, between the mul and the add
+  const auto a = b.op(EdgeOp::Add, {s, m});  // handle 3
   b.output(a);
   const PreprocessResult result = demo::DemoBackendDetails().preprocess(b.build(), {});
   CHECK(blob_text(result) ==
@@ -116,7 +117,8 @@ TEST_CASE("demo preprocess rejects broadcasting and other dtypes", "[demo][backe
   const auto x = b.input("x", DType::Float32, {2, 3});
   const auto y = b.input("y", DType::Float32, {3});
   b.output(b.op(EdgeOp::Add, {x, y}));
-  REQUIRE_THROWS_WITH(demo::DemoBackendDetails().preprocess(b.build(), {}), Catch::Contains("does not broadcast"));
+  REQUIRE_THROWS_WITH(demo::DemoBackendDetails().preprocess(b.build(), {}),
+                      Catch::Contains("does not broadcast"));
 
   GraphBuilder i;
   const auto n = i.input("n", DType::Int32, {3});
