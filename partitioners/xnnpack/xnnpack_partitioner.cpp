@@ -15,7 +15,8 @@ Rule rule_for(EdgeOp op) {
     case EdgeOp::Gemm: return gemm_rule;
     case EdgeOp::MatMul: return matmul_rule;
     case EdgeOp::MaxPool:
-    case EdgeOp::AvgPool: return pool_rule;
+    case EdgeOp::AvgPool:
+    case EdgeOp::ReduceMean: return pool_rule;
     case EdgeOp::Add:
     case EdgeOp::Sub:
     case EdgeOp::Mul:
@@ -27,6 +28,7 @@ Rule rule_for(EdgeOp op) {
     case EdgeOp::Clip:
     case EdgeOp::Sigmoid:
     case EdgeOp::HardSwish:
+    case EdgeOp::HardSigmoid:
     case EdgeOp::LeakyRelu:
     case EdgeOp::Elu:
     case EdgeOp::Abs:
@@ -50,6 +52,7 @@ Rule rule_for(EdgeOp op) {
 size_t data_inputs(const ir::Node& n) {
   switch (n.op) {
     case EdgeOp::Reshape:
+    case EdgeOp::ReduceMean:
     case EdgeOp::Pad:
     case EdgeOp::Resize:
     case EdgeOp::Clip:

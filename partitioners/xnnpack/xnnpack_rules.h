@@ -30,9 +30,11 @@ bool present(const ir::Node& n, size_t input);
 bool layout_free(const Shape& s);
 
 // Node classification shared with preprocess.
-bool is_depthwise_conv(const ir::Graph& g, const ir::Node& n);   // group == C > 1, w [C*m, 1, kh, kw]
-bool is_global_avg_pool(const ir::Graph& g, const ir::Node& n);  // window = whole H×W, no padding
-bool is_square(const ir::Graph& g, const ir::Node& n);           // pow(x, constant 2)
+bool is_depthwise_conv(const ir::Graph& g, const ir::Node& n);  // group == C > 1, w [C*m, 1, kh, kw]
+// avg_pool whose window is the whole H×W with no padding, or reduce_mean over
+// H and W of a 4-D tensor keeping dims.
+bool is_global_avg_pool(const ir::Graph& g, const ir::Node& n);
+bool is_square(const ir::Graph& g, const ir::Node& n);  // pow(x, constant 2)
 
 Support conv_rule(const ir::Graph& g, const ir::Node& n);
 Support conv_transpose_rule(const ir::Graph& g, const ir::Node& n);

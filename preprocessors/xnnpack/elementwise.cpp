@@ -60,7 +60,28 @@ void emit_binary(Lowering& l, const ir::Node& n) {
   r.outputs = {out};
 }
 
+// hard_sigmoid(x) = clamp(alpha * x + beta, 0, 1): a multiply, then an add
+// with the clamp as its output range. Both XNNPACK nodes stand for `n`.
+void emit_hard_sigmoid(Lowering& l, const ir::Node& n) {
+  const uint32_t in = l.value(n.inputs[0]);
+  const uint32_t alpha = l.blob().add_constant({1}, {attr_float(n, "alpha", 0.2f)});
+  const uint32_t beta = l.blob().add_constant({1}, {attr_float(n, "beta", 0.5f)});
+  TensorRecord scaled;
+  scaled.dims = xnn_dims(shape_of(l.graph(), n.inputs[0]));
+  const uint32_t mid = l.blob().add_tensor(std::move(scaled));
+  const uint32_t out = l.value(n.outputs[0]);
+  NodeRecord& mul = l.add_node(fb::NodeType::Multiply, n);
+  mul.inputs = {in, alpha};
+  mul.outputs = {mid};
+  NodeRecord& add = l.add_node(fb::NodeType::Add, n);
+  add.inputs = {mid, beta};
+  add.outputs = {out};
+  add.output_min = 0.0f;
+  add.output_max = 1.0f;
+}
+
 void emit_unary(Lowering& l, const ir::Node& n) {
+  if (n.op == EdgeOp::HardSigmoid) return emit_hard_sigmoid(l, n);
   const uint32_t in = l.value(n.inputs[0]);
   const uint32_t out = l.value(n.outputs[0]);
   NodeRecord& r = l.add_node(unary_type(n.op), n);

@@ -16,7 +16,8 @@ void emit(Lowering& l, const ir::Node& n) {
     case EdgeOp::Gemm:
     case EdgeOp::MatMul: return emit_linear(l, n);
     case EdgeOp::MaxPool:
-    case EdgeOp::AvgPool: return emit_pool(l, n);
+    case EdgeOp::AvgPool:
+    case EdgeOp::ReduceMean: return emit_pool(l, n);
     case EdgeOp::Add:
     case EdgeOp::Sub:
     case EdgeOp::Mul:

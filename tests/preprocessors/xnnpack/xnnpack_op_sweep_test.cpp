@@ -69,6 +69,7 @@ TEST_CASE("xnnpack unary ops match the portable kernels", "[xnnpack][integration
   check_delegated(unary(EdgeOp::Clip, ir::Attrs{{"min", -0.5f}, {"max", 0.75f}}));
   check_delegated(unary(EdgeOp::Sigmoid));
   check_delegated(unary(EdgeOp::HardSwish));
+  check_delegated(unary(EdgeOp::HardSigmoid, ir::Attrs{{"alpha", 0.3f}, {"beta", 0.4f}}), -4.0f, 4.0f);
   check_delegated(unary(EdgeOp::LeakyRelu, ir::Attrs{{"alpha", 0.2f}}));
   check_delegated(unary(EdgeOp::Elu, ir::Attrs{{"alpha", 0.7f}}));
   check_delegated(unary(EdgeOp::Abs, {}, {6, 7}));
@@ -132,6 +133,14 @@ TEST_CASE("xnnpack pooling with padding, dilation and strides", "[xnnpack][integ
   check_delegated(pool(EdgeOp::AvgPool, {3, 3}, {2, 2}, {1, 1, 1, 1}, {1, 1}));
   check_delegated(pool(EdgeOp::AvgPool, {2, 2}, {2, 2}, {0, 0, 0, 0}, {1, 1}));
   check_delegated(pool(EdgeOp::AvgPool, {9, 8}, {1, 1}, {0, 0, 0, 0}, {1, 1}));
+}
+
+TEST_CASE("xnnpack reduce_mean over height and width is global average pooling", "[xnnpack][integration]") {
+  GraphBuilder b;
+  const auto x = b.input("x", DType::Float32, {2, 3, 5, 4});
+  b.output(b.op(EdgeOp::ReduceMean, {x},
+                ir::Attrs{{"axes", std::vector<int64_t>{2, 3}}, {"keepdims", int64_t{1}}}));
+  check_delegated(b.build());
 }
 
 TEST_CASE("xnnpack fully connected from gemm and 3-D matmul", "[xnnpack][integration]") {
