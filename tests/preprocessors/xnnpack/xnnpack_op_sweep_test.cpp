@@ -135,6 +135,22 @@ TEST_CASE("xnnpack pooling with padding, dilation and strides", "[xnnpack][integ
   check_delegated(pool(EdgeOp::AvgPool, {9, 8}, {1, 1}, {0, 0, 0, 0}, {1, 1}));
 }
 
+TEST_CASE("xnnpack grouped and dilated convolutions with fused clamps", "[xnnpack][integration]") {
+  GraphBuilder b;
+  const auto x = b.input("x", DType::Float32, {1, 4, 9, 8});
+  const auto w = b.constant_f32("w", {6, 2, 3, 2}, randoms(72, 51));
+  const auto bias = b.constant_f32("b", {6}, randoms(6, 52));
+  ir::Attrs attrs{{"strides", std::vector<int64_t>{2, 1}},
+                  {"pads", std::vector<int64_t>{1, 0, 2, 1}},
+                  {"dilations", std::vector<int64_t>{1, 2}},
+                  {"group", int64_t{2}}};
+  attrs.set("clamp_min", -0.25f);
+  attrs.set("clamp_max", 0.5f);
+  const auto c = b.op(EdgeOp::Conv, {x, w, bias}, attrs);
+  b.output(b.op(EdgeOp::Clip, {c}, ir::Attrs{{"min", 0.0f}, {"max", 6.0f}}));
+  check_delegated(b.build());
+}
+
 TEST_CASE("xnnpack reduce_mean over height and width is global average pooling", "[xnnpack][integration]") {
   GraphBuilder b;
   const auto x = b.input("x", DType::Float32, {2, 3, 5, 4});

@@ -144,6 +144,25 @@ TEST_CASE("xnnpack preprocess folds a relu into the conv and maps both handles",
   CHECK(map == IntDelegateDebugMap{{0, {1, 2}}, {1, {3}}});
 }
 
+TEST_CASE("xnnpack preprocess maps every XNNPACK node of one edge node to its handles", "[xnnpack]") {
+  GraphBuilder b;
+  const auto x = b.input("x", DType::Float32, {2, 3});
+  const auto h = b.op(EdgeOp::HardSigmoid, {x}, ir::Attrs{{"alpha", 0.2f}, {"beta", 0.5f}});  // handle 1
+  b.output(b.op(EdgeOp::Neg, {h}));                                                           // handle 2
+  ir::ExportedProgram p = b.build();
+  p.graph.node(0).meta.debug_handles = {1, 7};  // e.g. a node that a pass fused
+  const PreprocessResult result = xnnpack::XnnpackBackendDetails().preprocess(p, {});
+  const Blob blob(result.processed_bytes);
+  REQUIRE(blob.graph->nodes()->size() == 3);
+  CHECK(blob.graph->nodes()->Get(0)->type() == fb::NodeType::Multiply);
+  CHECK(blob.graph->nodes()->Get(1)->type() == fb::NodeType::Add);
+  CHECK(blob.graph->nodes()->Get(1)->output_min() == 0.0f);
+  CHECK(blob.graph->nodes()->Get(1)->output_max() == 1.0f);
+  for (uint32_t i = 0; i < 3; ++i) CHECK(blob.graph->nodes()->Get(i)->debug_id() == i);
+  const auto& map = std::get<IntDelegateDebugMap>(result.debug_handle_map);
+  CHECK(map == IntDelegateDebugMap{{0, {1, 7}}, {1, {1, 7}}, {2, {2}}});
+}
+
 TEST_CASE("xnnpack preprocess transposes fully connected filters and folds alpha and beta", "[xnnpack]") {
   GraphBuilder b;
   const auto a = b.input("a", DType::Float32, {2, 3});
