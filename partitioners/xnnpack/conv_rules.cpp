@@ -162,14 +162,35 @@ Support pool_rule(const ir::Graph& g, const ir::Node& n) {
   if (n.op == EdgeOp::AvgPool && padded && attr_int(n, "count_include_pad", 0) != 0)
     return Support::no(
         "xnnpack: avg_pool with count_include_pad=1 and padding (XNNPACK divides by the valid pixels only)");
-  const Shape& y = shape_of(g, n.outputs[0]);
-  for (int i = 0; i < 2; ++i) {
-    const int64_t span = x[2 + i] + p[i] + p[2 + i] - ((k[i] - 1) * d[i] + 1);
-    if (span < 0 || span / st[i] + 1 != y[2 + i])
-      return Support::no(std::string("xnnpack: ") + what +
-                         " with ceil_mode=1 adding an output row or column (XNNPACK rounds down)");
-  }
+  const std::vector<int64_t> extra = pool_ceil_padding(g, n);
+  if (extra.empty())
+    return Support::no(std::string("xnnpack: ") + what + " whose output size XNNPACK cannot reproduce");
+  if (n.op == EdgeOp::AvgPool && (extra[0] || extra[1]) && attr_int(n, "count_include_pad", 0) != 0)
+    return Support::no(
+        "xnnpack: avg_pool with count_include_pad=1 and ceil_mode=1 adding an output row or column");
   return Support::yes();
+}
+
+std::vector<int64_t> pool_ceil_padding(const ir::Graph& g, const ir::Node& n) {
+  const Shape& x = shape_of(g, n.inputs[0]);
+  const Shape& y = shape_of(g, n.outputs[0]);
+  const std::vector<int64_t> k = attr_ints(n, "kernel_shape"), st = attr_ints(n, "strides"),
+                             d = attr_ints(n, "dilations"), p = attr_ints(n, "pads");
+  std::vector<int64_t> extra(2, 0);
+  for (int i = 0; i < 2; ++i) {
+    const int64_t extent = (k[i] - 1) * d[i] + 1;
+    const int64_t padded = x[2 + i] + p[i] + p[2 + i];
+    if (padded < extent) return {};
+    const int64_t rounded_down = (padded - extent) / st[i] + 1;
+    if (y[2 + i] == rounded_down) continue;
+    // ceil_mode's extra window starts inside the input or its begin padding
+    // (ONNX's rule); XNNPACK computes it given that much more end padding,
+    // which neither max pooling nor padding-excluding averaging count.
+    const int64_t last_start = (y[2 + i] - 1) * st[i];
+    if (y[2 + i] != rounded_down + 1 || last_start >= x[2 + i] + p[i]) return {};
+    extra[i] = last_start + extent - padded;
+  }
+  return extra;
 }
 
 }  // namespace etc::xnnpack

@@ -34,6 +34,10 @@ bool is_depthwise_conv(const ir::Graph& g, const ir::Node& n);  // group == C > 
 // avg_pool whose window is the whole H×W with no padding, or reduce_mean over
 // H and W of a 4-D tensor keeping dims.
 bool is_global_avg_pool(const ir::Graph& g, const ir::Node& n);
+// Extra bottom/right padding that makes XNNPACK's rounded-down output size
+// equal a pooling node's ceil_mode output size ({0, 0} without ceil_mode);
+// empty when no padding can.
+std::vector<int64_t> pool_ceil_padding(const ir::Graph& g, const ir::Node& n);
 bool is_square(const ir::Graph& g, const ir::Node& n);  // pow(x, constant 2)
 
 Support conv_rule(const ir::Graph& g, const ir::Node& n);

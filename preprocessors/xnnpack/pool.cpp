@@ -20,7 +20,8 @@ void emit_pool(Lowering& l, const ir::Node& n) {
   r.outputs = {out};
   const std::vector<int64_t> p = attr_ints(n, "pads"), k = attr_ints(n, "kernel_shape"),
                              s = attr_ints(n, "strides"), d = attr_ints(n, "dilations");
-  r.padding = {uint32_t(p[0]), uint32_t(p[3]), uint32_t(p[2]), uint32_t(p[1])};
+  const std::vector<int64_t> extra = pool_ceil_padding(l.graph(), n);  // ceil_mode
+  r.padding = {uint32_t(p[0]), uint32_t(p[3] + extra[1]), uint32_t(p[2] + extra[0]), uint32_t(p[1])};
   r.kernel = {uint32_t(k[0]), uint32_t(k[1])};
   r.stride = {uint32_t(s[0]), uint32_t(s[1])};
   if (max) r.dilation = {uint32_t(d[0]), uint32_t(d[1])};

@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 #include <string>
 
+#include "partitioners/xnnpack/xnnpack_rules.h"
 #include "tests/support/graph_builder.h"
 
 namespace etc {
@@ -118,12 +119,22 @@ TEST_CASE("xnnpack partitioner refuses pooling that XNNPACK computes differently
         verdict(b.build()).reason ==
         "xnnpack: avg_pool with count_include_pad=1 and padding (XNNPACK divides by the valid pixels only)");
   }
-  SECTION("ceil_mode adding a row") {
+  SECTION("ceil_mode adding a row to a padding-counting average") {
+    GraphBuilder b;
+    const auto x = b.input("x", DType::Float32, {1, 2, 5, 5});
+    ir::Attrs attrs = pool_attrs({2, 2}, {2, 2}, {0, 0, 0, 0}, 1);
+    attrs.set("count_include_pad", int64_t{1});
+    b.op(EdgeOp::AvgPool, {x}, attrs);
+    CHECK(verdict(b.build()).reason ==
+          "xnnpack: avg_pool with count_include_pad=1 and ceil_mode=1 adding an output row or column");
+  }
+  SECTION("ceil_mode adding a row to max pooling: extra end padding") {
     GraphBuilder b;
     const auto x = b.input("x", DType::Float32, {1, 2, 5, 5});
     b.op(EdgeOp::MaxPool, {x}, pool_attrs({2, 2}, {2, 2}, {0, 0, 0, 0}, 1));
-    CHECK(verdict(b.build()).reason ==
-          "xnnpack: max_pool with ceil_mode=1 adding an output row or column (XNNPACK rounds down)");
+    const ir::ExportedProgram p = b.build();
+    CHECK(verdict(p).supported);
+    CHECK(xnnpack::pool_ceil_padding(p.graph, p.graph.nodes().back()) == std::vector<int64_t>{1, 1});
   }
   SECTION("ceil_mode that changes nothing is accepted") {
     GraphBuilder b;

@@ -135,6 +135,24 @@ TEST_CASE("xnnpack pooling with padding, dilation and strides", "[xnnpack][integ
   check_delegated(pool(EdgeOp::AvgPool, {9, 8}, {1, 1}, {0, 0, 0, 0}, {1, 1}));
 }
 
+TEST_CASE("xnnpack pooling in ceil mode gets extra end padding", "[xnnpack][integration]") {
+  for (EdgeOp op : {EdgeOp::MaxPool, EdgeOp::AvgPool}) {
+    for (const std::vector<int64_t>& pads :
+         {std::vector<int64_t>{0, 0, 0, 0}, std::vector<int64_t>{1, 0, 1, 1}}) {
+      GraphBuilder b;
+      const auto x = b.input("x", DType::Float32, {1, 3, 10, 9});
+      b.output(b.op(op, {x},
+                    ir::Attrs{{"kernel_shape", std::vector<int64_t>{3, 3}},
+                              {"strides", std::vector<int64_t>{2, 2}},
+                              {"pads", pads},
+                              {"dilations", std::vector<int64_t>{1, 1}},
+                              {"ceil_mode", int64_t{1}},
+                              {"count_include_pad", int64_t{0}}}));
+      check_delegated(b.build());
+    }
+  }
+}
+
 TEST_CASE("xnnpack grouped and dilated convolutions with fused clamps", "[xnnpack][integration]") {
   GraphBuilder b;
   const auto x = b.input("x", DType::Float32, {1, 4, 9, 8});
