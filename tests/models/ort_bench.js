@@ -1,0 +1,54 @@
+#!/usr/bin/env node
+// Times ONNX Runtime (npm onnxruntime-node, graph optimization 'all') on one
+// model with random float32 inputs, and prints JSON:
+//   {"create_ms", "first_run_ms", "median_ms", "min_ms", "iterations"}
+// create_ms + first_run_ms is the cold start after the process is up.
+//
+//   node tests/models/ort_bench.js MODEL.onnx THREADS ITERATIONS WARMUP NAME=1x3x224x224...
+const ort = require('onnxruntime-node');
+
+function median(xs) {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = s.length >> 1;
+  return s.length % 2 ? s[m] : 0.5 * (s[m - 1] + s[m]);
+}
+
+(async () => {
+  const [model, threads, iterations, warmup, ...inputs] = process.argv.slice(2);
+  const t0 = performance.now();
+  const session = await ort.InferenceSession.create(model, {
+    graphOptimizationLevel: 'all',
+    intraOpNumThreads: Number(threads),
+    interOpNumThreads: 1,
+    executionMode: 'sequential',
+  });
+  const t1 = performance.now();
+  const feeds = {};
+  for (const spec of inputs) {
+    const [name, dims] = spec.split('=');
+    const shape = dims.split('x').map(Number);
+    const n = shape.reduce((a, b) => a * b, 1);
+    const data = new Float32Array(n);
+    for (let i = 0; i < n; ++i) data[i] = Math.random() * 2 - 1;
+    feeds[name] = new ort.Tensor('float32', data, shape);
+  }
+  await session.run(feeds);
+  const t2 = performance.now();
+  for (let i = 0; i < Number(warmup); ++i) await session.run(feeds);
+  const times = [];
+  for (let i = 0; i < Number(iterations); ++i) {
+    const s = performance.now();
+    await session.run(feeds);
+    times.push(performance.now() - s);
+  }
+  console.log(JSON.stringify({
+    create_ms: t1 - t0,
+    first_run_ms: t2 - t1,
+    median_ms: median(times),
+    min_ms: Math.min(...times),
+    iterations: times.length,
+  }));
+})().catch(e => {
+  console.error(String(e));
+  process.exit(1);
+});

@@ -1,0 +1,139 @@
+#!/usr/bin/python3
+"""etc with the XNNPACK backend against ONNX Runtime on the same CPU. Prints,
+per model and thread count, the median latency of each (in process, after
+warm-up; the two alternate round by round), the ratio etc/ORT and the
+geometric mean of the ratios; then cold start (etc: process start to first
+output; ORT: session creation plus first run) and peak RSS of each process.
+
+    tools/bench_xnnpack.py [--etc build/tools/etc] [--threads 1,2] [--iterations 30]
+                           [--rounds 3] [--models resnet18,mobilenet_v2]
+
+Models are torchvision exports (opset 13, seeded random weights) made by
+tests/models/export_torchvision.py into tests/models/fetched/. ONNX Runtime is
+npm onnxruntime-node (tests/models/prepare_models.sh installs it).
+"""
+import argparse
+import json
+import math
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+import onnx
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+MODELS_DIR = os.path.join(ROOT, "tests", "models")
+FETCHED = os.path.join(MODELS_DIR, "fetched")
+DEFAULT_MODELS = ["resnet18", "resnet50", "mobilenet_v2", "mobilenet_v3_small", "squeezenet1_1",
+                  "efficientnet_b0", "shufflenet_v2_x1_0", "googlenet"]
+
+
+def run_measured(cmd):
+    """Runs cmd; returns (stdout, wall seconds)."""
+    start = time.perf_counter()
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    out, err = proc.communicate()
+    wall = time.perf_counter() - start
+    if proc.returncode != 0:
+        sys.exit(f"{' '.join(cmd)} failed:\n{err}")
+    return out, wall
+
+
+def run_with_rss(cmd):
+    """Like run_measured, but also the peak RSS (MiB) of this one process."""
+    start = time.perf_counter()
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    out = proc.stdout.read()
+    _, status, usage = os.wait4(proc.pid, 0)
+    wall = time.perf_counter() - start
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    if proc.returncode != 0:
+        sys.exit(f"{' '.join(cmd)} failed (exit {proc.returncode})")
+    return out, wall, usage.ru_maxrss / 1024.0
+
+
+def input_flags(model_path):
+    model = onnx.load(model_path, load_external_data=False)
+    inits = {i.name for i in model.graph.initializer}
+    flags = []
+    for inp in model.graph.input:
+        if inp.name in inits:
+            continue
+        dims = [d.dim_value for d in inp.type.tensor_type.shape.dim]
+        flags.append(f"{inp.name}={'x'.join(str(d) for d in dims)}")
+    return flags
+
+
+def geomean(xs):
+    return math.exp(sum(math.log(x) for x in xs) / len(xs)) if xs else float("nan")
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--etc", default=os.path.join(ROOT, "build", "tools", "etc"))
+    ap.add_argument("--threads", default="1,2")
+    ap.add_argument("--iterations", type=int, default=30)
+    ap.add_argument("--warmup", type=int, default=5)
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--models", default=",".join(DEFAULT_MODELS))
+    args = ap.parse_args()
+    threads = [int(t) for t in args.threads.split(",")]
+    models = args.models.split(",")
+
+    subprocess.run([os.path.join(MODELS_DIR, "prepare_models.sh")], check=True, stdout=subprocess.DEVNULL)
+    subprocess.run(["/usr/bin/python3", os.path.join(MODELS_DIR, "export_torchvision.py"), FETCHED,
+                    *[m + "@13" for m in models]], check=True, stdout=subprocess.DEVNULL)
+    ort_bench = os.path.join(MODELS_DIR, "ort_bench.js")
+
+    latency_rows, cold_rows = [], []
+    ratios = {t: [] for t in threads}
+    with tempfile.TemporaryDirectory() as tmp:
+        for name in models:
+            onnx_path = os.path.join(FETCHED, f"{name}_op13.onnx")
+            program = os.path.join(tmp, name + ".etp")
+            compiled = json.loads(run_measured([args.etc, "preprocess", onnx_path, "--backend", "xnnpack",
+                                                "-o", program, "--json"])[0])
+            part = compiled.get("partitioning", {})
+            shapes = input_flags(onnx_path)
+            for t in threads:
+                etc_ms, ort_ms = [], []
+                for _ in range(args.rounds):  # alternate the two, round by round
+                    out, _ = run_measured([args.etc, "run", program, "--random-inputs", "--threads", str(t),
+                                           "--warmup", str(args.warmup), "--iterations", str(args.iterations),
+                                           "--json"])
+                    etc_ms.append(json.loads(out)["latency_ms"]["median"])
+                    out, _ = run_measured(["node", ort_bench, onnx_path, str(t), str(args.iterations),
+                                           str(args.warmup), *shapes])
+                    ort_ms.append(json.loads(out)["median_ms"])
+                e, o = statistics.median(etc_ms), statistics.median(ort_ms)
+                ratios[t].append(e / o)
+                latency_rows.append((name, t, e, o, e / o, part.get("partitions", "-"),
+                                     part.get("node_coverage", 0.0)))
+            # Cold start and peak RSS, one thread count (the last), fresh processes.
+            t = threads[-1]
+            _, etc_wall, etc_rss = run_with_rss([args.etc, "run", program, "--random-inputs", "--threads", str(t),
+                                                 "--iterations", "1", "--json"])
+            out, _, ort_rss = run_with_rss(["node", ort_bench, onnx_path, str(t), "1", "0", *shapes])
+            ort = json.loads(out)
+            ort_cold = ort["create_ms"] + ort["first_run_ms"]
+            cold_rows.append((name, etc_wall * 1000.0, ort_cold, etc_wall * 1000.0 / ort_cold, etc_rss, ort_rss))
+
+    print("| model | threads | etc ms | ORT ms | etc/ORT | partitions | nodes delegated |")
+    print("|---|---|---|---|---|---|---|")
+    for name, t, e, o, r, parts, cov in latency_rows:
+        print(f"| {name} | {t} | {e:.2f} | {o:.2f} | {r:.2f} | {parts} | {cov * 100:.0f}% |")
+    for t in threads:
+        print(f"geometric mean etc/ORT at {t} thread(s): {geomean(ratios[t]):.3f}")
+    print()
+    print("| model | etc cold start ms (process start to first output) | ORT session creation + first run ms "
+          "| ratio | etc peak RSS MiB | ORT peak RSS MiB |")
+    print("|---|---|---|---|---|---|")
+    for name, e, o, r, erss, orss in cold_rows:
+        print(f"| {name} | {e:.1f} | {o:.1f} | {r:.2f} | {erss:.1f} | {orss:.1f} |")
+
+
+if __name__ == "__main__":
+    main()
