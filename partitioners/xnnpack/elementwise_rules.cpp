@@ -31,7 +31,7 @@ Support binary_rule(const ir::Graph& g, const ir::Node& n) {
   return Support::yes();
 }
 
-Support unary_rule(const ir::Graph& g, const ir::Node& n) {
+Support unary_rule(const ir::Graph& /*g*/, const ir::Node& n) {
   if (n.op == EdgeOp::Clip) {
     for (size_t i = 1; i < n.inputs.size(); ++i)
       if (present(n, i)) return Support::no("xnnpack: clip with bounds given as inputs");
@@ -39,7 +39,6 @@ Support unary_rule(const ir::Graph& g, const ir::Node& n) {
     if (std::isnan(lo) || std::isnan(hi) || !(lo < hi))
       return Support::no("xnnpack: clip with min >= max (XNNPACK clamp needs min < max)");
   }
-  (void)g;
   return Support::yes();
 }
 

@@ -24,13 +24,12 @@ Support reshape_rule(const ir::Graph& g, const ir::Node& n) {
   return Support::yes();
 }
 
-Support pad_rule(const ir::Graph& g, const ir::Node& n) {
+Support pad_rule(const ir::Graph& /*g*/, const ir::Node& n) {
   if (present(n, 1) || present(n, 2)) return Support::no("xnnpack: pad with pads or value given as inputs");
   const std::string mode = attr_string(n, "mode", "constant");
   if (mode != "constant") return Support::no("xnnpack: pad in " + mode + " mode (constant only)");
   for (int64_t p : attr_ints(n, "pads"))
     if (p < 0) return Support::no("xnnpack: pad with negative pads (cropping)");
-  (void)g;
   return Support::yes();
 }
 

@@ -37,8 +37,8 @@ std::vector<uint8_t> BlobWriter::finish(uint32_t num_inputs, uint32_t num_output
   flatbuffers::FlatBufferBuilder fbb;
   std::vector<flatbuffers::Offset<fb::Tensor>> tensors;
   for (const TensorRecord& t : tensors_) {
-    // A zero-byte constant is still a constant; the schema marks constants by
-    // size, so such tensors cannot occur (every constant has elements).
+    // The schema marks constants by a non-zero size; every constant written
+    // here holds at least one element (the partitioner refuses empty tensors).
     tensors.push_back(fb::CreateTensorDirect(fbb, &t.dims, t.constant_size, t.constant_offset,
                                              t.external_input, t.external_output, t.layout));
   }

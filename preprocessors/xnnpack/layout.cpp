@@ -1,6 +1,5 @@
 // Tensor bookkeeping and the NCHW ↔ NHWC layout rule of XNNPACK partitions.
 #include <cstring>
-#include <stdexcept>
 
 #include "compiler/common/compile_error.h"
 #include "partitioners/xnnpack/xnnpack_rules.h"

@@ -45,7 +45,8 @@ class Lowering {
   }
   std::vector<float> floats(ir::ValueId v) const;  // a float32 constant's values
 
-  // Appends a node computing `covers` (its debug handles come from them).
+  // Appends an XNNPACK node that computes (part of) `edge`, whose debug
+  // handles it takes. The reference is valid until the next add_node.
   NodeRecord& add_node(fb::NodeType type, const ir::Node& edge);
 
  private:
