@@ -1,5 +1,6 @@
 #!/usr/bin/python3
-"""End-to-end: real models compiled by etc (portable kernels) match their references.
+"""End-to-end: real models compiled by etc match their references, on portable
+kernels alone and delegated to XNNPACK (at 1 and 2 threads).
 
 Models come from tests/models/prepare_models.sh. Metric: max|etc - ref| / max|ref|.
     ETC_BIN=build/tools/etc /usr/bin/python3 tests/e2e/test_real_models.py
@@ -25,6 +26,14 @@ CASES = [
     ("mobilenet_v2_op17.onnx", "input", "mobilenet_v2_op17.input.npy", "mobilenet_v2_op17.reference.npy", []),
     ("ppocr_cls.onnx", "x", "ppocr_cls.input.npy", "ppocr_cls.reference/softmax_0.tmp_0.npy",
      ["--input-shape", "x=1x3x48x192"]),
+] + [(f"{m}_op13.onnx", "input", f"{m}_op13.input.npy", f"{m}_op13.reference.npy", [])
+     for m in ["mobilenet_v3_small", "squeezenet1_1", "shufflenet_v2_x1_0", "efficientnet_b0", "googlenet"]]
+
+# (test name suffix, preprocess flags, run flags)
+MODES = [
+    ("portable", [], []),
+    ("xnnpack_1_thread", ["--backend", "xnnpack"], ["--threads", "1"]),
+    ("xnnpack_2_threads", ["--backend", "xnnpack"], ["--threads", "2"]),
 ]
 
 
@@ -36,30 +45,32 @@ def run(*args):
 
 
 class RealModels(unittest.TestCase):
-    def check_model(self, model, input_name, input_file, reference, flags):
+    def check_model(self, model, input_name, input_file, reference, flags, mode_flags, run_flags):
         path = os.path.join(MODELS, model)
         if not os.path.exists(path):
             self.fail(f"{path} missing: run tests/models/prepare_models.sh")
         with tempfile.TemporaryDirectory() as tmp:
             program = os.path.join(tmp, "model.etp")
-            run("preprocess", path, "-o", program, *flags)
-            run("run", program, "--input", f"{input_name}={os.path.join(MODELS, input_file)}", "--output-dir", tmp)
+            run("preprocess", path, "-o", program, *flags, *mode_flags)
+            run("run", program, "--input", f"{input_name}={os.path.join(MODELS, input_file)}", "--output-dir", tmp,
+                *run_flags)
             outputs = [f for f in os.listdir(tmp) if f.endswith(".npy")]
             self.assertEqual(len(outputs), 1, outputs)
             got = np.load(os.path.join(tmp, outputs[0]))
         ref = np.load(os.path.join(MODELS, reference))
         self.assertEqual(got.shape, ref.shape)
         gap = float(np.max(np.abs(got - ref)) / np.max(np.abs(ref)))
-        print(f"{model}: max|etc-ref|/max|ref| = {gap:.2e}", file=sys.stderr)
+        print(f"{model} {' '.join(mode_flags + run_flags)}: max|etc-ref|/max|ref| = {gap:.2e}", file=sys.stderr)
         self.assertLessEqual(gap, TOLERANCE)
 
 
-def make_test(case):
-    return lambda self: self.check_model(*case)
+def make_test(case, mode):
+    return lambda self: self.check_model(*case, mode[1], mode[2])
 
 
 for c in CASES:
-    setattr(RealModels, "test_" + c[0].replace(".onnx", ""), make_test(c))
+    for m in MODES:
+        setattr(RealModels, "test_" + c[0].replace(".onnx", "") + "_" + m[0], make_test(c, m))
 
 if __name__ == "__main__":
     unittest.main()

@@ -14,7 +14,8 @@ import numpy as np
 import torch
 import torchvision
 
-DEFAULT = ["resnet18@13", "resnet18@17", "mobilenet_v2@13", "mobilenet_v2@17"]
+DEFAULT = ["resnet18@13", "resnet18@17", "mobilenet_v2@13", "mobilenet_v2@17", "mobilenet_v3_small@13",
+           "squeezenet1_1@13", "shufflenet_v2_x1_0@13", "efficientnet_b0@13", "googlenet@13"]
 
 
 def export(out_dir, name, opset):
