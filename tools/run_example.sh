@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The main job on the bundled example model: install what is needed, build,
-# compile the ONNX model into a program file, describe it, and run it; then
+# show how it partitions for XNNPACK, compile it into a program file with its
+# XNNPACK delegate, describe it, and run it; then
 # partition a model with mixed support for the demo backend and run it delegated.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -11,7 +12,8 @@ model="$root/tests/models/example/mini_cnn.onnx"
 out="$root/build/example"
 mkdir -p "$out"
 set -x
-"$etc" preprocess "$model" -o "$out/mini_cnn.etp"
+"$etc" partition "$model" --backend xnnpack
+"$etc" preprocess "$model" --backend xnnpack -o "$out/mini_cnn.etp"
 "$etc" info "$out/mini_cnn.etp"
 "$etc" run "$out/mini_cnn.etp" --input image="$root/tests/models/example/image.npy" \
   --output-dir "$out" --iterations 50

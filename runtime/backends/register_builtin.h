@@ -7,7 +7,7 @@
 
 namespace etc {
 
-// Registers every built-in backend (today: demo) in the process-wide
+// Registers every built-in backend (demo, xnnpack) in the process-wide
 // registry. Idempotent: a backend this function registered earlier is left
 // as it is. Fails (AlreadyRegistered, RegistryFull) when the name is taken
 // by a different implementation or the registry is full.

@@ -12,8 +12,13 @@ namespace {
 
 constexpr size_t kAlign = 64;
 
+// Vectorized kernels (XNNPACK's among them) may read up to 16 bytes past the
+// end of a tensor they are handed; a tensor at the very end of the arena must
+// not turn that into a read past the allocation.
+constexpr size_t kTailPadding = 16;
+
 uint8_t* aligned_alloc_bytes(size_t size) {
-  const size_t rounded = (size + kAlign - 1) / kAlign * kAlign;
+  const size_t rounded = (size + kTailPadding + kAlign - 1) / kAlign * kAlign;
   return static_cast<uint8_t*>(std::aligned_alloc(kAlign, rounded == 0 ? kAlign : rounded));
 }
 
