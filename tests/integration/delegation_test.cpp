@@ -13,6 +13,7 @@
 #include "runtime/backend/interface.h"
 #include "runtime/backends/demo/demo_backend.h"
 #include "runtime/backends/register_builtin.h"
+#include "tests/support/differential.h"
 #include "tests/support/graph_builder.h"
 #include "tests/support/random.h"
 #include "tests/support/run_program.h"
@@ -73,15 +74,7 @@ std::vector<std::vector<uint8_t>> mixed_inputs() {
 }
 
 void check_same_outputs(const ir::ExportedProgram& lowered) {
-  const auto expected = testing::run_program(mixed_program(), mixed_inputs());
-  const auto actual = testing::run_program(lowered, mixed_inputs());
-  REQUIRE(actual.size() == expected.size());
-  for (size_t o = 0; o < expected.size(); ++o) {
-    const auto want = testing::from_bytes<float>(expected[o]);
-    const auto got = testing::from_bytes<float>(actual[o]);
-    REQUIRE(got.size() == want.size());
-    for (size_t i = 0; i < want.size(); ++i) CHECK(got[i] == Approx(want[i]).margin(1e-6));
-  }
+  testing::check_same_float_outputs(mixed_program(), lowered, mixed_inputs(), 1e-6);
 }
 
 size_t count_backend(const ir::ExportedProgram& p, const std::string& backend) {

@@ -9,6 +9,7 @@
 #include "partitioners/xnnpack/xnnpack_partitioner.h"
 #include "preprocessors/register.h"
 #include "runtime/backends/register_builtin.h"
+#include "tests/support/differential.h"
 #include "tests/support/graph_builder.h"
 #include "tests/support/random.h"
 #include "tests/support/run_program.h"
@@ -47,26 +48,12 @@ void check_lowered(const ir::ExportedProgram& program, bool fully = true) {
   uint32_t seed = 7;
   for (ir::ValueId v : program.graph.inputs())
     inputs.push_back(testing::as_bytes(randoms(program.graph.value(v).spec.shape.numel(), seed++)));
-  const auto expected = testing::run_program(program, inputs);
   const ir::ExportedProgram lowered = to_backend(program, xnnpack::XnnpackPartitioner());
   REQUIRE(!lowered.delegates.empty());
   if (fully) {
     for (const ir::Node& n : lowered.graph.nodes()) CHECK((n.dead || n.is_delegate_call()));
   }
-  const auto actual = testing::run_program(lowered, inputs);
-  REQUIRE(actual.size() == expected.size());
-  for (size_t o = 0; o < expected.size(); ++o) {
-    const auto want = testing::from_bytes<float>(expected[o]);
-    const auto got = testing::from_bytes<float>(actual[o]);
-    REQUIRE(got.size() == want.size());
-    float max_ref = 0.0f, max_diff = 0.0f;
-    for (size_t i = 0; i < want.size(); ++i) {
-      max_ref = std::max(max_ref, std::fabs(want[i]));
-      max_diff = std::max(max_diff, std::fabs(got[i] - want[i]));
-    }
-    INFO("output " << o << ": max |diff| " << max_diff << ", max |ref| " << max_ref);
-    CHECK(max_diff <= 1e-5f * std::max(max_ref, 1e-30f));
-  }
+  testing::check_close_float_outputs(program, lowered, inputs, 1e-5f);
 }
 
 TEST_CASE("xnnpack runs a mini CNN: conv, relu, max pool, global pool, gemm", "[xnnpack][integration]") {
