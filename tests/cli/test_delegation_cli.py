@@ -93,8 +93,14 @@ class DelegationCli(TempDirCase):
         self.assertIn("demo", proc.stderr)
         proc = self.etc("partition", MIXED, "--backend", "demo", "--compile-spec", "demo-no-colon", code=1)
         self.assertIn("BACKEND:KEY=VALUE", proc.stderr)
-        proc = self.etc("partition", MIXED, code=1)
-        self.assertIn("--backend", proc.stderr)
+
+
+    def test_partition_defaults_to_xnnpack(self):
+        report = json.loads(self.etc("partition", MIXED, "--format", "json").stdout)
+        self.assertEqual(report["backends"], ["xnnpack"])
+        by_name = {n["onnx_name"]: n for n in report["nodes"]}
+        self.assertEqual(by_name["conv"]["backend"], "xnnpack")
+        self.assertIn("xnnpack", by_name["tanh"]["reason"])
 
     def test_delegated_program_runs_like_the_portable_one(self):
         portable, delegated = self.path("portable.etp"), self.path("demo.etp")

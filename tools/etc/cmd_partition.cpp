@@ -1,4 +1,5 @@
 // etc partition MODEL.onnx [--backend B]... [--format text|json|dot] [-o FILE]
+//   (no --backend: xnnpack)
 //   For every node: the backend and partition it goes to, or why it stays on
 //   the portable kernels. CI gates exit with kExitGateFailed.
 #include <iostream>
@@ -31,12 +32,8 @@ Action add_partition(CLI::App& app) {
   return [opt]() {
     onnx_import::ImportOptions options;
     options.input_shapes = parse_shape_flags(opt->input_shapes);
-    if (opt->backend.backends.empty())
-      throw CompileError("etc partition: name at least one --backend (registered: " + [] {
-        std::string all;
-        for (const std::string& b : registered_partitioners()) all += (all.empty() ? "" : ", ") + b;
-        return all;
-      }() + ")");
+    // The main backend is the default question: "what would XNNPACK take?"
+    if (opt->backend.backends.empty()) opt->backend.backends = {"xnnpack"};
     const auto partitioner = make_requested_partitioner(opt->backend);
     const ir::ExportedProgram program = compile_onnx(opt->model, options);
     const PartitionResult result = partitioner->partition(program);
