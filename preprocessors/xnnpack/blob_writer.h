@@ -38,6 +38,8 @@ struct NodeRecord {
   float padding_value = 0.0f;
   uint32_t block_size = 0;
   uint32_t flags = 0;
+  uint32_t axis = 0;
+  std::vector<uint64_t> offsets;
   // The edge nodes this XNNPACK node computes (for the debug handle map).
   std::vector<const ir::Node*> covers;
 };

@@ -43,6 +43,8 @@ struct XnnpackNodeSpec {
   std::vector<uint64_t> new_shape, pre_paddings, post_paddings;
   float padding_value = 0;
   uint32_t block_size = 0, flags = 0, debug_id = 0;
+  uint32_t axis = 0;
+  std::vector<uint64_t> offsets;
 };
 
 class XnnpackBlobBuilder {
@@ -140,6 +142,7 @@ class XnnpackBlobBuilder {
     const auto new_shape = optional(fbb, n.new_shape);
     const auto pre = optional(fbb, n.pre_paddings);
     const auto post = optional(fbb, n.post_paddings);
+    const auto offsets = optional(fbb, n.offsets);
     xfb::NodeBuilder b(fbb);
     b.add_type(n.type);
     b.add_inputs(inputs);
@@ -164,6 +167,8 @@ class XnnpackBlobBuilder {
     b.add_block_size(n.block_size);
     b.add_flags(n.flags);
     b.add_debug_id(n.debug_id);
+    b.add_axis(n.axis);
+    if (!offsets.IsNull()) b.add_offsets(offsets);
     return b.Finish();
   }
 

@@ -6,6 +6,8 @@
 #include <initializer_list>
 #include <string>
 
+#include "runtime/backends/xnnpack/native_ops.h"
+
 namespace etc::xnnpack {
 namespace {
 
@@ -393,6 +395,7 @@ std::string node_name(const fb::Node& node, size_t index) {
 Status check_node(const BlobView& view, const fb::Node& node, size_t index) {
   NodeCheck c{view, node, index};
   if (node.type() > NodeType::MAX) return c.error("unknown node type");
+  if (is_native_node(node.type())) return check_native_node(view, node, index);
   size_t min_inputs = 1, max_inputs = 1;
   arity(node.type(), min_inputs, max_inputs);
   const auto* inputs = node.inputs();

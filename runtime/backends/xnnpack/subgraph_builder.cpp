@@ -189,24 +189,37 @@ const char* xnn_status_name(xnn_status status) {
   return "unknown xnn_status";
 }
 
-Result<SubgraphPtr> build_subgraph(const BlobView& view, const std::vector<const void*>& constant_data) {
-  const uint32_t num_inputs = static_cast<uint32_t>(view.input_tensors.size());
-  const uint32_t num_externals = num_inputs + static_cast<uint32_t>(view.output_tensors.size());
+Result<SubgraphPtr> build_subgraph(const BlobView& view, const std::vector<const void*>& constant_data,
+                                   const StagePlan& plan, size_t stage_index,
+                                   std::vector<uint32_t>& externals) {
+  const Stage& stage = plan.stages[stage_index];
+  const auto* nodes = view.graph->nodes();
+  // The tensors this stage reads or writes, and which of them it produces.
+  std::vector<bool> used(view.tensors.size(), false), produced(view.tensors.size(), false);
+  for (size_t n = stage.first_node; n < stage.end_node; ++n) {
+    const fb::Node& node = *nodes->Get(static_cast<flatbuffers::uoffset_t>(n));
+    for (uint32_t id : *node.inputs()) used[id] = true;
+    for (uint32_t id : *node.outputs()) used[id] = produced[id] = true;
+  }
+  externals.clear();
+  for (size_t t = 0; t < view.tensors.size(); ++t)
+    if (used[t] && plan.shared[t]) externals.push_back(static_cast<uint32_t>(t));
+
   xnn_subgraph_t raw = nullptr;
-  if (xnn_status s = xnn_create_subgraph(num_externals, 0, &raw); s != xnn_status_success)
+  if (xnn_status s = xnn_create_subgraph(static_cast<uint32_t>(externals.size()), 0, &raw);
+      s != xnn_status_success)
     return rejected("a subgraph", s);
   SubgraphPtr subgraph(raw);
 
   std::vector<uint32_t> ids(view.tensors.size(), XNN_INVALID_VALUE_ID);
+  uint32_t next_external = 0;
   for (size_t t = 0; t < view.tensors.size(); ++t) {
+    if (!used[t]) continue;
     const TensorInfo& info = view.tensors[t];
     uint32_t external_id = XNN_INVALID_VALUE_ID, flags = 0;
-    if (info.external_input >= 0) {
-      external_id = static_cast<uint32_t>(info.external_input);
-      flags = XNN_VALUE_FLAG_EXTERNAL_INPUT;
-    } else if (info.external_output >= 0) {
-      external_id = num_inputs + static_cast<uint32_t>(info.external_output);
-      flags = XNN_VALUE_FLAG_EXTERNAL_OUTPUT;
+    if (plan.shared[t]) {
+      external_id = next_external++;
+      flags = produced[t] ? XNN_VALUE_FLAG_EXTERNAL_OUTPUT : XNN_VALUE_FLAG_EXTERNAL_INPUT;
     }
     if (xnn_status s = xnn_define_tensor_value(subgraph.get(), xnn_datatype_fp32, info.rank, info.dims,
                                                constant_data[t], external_id, flags, &ids[t]);
@@ -214,9 +227,7 @@ Result<SubgraphPtr> build_subgraph(const BlobView& view, const std::vector<const
       return rejected("tensor " + std::to_string(t) + " " + dims_string(info), s);
   }
 
-  const auto* nodes = view.graph->nodes();
-  const size_t num_nodes = nodes == nullptr ? 0 : nodes->size();
-  for (size_t n = 0; n < num_nodes; ++n) {
+  for (size_t n = stage.first_node; n < stage.end_node; ++n) {
     const fb::Node& node = *nodes->Get(static_cast<flatbuffers::uoffset_t>(n));
     if (xnn_status s = define_node(Definer{subgraph.get(), ids, node}); s != xnn_status_success)
       return rejected(node_name(node, n), s);

@@ -11,7 +11,9 @@
 
 #include "runtime/backends/xnnpack/blob_reader.h"
 #include "runtime/backends/xnnpack/layout.h"
+#include "runtime/backends/xnnpack/native_ops.h"
 #include "runtime/backends/xnnpack/node_checks.h"
+#include "runtime/backends/xnnpack/stages.h"
 #include "runtime/backends/xnnpack/subgraph_builder.h"
 #include "runtime/backends/xnnpack/threadpool.h"
 
@@ -34,7 +36,7 @@ FloatBuffer allocate_floats(size_t count) {
 
 // One delegate argument and how it reaches XNNPACK.
 struct Argument {
-  uint32_t external_id = 0;
+  uint32_t tensor_id = 0;
   bool is_input = true;
   size_t index = 0;  // among inputs or among outputs
   TensorInfo tensor;
@@ -44,20 +46,30 @@ struct Argument {
   float* staging = nullptr;
 };
 
-struct XnnpackHandle {
+// One stage (stages.h): an XNNPACK runtime, or a native node.
+struct StageRun {
   xnn_runtime_t runtime = nullptr;
-  SharedThreadpool pool;
-  std::vector<Argument> args;
+  std::vector<uint32_t> externals;        // tensor id of each external value id
   std::vector<xnn_external_value> bound;  // what xnn_setup_runtime last saw
   bool set_up = false;
-  std::vector<FloatBuffer> owned;  // staging buffers and run-time constants
+  NativeOp native;
+};
+
+struct XnnpackHandle {
+  SharedThreadpool pool;
+  std::vector<Stage> stages;
+  std::vector<StageRun> runs;  // one per stage
+  std::vector<float*> data;    // per tensor: where a shared tensor lives
+  std::vector<Argument> args;
+  std::vector<FloatBuffer> owned;  // staging and shared buffers, run-time constants
 
   XnnpackHandle() = default;
   XnnpackHandle(const XnnpackHandle&) = delete;
   XnnpackHandle& operator=(const XnnpackHandle&) = delete;
-  // The runtime goes first: it may read the owned constants until deleted.
+  // The runtimes go first: they may read the owned constants until deleted.
   ~XnnpackHandle() {
-    if (runtime != nullptr) xnn_delete_runtime(runtime);
+    for (StageRun& run : runs)
+      if (run.runtime != nullptr) xnn_delete_runtime(run.runtime);
   }
 };
 
@@ -76,7 +88,7 @@ Result<std::vector<const void*>> place_constants(const BlobView& view, XnnpackHa
   for (size_t n = 0; n < num_nodes; ++n) {
     const fb::Node& node = *nodes->Get(static_cast<flatbuffers::uoffset_t>(n));
     for (size_t i = 0; i < node.inputs()->size(); ++i)
-      if (!input_is_packed(node, i))
+      if (is_native_node(node.type()) || !input_is_packed(node, i))
         read_at_run_time[node.inputs()->Get(static_cast<flatbuffers::uoffset_t>(i))] = true;
   }
   std::vector<const void*> data(view.tensors.size(), nullptr);
@@ -98,14 +110,12 @@ Status prepare_arguments(const BlobView& view, XnnpackHandle& handle) {
   const size_t num_inputs = view.input_tensors.size();
   const size_t num_args = num_inputs + view.output_tensors.size();
   handle.args.resize(num_args);
-  handle.bound.assign(num_args, xnn_external_value{0, nullptr});
   for (size_t a = 0; a < num_args; ++a) {
     Argument& arg = handle.args[a];
     arg.is_input = a < num_inputs;
     arg.index = arg.is_input ? a : a - num_inputs;
-    arg.external_id = static_cast<uint32_t>(a);
-    arg.tensor = view.tensors[arg.is_input ? view.input_tensors[a] : view.output_tensors[a - num_inputs]];
-    handle.bound[a].id = arg.external_id;
+    arg.tensor_id = arg.is_input ? view.input_tensors[a] : view.output_tensors[a - num_inputs];
+    arg.tensor = view.tensors[arg.tensor_id];
     if (arg.tensor.layout == fb::BoundaryLayout::Same) continue;
     // XNNPACK dims are [N, H, W, C]; with one channel or one pixel NCHW and
     // NHWC hold the same bytes, so the argument is bound directly.
@@ -117,7 +127,54 @@ Status prepare_arguments(const BlobView& view, XnnpackHandle& handle) {
     FloatBuffer staging = allocate_floats(arg.tensor.numel);
     if (staging == nullptr) return out_of_memory("a staging buffer for argument " + std::to_string(a));
     arg.staging = staging.get();
+    handle.data[arg.tensor_id] = arg.staging;
     handle.owned.push_back(std::move(staging));
+  }
+  return Status::Ok();
+}
+
+// Buffers for the shared intermediates, and constants read by native nodes.
+Status place_shared_tensors(const StagePlan& plan, const std::vector<const void*>& constant_data,
+                            XnnpackHandle& handle) {
+  std::vector<float*> buffers;
+  for (size_t b = 0; b < plan.buffer_elements.size(); ++b) {
+    FloatBuffer buffer = allocate_floats(plan.buffer_elements[b]);
+    if (buffer == nullptr)
+      return out_of_memory("a buffer of " + std::to_string(plan.buffer_elements[b]) +
+                           " floats between stages");
+    buffers.push_back(buffer.get());
+    handle.owned.push_back(std::move(buffer));
+  }
+  handle.data.assign(plan.shared.size(), nullptr);
+  for (size_t t = 0; t < plan.shared.size(); ++t) {
+    if (plan.buffer_of[t] != kNoBuffer) handle.data[t] = buffers[static_cast<size_t>(plan.buffer_of[t])];
+    if (constant_data[t] != nullptr)
+      handle.data[t] = static_cast<float*>(const_cast<void*>(constant_data[t]));
+  }
+  return Status::Ok();
+}
+
+// One XNNPACK runtime per XNNPACK stage, on the shared pool; native stages
+// keep their compiled node.
+Status create_stages(const BlobView& view, const std::vector<const void*>& constant_data,
+                     const StagePlan& plan, XnnpackHandle& handle) {
+  handle.stages = plan.stages;
+  handle.runs.resize(plan.stages.size());
+  for (size_t s = 0; s < plan.stages.size(); ++s) {
+    StageRun& run = handle.runs[s];
+    if (plan.stages[s].native) {
+      run.native = compile_native_op(
+          view, *view.graph->nodes()->Get(static_cast<flatbuffers::uoffset_t>(plan.stages[s].first_node)));
+      continue;
+    }
+    ETC_ASSIGN_OR_RETURN(SubgraphPtr subgraph, build_subgraph(view, constant_data, plan, s, run.externals));
+    if (xnn_status st = xnn_create_runtime_v2(subgraph.get(), handle.pool.get(), 0, &run.runtime);
+        st != xnn_status_success)
+      return fail(Error::DelegateInvalidCompatibility,
+                  "xnnpack: XNNPACK cannot create a runtime for this blob (", xnn_status_name(st), ")");
+    run.bound.resize(run.externals.size());
+    for (size_t k = 0; k < run.externals.size(); ++k)
+      run.bound[k] = xnn_external_value{static_cast<uint32_t>(k), nullptr};
   }
   return Status::Ok();
 }
@@ -158,13 +215,11 @@ class XnnpackBackend final : public BackendInterface {
 
     auto handle = std::make_unique<XnnpackHandle>();
     ETC_ASSIGN_OR_RETURN(std::vector<const void*> constant_data, place_constants(view, *handle));
-    ETC_ASSIGN_OR_RETURN(SubgraphPtr subgraph, build_subgraph(view, constant_data));
-    ETC_ASSIGN_OR_RETURN(handle->pool, SharedThreadpool::acquire(context.options().num_threads));
-    if (xnn_status s = xnn_create_runtime_v2(subgraph.get(), handle->pool.get(), 0, &handle->runtime);
-        s != xnn_status_success)
-      return fail(Error::DelegateInvalidCompatibility,
-                  "xnnpack: XNNPACK cannot create a runtime for this blob (", xnn_status_name(s), ")");
+    const StagePlan plan = plan_stages(view);
+    ETC_TRY(place_shared_tensors(plan, constant_data, *handle));
     ETC_TRY(prepare_arguments(view, *handle));
+    ETC_ASSIGN_OR_RETURN(handle->pool, SharedThreadpool::acquire(context.options().num_threads));
+    ETC_TRY(create_stages(view, constant_data, plan, *handle));
     // Weights are packed and run-time constants copied: the blob is no
     // longer needed.
     processed->free();
@@ -178,7 +233,6 @@ class XnnpackBackend final : public BackendInterface {
     if (args.size() != handle.args.size())
       return fail(Error::InvalidArgument, "xnnpack delegate: ", std::to_string(args.size()),
                   " arguments, expected ", std::to_string(handle.args.size()));
-    bool changed = !handle.set_up;
     for (size_t a = 0; a < args.size(); ++a) {
       const Argument& arg = handle.args[a];
       const EValue* value = args[a];
@@ -186,16 +240,22 @@ class XnnpackBackend final : public BackendInterface {
           value->to_tensor().numel() != static_cast<int64_t>(arg.tensor.numel) ||
           value->to_tensor().data == nullptr)
         return fail(Error::InvalidArgument, describe(arg));
-      void* data = arg.staging != nullptr ? arg.staging : value->to_tensor().data;
-      if (handle.bound[a].data != data) changed = true;
-      handle.bound[a].data = data;
+      if (arg.staging == nullptr) handle.data[arg.tensor_id] = value->to_tensor().data_as<float>();
     }
-    if (changed) {
-      handle.set_up = false;
-      if (xnn_status s = xnn_setup_runtime(handle.runtime, handle.bound.size(), handle.bound.data());
+    for (StageRun& run : handle.runs) {
+      if (run.runtime == nullptr) continue;
+      bool changed = !run.set_up;
+      for (size_t k = 0; k < run.externals.size(); ++k) {
+        float* data = handle.data[run.externals[k]];
+        if (run.bound[k].data != data) changed = true;
+        run.bound[k].data = data;
+      }
+      if (!changed) continue;
+      run.set_up = false;
+      if (xnn_status s = xnn_setup_runtime(run.runtime, run.bound.size(), run.bound.data());
           s != xnn_status_success)
         return fail(Error::Internal, "xnnpack: xnn_setup_runtime failed (", xnn_status_name(s), ")");
-      handle.set_up = true;
+      run.set_up = true;
     }
     for (size_t a = 0; a < args.size(); ++a) {
       const Argument& arg = handle.args[a];
@@ -206,7 +266,15 @@ class XnnpackBackend final : public BackendInterface {
     // one event.
     const EventTracerEntry event =
         event_tracer_start_profiling_delegate(context.event_tracer(), "xnnpack", -1);
-    const xnn_status status = xnn_invoke_runtime(handle.runtime);
+    xnn_status status = xnn_status_success;
+    for (StageRun& run : handle.runs) {
+      if (run.runtime == nullptr) {
+        run_native_op(run.native, handle.data.data(), handle.pool.get());
+        continue;
+      }
+      status = xnn_invoke_runtime(run.runtime);
+      if (status != xnn_status_success) break;
+    }
     event_tracer_end_profiling_delegate(context.event_tracer(), event);
     if (status != xnn_status_success)
       return fail(Error::Internal, "xnnpack: xnn_invoke_runtime failed (", xnn_status_name(status), ")");

@@ -10,9 +10,15 @@
 namespace etc::xnnpack {
 
 inline constexpr char kXnnpackBackendId[] = "xnnpack";
-inline constexpr uint32_t kXnnpackBlobVersion = 1;
+inline constexpr uint32_t kXnnpackBlobVersion = 2;
 inline constexpr char kXnnpackBlobIdentifier[] = "EXN1";
 inline constexpr size_t kXnnpackConstantAlignment = 64;
+
+// Nodes the runtime computes itself, between XNNPACK subgraphs.
+inline bool is_native_node(fb::NodeType type) {
+  return type == fb::NodeType::Concatenate || type == fb::NodeType::Slice ||
+         type == fb::NodeType::ChannelShuffle;
+}
 
 // Where the constant data starts: after the size-prefixed flatbuffer, rounded
 // up to kXnnpackConstantAlignment. `flatbuffer_size` excludes the prefix.

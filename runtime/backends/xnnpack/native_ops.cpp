@@ -1,0 +1,230 @@
+#include "runtime/backends/xnnpack/native_ops.h"
+
+#include <cstring>
+#include <string>
+
+#include "runtime/backends/xnnpack/node_checks.h"
+
+namespace etc::xnnpack {
+namespace {
+
+using fb::NodeType;
+
+Failure invalid(const fb::Node& node, size_t index, const std::string& what) {
+  return fail(Error::InvalidProgram, "xnnpack blob: ", node_name(node, index), ": ", what);
+}
+
+bool same_dims(const TensorInfo& a, const TensorInfo& b) {
+  if (a.rank != b.rank) return false;
+  for (size_t d = 0; d < a.rank; ++d)
+    if (a.dims[d] != b.dims[d]) return false;
+  return true;
+}
+
+Status check_concatenate(const BlobView& view, const fb::Node& node, size_t index) {
+  const TensorInfo& out = view.tensors[node.outputs()->Get(0)];
+  const size_t axis = node.axis();
+  if (axis >= out.rank)
+    return invalid(node, index,
+                   "axis " + std::to_string(axis) + " of a rank-" + std::to_string(out.rank) + " output");
+  uint64_t total = 0;
+  for (flatbuffers::uoffset_t i = 0; i < node.inputs()->size(); ++i) {
+    const TensorInfo& in = view.tensors[node.inputs()->Get(i)];
+    bool ok = in.rank == out.rank;
+    for (size_t d = 0; ok && d < out.rank; ++d) ok = d == axis || in.dims[d] == out.dims[d];
+    if (!ok)
+      return invalid(node, index,
+                     "input " + std::to_string(i) + " has dims " + dims_string(in) +
+                         ", which do not match output " + dims_string(out) + " off axis " +
+                         std::to_string(axis));
+    total += in.dims[axis];
+  }
+  if (total != out.dims[axis])
+    return invalid(node, index,
+                   "the inputs hold " + std::to_string(total) + " along axis " + std::to_string(axis) +
+                       ", the output " + std::to_string(out.dims[axis]));
+  return Status::Ok();
+}
+
+Status check_slice(const BlobView& view, const fb::Node& node, size_t index) {
+  const TensorInfo& in = view.tensors[node.inputs()->Get(0)];
+  const TensorInfo& out = view.tensors[node.outputs()->Get(0)];
+  const auto* offsets = node.offsets();
+  if (in.rank != out.rank || offsets == nullptr || offsets->size() != in.rank)
+    return invalid(node, index, "input, output and offsets must have the same rank");
+  for (flatbuffers::uoffset_t d = 0; d < in.rank; ++d) {
+    const uint64_t offset = offsets->Get(d);
+    if (offset > in.dims[d] || out.dims[d] > in.dims[d] - offset)
+      return invalid(node, index,
+                     "the window at offset " + std::to_string(offset) + " of output " + dims_string(out) +
+                         " leaves input " + dims_string(in) + " in dimension " + std::to_string(d));
+  }
+  return Status::Ok();
+}
+
+Status check_channel_shuffle(const BlobView& view, const fb::Node& node, size_t index) {
+  const TensorInfo& in = view.tensors[node.inputs()->Get(0)];
+  const TensorInfo& out = view.tensors[node.outputs()->Get(0)];
+  if (!same_dims(in, out))
+    return invalid(node, index, "output dims " + dims_string(out) + " differ from input " + dims_string(in));
+  const size_t groups = node.groups();
+  if (in.rank == 0 || groups == 0 || in.dims[in.rank - 1] % groups != 0)
+    return invalid(node, index,
+                   std::to_string(groups) + " groups do not divide the last dimension of " + dims_string(in));
+  return Status::Ok();
+}
+
+// Splits `rows` into tiles of at least ~16 KiB of copying each.
+size_t tile_rows(size_t row_elements) {
+  const size_t elements = 4096;
+  return row_elements >= elements ? 1 : elements / (row_elements == 0 ? 1 : row_elements);
+}
+
+struct RunContext {
+  const NativeOp* op;
+  float* const* data;
+};
+
+void concatenate_rows(void* context, size_t first, size_t count) {
+  const auto& [op, data] = *static_cast<const RunContext*>(context);
+  size_t out_row = 0;
+  for (size_t e : op->row_elements) out_row += e;
+  float* out = data[op->output] + first * out_row;
+  for (size_t r = first; r < first + count; ++r)
+    for (size_t i = 0; i < op->inputs.size(); ++i) {
+      const size_t e = op->row_elements[i];
+      std::memcpy(out, data[op->inputs[i]] + r * e, e * sizeof(float));
+      out += e;
+    }
+}
+
+void slice_rows(void* context, size_t first, size_t count) {
+  const auto& [op, data] = *static_cast<const RunContext*>(context);
+  const size_t e = op->row_elements[0];
+  const size_t outer = op->out_dims.size();
+  const float* in = data[op->inputs[0]];
+  float* out = data[op->output];
+  for (size_t r = first; r < first + count; ++r) {
+    size_t offset = op->slice_start, rest = r;
+    for (size_t d = outer; d-- > 0;) {
+      offset += (rest % op->out_dims[d]) * op->in_stride[d];
+      rest /= op->out_dims[d];
+    }
+    std::memcpy(out + r * e, in + offset, e * sizeof(float));
+  }
+}
+
+void shuffle_rows(void* context, size_t first, size_t count) {
+  const auto& [op, data] = *static_cast<const RunContext*>(context);
+  const size_t c = op->row_elements[0], g = op->groups, per_group = c / g;
+  for (size_t r = first; r < first + count; ++r) {
+    const float* in = data[op->inputs[0]] + r * c;
+    float* out = data[op->output] + r * c;
+    for (size_t i = 0; i < g; ++i)
+      for (size_t j = 0; j < per_group; ++j) out[j * g + i] = in[i * per_group + j];
+  }
+}
+
+}  // namespace
+
+Status check_native_node(const BlobView& view, const fb::Node& node, size_t index) {
+  const auto* inputs = node.inputs();
+  const auto* outputs = node.outputs();
+  const size_t num_in = inputs == nullptr ? 0 : inputs->size();
+  const size_t max_in = node.type() == NodeType::Concatenate ? kMaxConcatInputs : 1;
+  if (num_in < 1 || num_in > max_in)
+    return invalid(node, index,
+                   std::to_string(num_in) + " inputs, expected " +
+                       (max_in == 1 ? std::string("1") : "1 to " + std::to_string(max_in)));
+  if (outputs == nullptr || outputs->size() != 1)
+    return invalid(node, index,
+                   std::to_string(outputs == nullptr ? 0 : outputs->size()) + " outputs, expected 1");
+  for (flatbuffers::uoffset_t i = 0; i < num_in; ++i)
+    if (inputs->Get(i) >= view.tensors.size())
+      return invalid(node, index,
+                     "input " + std::to_string(i) + " is tensor " + std::to_string(inputs->Get(i)) +
+                         ", but there are " + std::to_string(view.tensors.size()) + " tensors");
+  if (outputs->Get(0) >= view.tensors.size())
+    return invalid(node, index,
+                   "output is tensor " + std::to_string(outputs->Get(0)) + ", but there are " +
+                       std::to_string(view.tensors.size()) + " tensors");
+  if (view.tensors[outputs->Get(0)].is_constant()) return invalid(node, index, "the output is a constant");
+  if (node.flags() != 0)
+    return invalid(node, index, "flags " + std::to_string(node.flags()) + " (none allowed)");
+  switch (node.type()) {
+    case NodeType::Concatenate: return check_concatenate(view, node, index);
+    case NodeType::Slice: return check_slice(view, node, index);
+    case NodeType::ChannelShuffle: return check_channel_shuffle(view, node, index);
+    default: return invalid(node, index, "not a native node");
+  }
+}
+
+NativeOp compile_native_op(const BlobView& view, const fb::Node& node) {
+  NativeOp op;
+  op.type = node.type();
+  for (uint32_t id : *node.inputs()) op.inputs.push_back(id);
+  op.output = node.outputs()->Get(0);
+  const TensorInfo& out = view.tensors[op.output];
+  const TensorInfo& in = view.tensors[op.inputs[0]];
+  switch (op.type) {
+    case NodeType::Concatenate: {
+      const size_t axis = node.axis();
+      op.rows = 1;
+      for (size_t d = 0; d < axis; ++d) op.rows *= out.dims[d];
+      for (uint32_t id : op.inputs) {
+        const TensorInfo& t = view.tensors[id];
+        size_t e = 1;
+        for (size_t d = axis; d < t.rank; ++d) e *= t.dims[d];
+        op.row_elements.push_back(e);
+      }
+      break;
+    }
+    case NodeType::Slice: {
+      std::vector<size_t> in_dims(in.dims, in.dims + in.rank), out_dims(out.dims, out.dims + out.rank);
+      std::vector<size_t> offsets;
+      for (uint64_t o : *node.offsets()) offsets.push_back(static_cast<size_t>(o));
+      // Trailing dimensions taken whole merge into the contiguous row.
+      while (out_dims.size() > 1 && out_dims.back() == in_dims.back()) {
+        const size_t k = out_dims.size();
+        out_dims[k - 2] *= out_dims[k - 1];
+        offsets[k - 2] *= in_dims[k - 1];
+        in_dims[k - 2] *= in_dims[k - 1];
+        out_dims.pop_back(), in_dims.pop_back(), offsets.pop_back();
+      }
+      const size_t k = out_dims.size();
+      op.row_elements.push_back(out_dims[k - 1]);
+      op.in_stride.assign(k, 1);
+      for (size_t d = k - 1; d-- > 0;) op.in_stride[d] = op.in_stride[d + 1] * in_dims[d + 1];
+      op.slice_start = offsets[k - 1];
+      for (size_t d = 0; d + 1 < k; ++d) op.slice_start += offsets[d] * op.in_stride[d];
+      op.out_dims.assign(out_dims.begin(), out_dims.end() - 1);
+      op.in_stride.pop_back();
+      op.rows = 1;
+      for (size_t d : op.out_dims) op.rows *= d;
+      break;
+    }
+    case NodeType::ChannelShuffle:
+      op.row_elements.push_back(in.dims[in.rank - 1]);
+      op.rows = in.numel / in.dims[in.rank - 1];
+      op.groups = node.groups();
+      break;
+    default: break;
+  }
+  return op;
+}
+
+void run_native_op(const NativeOp& op, float* const* data, pthreadpool_t pool) {
+  RunContext context{&op, data};
+  size_t row = 0;
+  for (size_t e : op.row_elements) row += e;
+  pthreadpool_task_1d_tile_1d_t task = nullptr;
+  switch (op.type) {
+    case NodeType::Concatenate: task = concatenate_rows; break;
+    case NodeType::Slice: task = slice_rows; break;
+    case NodeType::ChannelShuffle: task = shuffle_rows; break;
+    default: return;
+  }
+  pthreadpool_parallelize_1d_tile_1d(pool, task, &context, op.rows, tile_rows(row), 0);
+}
+
+}  // namespace etc::xnnpack

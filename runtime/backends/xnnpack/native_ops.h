@@ -1,0 +1,54 @@
+#pragma once
+// The blob's native nodes (xnnpack_blob.h is_native_node): data movement that
+// this XNNPACK's subgraph API cannot express — concatenate, slice, channel
+// shuffle — computed by the backend itself between XNNPACK subgraphs, so a
+// partition need not end (and convert layout) at each of them.
+//
+// check_native_node verifies one node of an untrusted blob; compile_native_op
+// turns a checked node into a NativeOp that owns everything it needs after the
+// blob is freed; run_native_op runs it on the shared pthreadpool. Running does
+// not allocate.
+
+#include <pthreadpool.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "runtime/backends/xnnpack/blob_reader.h"
+#include "runtime/core/result.h"
+
+namespace etc::xnnpack {
+
+// More inputs than this make a concatenate invalid.
+inline constexpr size_t kMaxConcatInputs = 256;
+
+// Errors: InvalidProgram naming the node, tensor and reason. On success the
+// node's inputs and outputs exist and hold valid tensor ids.
+Status check_native_node(const BlobView& view, const fb::Node& node, size_t index);
+
+// A checked native node, in a form that outlives the blob. Each kind is a
+// copy of `rows` rows; what a row is depends on the kind.
+struct NativeOp {
+  fb::NodeType type{};
+  std::vector<uint32_t> inputs;  // tensor ids
+  uint32_t output = 0;
+  size_t rows = 0;
+  // Concatenate: row r of the output is row r of each input in turn, input i
+  // contributing row_elements[i] floats.
+  // Slice: output row r (of row_elements[0] floats) starts at input element
+  // slice_start + sum_d index_d(r) * in_stride[d], for d over the output's
+  // outer dimensions (out_dims without the last).
+  // ChannelShuffle: one row per pixel, row_elements[0] = C.
+  std::vector<size_t> row_elements;
+  size_t slice_start = 0;
+  std::vector<size_t> out_dims, in_stride;
+  size_t groups = 1;
+};
+
+NativeOp compile_native_op(const BlobView& view, const fb::Node& node);
+
+// `data[t]` is where tensor t lives (float32).
+void run_native_op(const NativeOp& op, float* const* data, pthreadpool_t pool);
+
+}  // namespace etc::xnnpack

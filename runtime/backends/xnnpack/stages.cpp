@@ -1,0 +1,83 @@
+#include "runtime/backends/xnnpack/stages.h"
+
+#include <algorithm>
+
+namespace etc::xnnpack {
+namespace {
+
+const fb::Node& node_at(const BlobView& view, size_t n) {
+  return *view.graph->nodes()->Get(static_cast<flatbuffers::uoffset_t>(n));
+}
+
+// Best fit among free buffers, or a new one.
+int32_t take_buffer(std::vector<size_t>& sizes, std::vector<int32_t>& free_list, size_t elements) {
+  auto best = free_list.end();
+  for (auto it = free_list.begin(); it != free_list.end(); ++it)
+    if (sizes[*it] >= elements && (best == free_list.end() || sizes[*it] < sizes[*best])) best = it;
+  if (best == free_list.end() && !free_list.empty()) {
+    // None is large enough: grow the largest free one.
+    best = std::max_element(free_list.begin(), free_list.end(),
+                            [&](int32_t a, int32_t b) { return sizes[a] < sizes[b]; });
+    sizes[*best] = elements;
+  }
+  if (best == free_list.end()) {
+    sizes.push_back(elements);
+    return static_cast<int32_t>(sizes.size() - 1);
+  }
+  const int32_t id = *best;
+  free_list.erase(best);
+  return id;
+}
+
+}  // namespace
+
+StagePlan plan_stages(const BlobView& view) {
+  StagePlan plan;
+  const size_t num_nodes = view.graph->nodes() == nullptr ? 0 : view.graph->nodes()->size();
+  for (size_t n = 0; n < num_nodes; ++n) {
+    const bool native = is_native_node(node_at(view, n).type());
+    if (native || plan.stages.empty() || plan.stages.back().native)
+      plan.stages.push_back(Stage{native, n, n + 1});
+    else
+      plan.stages.back().end_node = n + 1;
+  }
+
+  // Stage of each tensor's producer and last reader (-1: none).
+  const size_t num_tensors = view.tensors.size();
+  std::vector<int32_t> producer(num_tensors, -1), last_reader(num_tensors, -1);
+  plan.shared.assign(num_tensors, false);
+  for (size_t s = 0; s < plan.stages.size(); ++s) {
+    const Stage& stage = plan.stages[s];
+    for (size_t n = stage.first_node; n < stage.end_node; ++n) {
+      const fb::Node& node = node_at(view, n);
+      for (uint32_t id : *node.inputs()) {
+        if (view.tensors[id].is_constant()) continue;
+        if (stage.native || producer[id] != static_cast<int32_t>(s)) plan.shared[id] = true;
+        last_reader[id] = static_cast<int32_t>(s);
+      }
+      for (uint32_t id : *node.outputs()) {
+        producer[id] = static_cast<int32_t>(s);
+        if (stage.native) plan.shared[id] = true;
+      }
+    }
+  }
+  for (size_t t = 0; t < num_tensors; ++t)
+    if (view.tensors[t].is_external()) plan.shared[t] = true;
+
+  // Buffers for shared intermediates, taken at the producing stage and
+  // returned after the last reading stage (never within one stage, whose
+  // externals are all bound at once).
+  plan.buffer_of.assign(num_tensors, kNoBuffer);
+  std::vector<int32_t> free_list;
+  for (size_t s = 0; s < plan.stages.size(); ++s) {
+    for (size_t t = 0; t < num_tensors; ++t)
+      if (plan.shared[t] && !view.tensors[t].is_external() && producer[t] == static_cast<int32_t>(s))
+        plan.buffer_of[t] = take_buffer(plan.buffer_elements, free_list, view.tensors[t].numel);
+    for (size_t t = 0; t < num_tensors; ++t)
+      if (plan.buffer_of[t] != kNoBuffer && std::max(last_reader[t], producer[t]) == static_cast<int32_t>(s))
+        free_list.push_back(plan.buffer_of[t]);
+  }
+  return plan;
+}
+
+}  // namespace etc::xnnpack

@@ -1,0 +1,36 @@
+#pragma once
+// How one XNNPACK delegate runs: its nodes (in blob order) split into stages,
+// each either a maximal run of XNNPACK nodes — one xnn_runtime — or one
+// native node (native_ops.h). Tensors that cross a stage boundary, and the
+// delegate's arguments, are "shared": XNNPACK sees them as external values,
+// bound to memory the backend owns (or to the arguments). Shared
+// intermediates get buffers that are reused once their last reader has run.
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "runtime/backends/xnnpack/blob_reader.h"
+
+namespace etc::xnnpack {
+
+struct Stage {
+  bool native = false;
+  size_t first_node = 0, end_node = 0;  // nodes [first_node, end_node)
+};
+
+inline constexpr int32_t kNoBuffer = -1;
+
+struct StagePlan {
+  std::vector<Stage> stages;
+  std::vector<bool> shared;  // per tensor
+  // Per tensor: the buffer holding a shared intermediate (not a constant nor
+  // a delegate argument), kNoBuffer otherwise.
+  std::vector<int32_t> buffer_of;
+  std::vector<size_t> buffer_elements;  // float32 elements of each buffer
+};
+
+// `view` must have passed read_xnnpack_blob.
+StagePlan plan_stages(const BlobView& view);
+
+}  // namespace etc::xnnpack
