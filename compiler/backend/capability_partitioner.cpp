@@ -301,6 +301,10 @@ std::vector<std::vector<ir::NodeId>> drop_small_groups(State& s, const Capabilit
             ", fewer than the minimum partition size of " + std::to_string(options.min_partition_size);
     else if (nodes.size() == 1 && !options.allow_single_node_partitions)
       why = "supported, but it would be a partition of its own and single-node partitions are not allowed";
+    else if (options.is_compute && std::none_of(nodes.begin(), nodes.end(), [&](ir::NodeId n) {
+               return options.is_compute(s.graph.node(n));
+             }))
+      why = "supported, but its partition would only move data (no compute node), which gains nothing";
     if (why.empty()) {
       kept.push_back(std::move(nodes));
       continue;

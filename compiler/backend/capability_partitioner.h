@@ -15,7 +15,8 @@
 //     group whose reachability counts, so collapsing the returned partitions
 //     and the earlier tags together still leaves an acyclic graph;
 //   - partitions smaller than min_partition_size, or single-node partitions
-//     when allow_single_node_partitions is false, are dropped, and their
+//     when allow_single_node_partitions is false, or partitions without a
+//     compute node when is_compute is set, are dropped, and their
 //     nodes get a reason saying so.
 // Every live node not in a returned partition and not pre-tagged gets a
 // reason (call_delegate nodes included). The predicate is asked once about
@@ -47,6 +48,9 @@ using NodeSupport = std::function<Support(const ir::Graph&, const ir::Node&)>;
 struct CapabilityOptions {
   size_t min_partition_size = 1;
   bool allow_single_node_partitions = true;
+  // When set, partitions with no node for which it holds (e.g. only
+  // concatenations and slices) are dropped.
+  std::function<bool(const ir::Node&)> is_compute;
 };
 
 struct ProposedPartitions {

@@ -47,8 +47,7 @@ bool is_depthwise_conv(const ir::Graph& g, const ir::Node& n) {
 bool is_global_avg_pool(const ir::Graph& g, const ir::Node& n) {
   const Shape& x = shape_of(g, n.inputs[0]);
   if (n.op == EdgeOp::ReduceMean)
-    return x.rank() == 4 && !present(n, 1) && attr_ints(n, "axes") == std::vector<int64_t>{2, 3} &&
-           attr_int(n, "keepdims", 1) != 0;
+    return x.rank() == 4 && !present(n, 1) && attr_ints(n, "axes") == std::vector<int64_t>{2, 3};
   if (n.op != EdgeOp::AvgPool) return false;
   const std::vector<int64_t> k = attr_ints(n, "kernel_shape");
   for (int64_t p : attr_ints(n, "pads"))
@@ -138,7 +137,7 @@ Support pool_rule(const ir::Graph& g, const ir::Node& n) {
   if (n.op == EdgeOp::ReduceMean) {
     if (is_global_avg_pool(g, n)) return Support::yes();
     return Support::no(
-        "xnnpack: reduce_mean other than over the spatial axes of a 4-D tensor with keepdims (global average "
+        "xnnpack: reduce_mean other than over the spatial axes of a 4-D tensor (global average "
         "pooling)");
   }
   const char* what = n.op == EdgeOp::MaxPool ? "max_pool" : "avg_pool";

@@ -43,6 +43,9 @@ Rule rule_for(EdgeOp op) {
     case EdgeOp::Pad: return pad_rule;
     case EdgeOp::Resize: return resize_rule;
     case EdgeOp::DepthToSpace: return depth_to_space_rule;
+    case EdgeOp::Concat: return concat_rule;
+    case EdgeOp::Slice: return slice_rule;
+    case EdgeOp::Split: return split_rule;
     default: return nullptr;
   }
 }
@@ -55,6 +58,7 @@ size_t data_inputs(const ir::Node& n) {
     case EdgeOp::ReduceMean:
     case EdgeOp::Pad:
     case EdgeOp::Resize:
+    case EdgeOp::Split:
     case EdgeOp::Clip:
     case EdgeOp::Pow: return 1;
     default: return n.inputs.size();
@@ -83,12 +87,21 @@ Support check_tensor(const ir::Graph& g, const ir::Node& n, ir::ValueId v, const
 }  // namespace
 
 Support XnnpackPartitioner::is_supported(const ir::Graph& graph, const ir::Node& node) {
+  // The 5-D tensors inside a channel shuffle never leave it.
+  if ((node.op == EdgeOp::Reshape || node.op == EdgeOp::Transpose) && find_channel_shuffle(graph, node))
+    return Support::yes();
   const Rule rule = rule_for(node.op);
   if (!rule) return Support::no(std::string("xnnpack: no XNNPACK node for '") + edge_op_name(node.op) + "'");
-  if (node.outputs.size() != 1)
+  if (node.op == EdgeOp::Split) {
+    for (ir::ValueId out : node.outputs) {
+      Support s = check_tensor(graph, node, out, "an output");
+      if (!s.supported) return s;
+    }
+  } else if (node.outputs.size() != 1)
     return Support::no(std::string("xnnpack: '") + edge_op_name(node.op) + "' with " +
                        std::to_string(node.outputs.size()) + " outputs (XNNPACK nodes here have one)");
-  Support s = check_tensor(graph, node, node.outputs[0], "the output");
+  Support s =
+      node.op == EdgeOp::Split ? Support::yes() : check_tensor(graph, node, node.outputs[0], "the output");
   if (!s.supported) return s;
   for (size_t i = 0; i < data_inputs(node); ++i) {
     if (!present(node, i)) return Support::no("xnnpack: input " + std::to_string(i) + " is absent");
@@ -99,8 +112,12 @@ Support XnnpackPartitioner::is_supported(const ir::Graph& graph, const ir::Node&
 }
 
 PartitionResult XnnpackPartitioner::partition(const ir::ExportedProgram& program) const {
+  // A partition that only moves data would add layout conversions and gain
+  // nothing over the portable kernels.
+  CapabilityOptions options = options_;
+  if (!options.is_compute) options.is_compute = [](const ir::Node& n) { return !is_data_movement(n.op); };
   return partition_by_capability(program, &XnnpackPartitioner::is_supported, kXnnpackBackendId,
-                                 DelegationSpec{kXnnpackBackendId, compile_specs_}, options_);
+                                 DelegationSpec{kXnnpackBackendId, compile_specs_}, options);
 }
 
 }  // namespace etc::xnnpack

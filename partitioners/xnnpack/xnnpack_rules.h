@@ -9,6 +9,7 @@
 // be expressed in NHWC by xnn_define_* as declared in Debian's xnnpack.h.
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -32,13 +33,26 @@ bool layout_free(const Shape& s);
 // Node classification shared with preprocess.
 bool is_depthwise_conv(const ir::Graph& g, const ir::Node& n);  // group == C > 1, w [C*m, 1, kh, kw]
 // avg_pool whose window is the whole H×W with no padding, or reduce_mean over
-// H and W of a 4-D tensor keeping dims.
+// H and W of a 4-D tensor (keeping dims or not).
 bool is_global_avg_pool(const ir::Graph& g, const ir::Node& n);
 // Extra bottom/right padding that makes XNNPACK's rounded-down output size
 // equal a pooling node's ceil_mode output size ({0, 0} without ceil_mode);
 // empty when no padding can.
 std::vector<int64_t> pool_ceil_padding(const ir::Graph& g, const ir::Node& n);
 bool is_square(const ir::Graph& g, const ir::Node& n);  // pow(x, constant 2)
+
+// ShuffleNet's channel shuffle: reshape [N, C, H, W] -> [N, g, C/g, H, W],
+// transpose perm [0, 2, 1, 3, 4], reshape back to [N, C, H, W], each
+// intermediate read only by the next node. Found from any of the three.
+struct ChannelShuffle {
+  const ir::Node* head;
+  const ir::Node* transpose;
+  const ir::Node* tail;
+  int64_t groups;
+};
+std::optional<ChannelShuffle> find_channel_shuffle(const ir::Graph& g, const ir::Node& n);
+// Ops that only move data; a partition of nothing else is not worth making.
+bool is_data_movement(EdgeOp op);
 
 Support conv_rule(const ir::Graph& g, const ir::Node& n);
 Support conv_transpose_rule(const ir::Graph& g, const ir::Node& n);
@@ -53,5 +67,8 @@ Support reshape_rule(const ir::Graph& g, const ir::Node& n);
 Support pad_rule(const ir::Graph& g, const ir::Node& n);
 Support resize_rule(const ir::Graph& g, const ir::Node& n);
 Support depth_to_space_rule(const ir::Graph& g, const ir::Node& n);
+Support concat_rule(const ir::Graph& g, const ir::Node& n);
+Support slice_rule(const ir::Graph& g, const ir::Node& n);
+Support split_rule(const ir::Graph& g, const ir::Node& n);
 
 }  // namespace etc::xnnpack

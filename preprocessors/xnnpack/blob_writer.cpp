@@ -49,7 +49,8 @@ std::vector<uint8_t> BlobWriter::finish(uint32_t num_inputs, uint32_t num_output
         fbb, n.type, &n.inputs, &n.outputs, field(n.padding), field(n.kernel), field(n.stride),
         field(n.dilation), field(n.adjustment), n.groups, n.group_input_channels, n.group_output_channels,
         n.depth_multiplier, n.input_channels, n.output_min, n.output_max, n.alpha, field(n.new_shape),
-        field(n.pre_paddings), field(n.post_paddings), n.padding_value, n.block_size, n.flags, debug_ids[i], n.axis, field(n.offsets)));
+        field(n.pre_paddings), field(n.post_paddings), n.padding_value, n.block_size, n.flags, debug_ids[i],
+        n.axis, field(n.offsets)));
   }
   const auto root =
       fb::CreateGraphDirect(fbb, kXnnpackBlobVersion, &tensors, &nodes, num_inputs, num_outputs);

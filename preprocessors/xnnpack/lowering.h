@@ -77,6 +77,8 @@ void emit_unary(Lowering& l, const ir::Node& n);
 void emit_softmax(Lowering& l, const ir::Node& n);
 void emit_prelu(Lowering& l, const ir::Node& n);
 void emit_shape(Lowering& l, const ir::Node& n);  // reshape, pad, resize, depth_to_space
+// concat, slice, split, channel shuffle (native nodes)
+void emit_movement(Lowering& l, const ir::Node& n);
 
 // Clamp attributes of a fused activation (clamp_min / clamp_max).
 void set_output_range(NodeRecord& r, const ir::Node& n);

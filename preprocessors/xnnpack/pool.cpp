@@ -9,9 +9,25 @@ void emit_pool(Lowering& l, const ir::Node& n) {
   const uint32_t in = l.value(n.inputs[0]);
   const uint32_t out = l.value(n.outputs[0]);
   if (is_global_avg_pool(l.graph(), n)) {
-    NodeRecord& r = l.add_node(fb::NodeType::GlobalAveragePooling2d, n);
-    r.inputs = {in};
-    r.outputs = {out};
+    const Shape& y = shape_of(l.graph(), n.outputs[0]);
+    if (y.rank() == 4) {
+      NodeRecord& r = l.add_node(fb::NodeType::GlobalAveragePooling2d, n);
+      r.inputs = {in};
+      r.outputs = {out};
+      return;
+    }
+    // reduce_mean without keepdims: pool to [N, 1, 1, C], then drop the
+    // unit dimensions (the same bytes).
+    TensorRecord pooled;
+    pooled.dims = {uint64_t(y[0]), 1, 1, uint64_t(y[1])};
+    const uint32_t mid = l.blob().add_tensor(std::move(pooled));
+    NodeRecord& pool = l.add_node(fb::NodeType::GlobalAveragePooling2d, n);
+    pool.inputs = {in};
+    pool.outputs = {mid};
+    NodeRecord& reshape = l.add_node(fb::NodeType::StaticReshape, n);
+    reshape.inputs = {mid};
+    reshape.outputs = {out};
+    reshape.new_shape = {uint64_t(y[0]), uint64_t(y[1])};
     return;
   }
   const bool max = n.op == EdgeOp::MaxPool;

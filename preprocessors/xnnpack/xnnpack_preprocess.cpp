@@ -4,12 +4,15 @@
 #include "compiler/common/compile_error.h"
 #include "compiler/ir/printer.h"
 #include "partitioners/xnnpack/xnnpack_partitioner.h"
+#include "partitioners/xnnpack/xnnpack_rules.h"
 #include "preprocessors/xnnpack/lowering.h"
 
 namespace etc::xnnpack {
 namespace {
 
 void emit(Lowering& l, const ir::Node& n) {
+  if ((n.op == EdgeOp::Reshape || n.op == EdgeOp::Transpose) && find_channel_shuffle(l.graph(), n))
+    return emit_movement(l, n);
   switch (n.op) {
     case EdgeOp::Conv: return emit_conv(l, n);
     case EdgeOp::ConvTranspose: return emit_conv_transpose(l, n);
@@ -31,6 +34,9 @@ void emit(Lowering& l, const ir::Node& n) {
     case EdgeOp::Pad:
     case EdgeOp::Resize:
     case EdgeOp::DepthToSpace: return emit_shape(l, n);
+    case EdgeOp::Concat:
+    case EdgeOp::Slice:
+    case EdgeOp::Split: return emit_movement(l, n);
     default: return emit_unary(l, n);
   }
 }

@@ -182,10 +182,76 @@ TEST_CASE("xnnpack fully connected from gemm and 3-D matmul", "[xnnpack][integra
 TEST_CASE("xnnpack constant pad in NHWC", "[xnnpack][integration]") {
   GraphBuilder b;
   const auto x = b.input("x", DType::Float32, {1, 2, 3, 4});
-  b.output(b.op(EdgeOp::Pad, {x},
-                ir::Attrs{{"pads", std::vector<int64_t>{0, 1, 2, 0, 0, 0, 1, 3}},
-                          {"mode", std::string("constant")},
-                          {"value", 0.5f}}));
+  // A partition of data movement alone is not made, so the pad feeds a relu.
+  b.output(b.op(EdgeOp::Relu, {b.op(EdgeOp::Pad, {x},
+                                    ir::Attrs{{"pads", std::vector<int64_t>{0, 1, 2, 0, 0, 0, 1, 3}},
+                                              {"mode", std::string("constant")},
+                                              {"value", 0.5f}})}));
+  check_delegated(b.build());
+}
+
+TEST_CASE("xnnpack concat, slice and split in NHWC match the portable kernels", "[xnnpack][integration]") {
+  for (int64_t axis : {0, 1, 2, 3}) {
+    INFO("axis " << axis);
+    GraphBuilder b;
+    Shape sy = {2, 3, 4, 5};
+    sy[static_cast<int>(axis)] = 2;
+    const auto x = b.input("x", DType::Float32, {2, 3, 4, 5});
+    const auto y = b.input("y", DType::Float32, sy);
+    const auto c = b.op(EdgeOp::Concat, {b.op(EdgeOp::Relu, {x}), b.op(EdgeOp::Sigmoid, {y}), x},
+                        ir::Attrs{{"axis", axis}});
+    b.output(b.op(EdgeOp::Relu, {c}));
+    check_delegated(b.build());
+  }
+  {
+    GraphBuilder b;
+    const auto x = b.input("x", DType::Float32, {1, 6, 5, 7});
+    const auto r = b.op(EdgeOp::Relu, {x});
+    const ir::Attrs window{{"starts", std::vector<int64_t>{0, 2, 1, 3}},
+                           {"ends", std::vector<int64_t>{1, 5, 5, 6}},
+                           {"steps", std::vector<int64_t>{1, 1, 1, 1}}};
+    b.output(b.op(EdgeOp::Sigmoid, {b.op(EdgeOp::Slice, {r}, window)}));
+    check_delegated(b.build());
+  }
+  {
+    GraphBuilder b;
+    const auto x = b.input("x", DType::Float32, {1, 6, 3, 4});
+    const auto parts = b.op_n(EdgeOp::Split, {b.op(EdgeOp::Relu, {x})}, 3,
+                              ir::Attrs{{"axis", int64_t{1}}, {"sizes", std::vector<int64_t>{1, 3, 2}}});
+    b.output(b.op(EdgeOp::Add, {parts[0], parts[2]}));  // broadcast [1,1,3,4] + [1,2,3,4]
+    b.output(parts[1]);
+    check_delegated(b.build());
+  }
+}
+
+TEST_CASE("xnnpack channel shuffle (reshape, transpose, reshape) matches the portable kernels",
+          "[xnnpack][integration]") {
+  for (int64_t groups : {2, 3}) {
+    GraphBuilder b;
+    const auto x = b.input("x", DType::Float32, {1, 12, 3, 2});
+    const auto r = b.op(EdgeOp::Relu, {x});
+    const auto split =
+        b.op(EdgeOp::Reshape, {r}, ir::Attrs{{"shape", std::vector<int64_t>{1, groups, 12 / groups, 3, 2}}});
+    const auto t = b.op(EdgeOp::Transpose, {split}, ir::Attrs{{"perm", std::vector<int64_t>{0, 2, 1, 3, 4}}});
+    const auto y = b.op(EdgeOp::Reshape, {t}, ir::Attrs{{"shape", std::vector<int64_t>{1, 12, 3, 2}}});
+    b.output(b.op(EdgeOp::Sigmoid, {y}));
+    const ir::ExportedProgram program = b.build();
+    check_delegated(program);
+    // The three nodes become one XNNPACK node whose map entry covers them all.
+    const ir::ExportedProgram lowered = to_backend(program, xnnpack::XnnpackPartitioner());
+    REQUIRE(lowered.delegates.size() == 1);
+    bool covered = false;
+    for (const auto& [id, handles] : std::get<IntDelegateDebugMap>(lowered.delegates[0].debug_handle_map))
+      covered = covered || (handles.size() == 3 && handles[0] == 2 && handles[2] == 4);
+    CHECK(covered);
+  }
+}
+
+TEST_CASE("xnnpack reduce_mean over H and W without keepdims", "[xnnpack][integration]") {
+  GraphBuilder b;
+  const auto x = b.input("x", DType::Float32, {2, 5, 3, 4});
+  b.output(b.op(EdgeOp::ReduceMean, {b.op(EdgeOp::Relu, {x})},
+                ir::Attrs{{"axes", std::vector<int64_t>{2, 3}}, {"keepdims", int64_t{0}}}));
   check_delegated(b.build());
 }
 
