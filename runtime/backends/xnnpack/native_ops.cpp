@@ -159,9 +159,13 @@ Status check_native_node(const BlobView& view, const fb::Node& node, size_t inde
   }
 }
 
-NativeOp compile_native_op(const BlobView& view, const fb::Node& node) {
+Result<NativeOp> compile_native_op(const BlobView& view, const fb::Node& node) {
   NativeOp op;
   op.type = node.type();
+  if (op.type == NodeType::Convolution2d) {
+    ETC_ASSIGN_OR_RETURN(op.conv, compile_native_conv(view, node));
+    return op;
+  }
   for (uint32_t id : *node.inputs()) op.inputs.push_back(id);
   op.output = node.outputs()->Get(0);
   const TensorInfo& out = view.tensors[op.output];
@@ -214,6 +218,7 @@ NativeOp compile_native_op(const BlobView& view, const fb::Node& node) {
 }
 
 void run_native_op(const NativeOp& op, float* const* data, pthreadpool_t pool) {
+  if (op.conv != nullptr) return run_native_conv(*op.conv, data, pool);
   RunContext context{&op, data};
   size_t row = 0;
   for (size_t e : op.row_elements) row += e;

@@ -2,7 +2,8 @@
 // The blob's native nodes (xnnpack_blob.h is_native_node): data movement that
 // this XNNPACK's subgraph API cannot express — concatenate, slice, channel
 // shuffle — computed by the backend itself between XNNPACK subgraphs, so a
-// partition need not end (and convert layout) at each of them.
+// partition need not end (and convert layout) at each of them. Convolutions
+// the backend's own kernel takes (native_conv.h) run as native ops too.
 //
 // check_native_node verifies one node of an untrusted blob; compile_native_op
 // turns a checked node into a NativeOp that owns everything it needs after the
@@ -16,6 +17,7 @@
 #include <vector>
 
 #include "runtime/backends/xnnpack/blob_reader.h"
+#include "runtime/backends/xnnpack/native_conv.h"
 #include "runtime/core/result.h"
 
 namespace etc::xnnpack {
@@ -44,9 +46,11 @@ struct NativeOp {
   size_t slice_start = 0;
   std::vector<size_t> out_dims, in_stride;
   size_t groups = 1;
+  NativeConvPtr conv;  // Convolution2d run by native_conv.h
 };
 
-NativeOp compile_native_op(const BlobView& view, const fb::Node& node);
+// Errors: DelegateMemoryAllocationFailed.
+Result<NativeOp> compile_native_op(const BlobView& view, const fb::Node& node);
 
 // `data[t]` is where tensor t lives (float32).
 void run_native_op(const NativeOp& op, float* const* data, pthreadpool_t pool);

@@ -1,7 +1,7 @@
 #pragma once
 // How one XNNPACK delegate runs: its nodes (in blob order) split into stages,
 // each either a maximal run of XNNPACK nodes — one xnn_runtime — or one
-// native node (native_ops.h). Tensors that cross a stage boundary, and the
+// native node (native_ops.h, native_conv.h). Tensors that cross a stage boundary, and the
 // delegate's arguments, are "shared": XNNPACK sees them as external values,
 // bound to memory the backend owns (or to the arguments). Shared
 // intermediates get buffers that are reused once their last reader has run.
@@ -30,7 +30,9 @@ struct StagePlan {
   std::vector<size_t> buffer_elements;  // float32 elements of each buffer
 };
 
-// `view` must have passed read_xnnpack_blob.
-StagePlan plan_stages(const BlobView& view);
+// `view` must have passed read_xnnpack_blob. With `native_convolutions`,
+// convolutions the backend's kernel takes (native_conv.h runs_natively) are
+// native stages too.
+StagePlan plan_stages(const BlobView& view, bool native_convolutions = false);
 
 }  // namespace etc::xnnpack

@@ -163,8 +163,9 @@ Status create_stages(const BlobView& view, const std::vector<const void*>& const
   for (size_t s = 0; s < plan.stages.size(); ++s) {
     StageRun& run = handle.runs[s];
     if (plan.stages[s].native) {
-      run.native = compile_native_op(
-          view, *view.graph->nodes()->Get(static_cast<flatbuffers::uoffset_t>(plan.stages[s].first_node)));
+      ETC_ASSIGN_OR_RETURN(
+          run.native, compile_native_op(view, *view.graph->nodes()->Get(static_cast<flatbuffers::uoffset_t>(
+                                                  plan.stages[s].first_node))));
       continue;
     }
     ETC_ASSIGN_OR_RETURN(SubgraphPtr subgraph, build_subgraph(view, constant_data, plan, s, run.externals));
@@ -189,12 +190,28 @@ std::string describe(const Argument& arg) {
          " elements";
 }
 
+// Compile spec "native_convolution": "on" (the default) runs one-group
+// convolutions on the backend's own kernel where the CPU has AVX-512F
+// (native_conv.h); "off" keeps every convolution on XNNPACK.
+Result<bool> native_convolution_spec(Span<const CompileSpecView> specs) {
+  bool on = true;
+  for (const CompileSpecView& spec : specs) {
+    if (spec.key != "native_convolution") continue;
+    const std::string value(reinterpret_cast<const char*>(spec.value.data()), spec.value.size());
+    if (value != "on" && value != "off")
+      return fail(Error::InvalidArgument, "xnnpack: compile spec native_convolution is '", value,
+                  "', expected 'on' or 'off'");
+    on = value == "on";
+  }
+  return on;
+}
+
 class XnnpackBackend final : public BackendInterface {
  public:
   bool is_available() const override { return xnn_initialize(nullptr) == xnn_status_success; }
 
   Result<DelegateHandle*> init(BackendInitContext& context, FreeableBuffer* processed,
-                               Span<const CompileSpecView> /*compile_specs*/) const override {
+                               Span<const CompileSpecView> compile_specs) const override {
     if (xnn_status s = xnn_initialize(nullptr); s != xnn_status_success)
       return fail(Error::DelegateUnavailable, "xnnpack: XNNPACK cannot run on this CPU (", xnn_status_name(s),
                   ")");
@@ -215,7 +232,8 @@ class XnnpackBackend final : public BackendInterface {
 
     auto handle = std::make_unique<XnnpackHandle>();
     ETC_ASSIGN_OR_RETURN(std::vector<const void*> constant_data, place_constants(view, *handle));
-    const StagePlan plan = plan_stages(view);
+    ETC_ASSIGN_OR_RETURN(const bool own_kernels, native_convolution_spec(compile_specs));
+    const StagePlan plan = plan_stages(view, own_kernels && native_convolution_available());
     ETC_TRY(place_shared_tensors(plan, constant_data, *handle));
     ETC_TRY(prepare_arguments(view, *handle));
     ETC_ASSIGN_OR_RETURN(handle->pool, SharedThreadpool::acquire(context.options().num_threads));

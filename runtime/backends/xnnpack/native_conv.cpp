@@ -1,0 +1,214 @@
+#include "runtime/backends/xnnpack/native_conv.h"
+
+#include <cpuinfo.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
+
+namespace etc::xnnpack {
+namespace {
+
+constexpr size_t kRows = 12;      // output pixels per micro-kernel call
+constexpr size_t kChannels = 32;  // output channels per panel
+constexpr size_t kAlignment = 64;
+
+struct AlignedFree {
+  void operator()(float* p) const { std::free(p); }
+};
+using AlignedFloats = std::unique_ptr<float, AlignedFree>;
+
+AlignedFloats aligned_floats(size_t count) {
+  const size_t bytes = (count * sizeof(float) + kAlignment - 1) / kAlignment * kAlignment;
+  auto* p = static_cast<float*>(std::aligned_alloc(kAlignment, bytes == 0 ? kAlignment : bytes));
+  if (p != nullptr) std::memset(p, 0, bytes);
+  return AlignedFloats(p);
+}
+
+size_t dim(const flatbuffers::Vector<uint32_t>* v, flatbuffers::uoffset_t i, uint32_t fill) {
+  return v == nullptr ? fill : v->Get(i);
+}
+
+}  // namespace
+
+struct NativeConv {
+  uint32_t input = 0, output = 0;
+  size_t batch = 0, in_h = 0, in_w = 0, in_c = 0, out_h = 0, out_w = 0, out_c = 0;
+  size_t kernel_h = 0, kernel_w = 0, stride_h = 1, stride_w = 1, dilation_h = 1, dilation_w = 1;
+  size_t pad_top = 0, pad_left = 0;
+  float lo = -INFINITY, hi = INFINITY;
+  size_t panels = 0, panel_floats = 0, tiles = 0;
+  AlignedFloats packed;                   // per panel: 32 biases, then [taps][in_c][32] weights
+  AlignedFloats zeros;                    // in_c zeros read for padding taps
+  std::vector<const float*> indirection;  // [tile][tap][kRows] input pixel rows
+  const float* indirection_input = nullptr;
+
+  size_t taps() const { return kernel_h * kernel_w; }
+  size_t pixels() const { return batch * out_h * out_w; }
+};
+
+void NativeConvDeleter::operator()(NativeConv* conv) const { delete conv; }
+
+bool native_convolution_available() {
+#if defined(__x86_64__)
+  return cpuinfo_initialize() && cpuinfo_has_x86_avx512f();
+#else
+  return false;
+#endif
+}
+
+bool runs_natively(const BlobView& view, const fb::Node& node) {
+  if (node.type() != fb::NodeType::Convolution2d || node.groups() != 1 || node.flags() != 0) return false;
+  const uint64_t out_c = node.group_output_channels();
+  const uint64_t padded = (out_c + kChannels - 1) / kChannels * kChannels;
+  const TensorInfo& y = view.tensors[node.outputs()->Get(0)];
+  const uint64_t pixels = y.numel / y.dims[3];
+  return padded * 5 <= out_c * 6 && pixels >= 4 * kRows;
+}
+
+Result<NativeConvPtr> compile_native_conv(const BlobView& view, const fb::Node& node) {
+  NativeConvPtr conv(new NativeConv);
+  NativeConv& c = *conv;
+  c.input = node.inputs()->Get(0);
+  c.output = node.outputs()->Get(0);
+  const TensorInfo& x = view.tensors[c.input];
+  const TensorInfo& y = view.tensors[c.output];
+  c.batch = x.dims[0], c.in_h = x.dims[1], c.in_w = x.dims[2], c.in_c = x.dims[3];
+  c.out_h = y.dims[1], c.out_w = y.dims[2], c.out_c = y.dims[3];
+  c.kernel_h = dim(node.kernel(), 0, 1), c.kernel_w = dim(node.kernel(), 1, 1);
+  c.stride_h = dim(node.stride(), 0, 1), c.stride_w = dim(node.stride(), 1, 1);
+  c.dilation_h = dim(node.dilation(), 0, 1), c.dilation_w = dim(node.dilation(), 1, 1);
+  c.pad_top = dim(node.padding(), 0, 0), c.pad_left = dim(node.padding(), 3, 0);
+  c.lo = node.output_min(), c.hi = node.output_max();
+
+  c.panels = (c.out_c + kChannels - 1) / kChannels;
+  c.panel_floats = kChannels + c.taps() * c.in_c * kChannels;
+  c.packed = aligned_floats(c.panels * c.panel_floats);
+  c.zeros = aligned_floats(c.in_c);
+  if (c.packed == nullptr || c.zeros == nullptr)
+    return fail(Error::DelegateMemoryAllocationFailed, "xnnpack: cannot allocate packed convolution weights");
+  // The filter is OHWI: [out_c][taps][in_c].
+  const auto* filter = reinterpret_cast<const float*>(view.tensors[node.inputs()->Get(1)].constant);
+  const float* bias = node.inputs()->size() > 2
+                          ? reinterpret_cast<const float*>(view.tensors[node.inputs()->Get(2)].constant)
+                          : nullptr;
+  const size_t k_total = c.taps() * c.in_c;
+  for (size_t p = 0; p < c.panels; ++p) {
+    float* panel = c.packed.get() + p * c.panel_floats;
+    const size_t channels = std::min(kChannels, c.out_c - p * kChannels);
+    for (size_t j = 0; j < channels; ++j) {
+      const size_t o = p * kChannels + j;
+      if (bias != nullptr) std::memcpy(&panel[j], &bias[o], sizeof(float));
+      const float* row = filter + o * k_total;
+      for (size_t k = 0; k < k_total; ++k)
+        std::memcpy(&panel[kChannels + k * kChannels + j], &row[k], sizeof(float));
+    }
+  }
+  c.tiles = (c.pixels() + kRows - 1) / kRows;
+  c.indirection.resize(c.tiles * c.taps() * kRows);
+  return conv;
+}
+
+namespace {
+
+// Points each (tile, tap, row) at its input pixel, or at the zeros. Rows past
+// the last pixel repeat it; their results are not stored.
+void build_indirection(NativeConv& c, const float* x) {
+  const size_t taps = c.taps(), pixels = c.pixels();
+  for (size_t tile = 0; tile < c.tiles; ++tile)
+    for (size_t r = 0; r < kRows; ++r) {
+      const size_t p = std::min(tile * kRows + r, pixels - 1);
+      const size_t n = p / (c.out_h * c.out_w), oy = p / c.out_w % c.out_h, ox = p % c.out_w;
+      for (size_t t = 0; t < taps; ++t) {
+        const size_t kh = t / c.kernel_w, kw = t % c.kernel_w;
+        // Unsigned wrap-around makes rows and columns above/left of the image
+        // fail the bounds test as well.
+        const size_t iy = oy * c.stride_h + kh * c.dilation_h - c.pad_top;
+        const size_t ix = ox * c.stride_w + kw * c.dilation_w - c.pad_left;
+        const bool inside = iy < c.in_h && ix < c.in_w;
+        c.indirection[(tile * taps + t) * kRows + r] =
+            inside ? x + ((n * c.in_h + iy) * c.in_w + ix) * c.in_c : c.zeros.get();
+      }
+    }
+  c.indirection_input = x;
+}
+
+#if defined(__x86_64__)
+// GCC 12 reports the undefined pass-through operand inside _mm512_max_ps and
+// _mm512_min_ps as maybe-uninitialized.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+// rows x channels (<= 12 x 32) outputs: bias + sum over taps and input
+// channels, clamped to [lo, hi].
+__attribute__((target("avx512f"))) void micro_kernel(size_t rows, size_t channels, size_t taps, size_t in_c,
+                                                     const float* const* a, const float* w, float* y,
+                                                     size_t y_stride, float lo, float hi) {
+  __m512 acc[kRows][2];
+  const __m512 bias0 = _mm512_load_ps(w), bias1 = _mm512_load_ps(w + 16);
+  w += kChannels;
+#pragma GCC unroll 12
+  for (size_t r = 0; r < kRows; ++r) acc[r][0] = bias0, acc[r][1] = bias1;
+  for (size_t t = 0; t < taps; ++t) {
+    const float* row[kRows];
+#pragma GCC unroll 12
+    for (size_t r = 0; r < kRows; ++r) row[r] = a[t * kRows + r];
+    for (size_t k = 0; k < in_c; ++k) {
+      const __m512 b0 = _mm512_load_ps(w), b1 = _mm512_load_ps(w + 16);
+      w += kChannels;
+#pragma GCC unroll 12
+      for (size_t r = 0; r < kRows; ++r) {
+        const __m512 v = _mm512_set1_ps(row[r][k]);
+        acc[r][0] = _mm512_fmadd_ps(v, b0, acc[r][0]);
+        acc[r][1] = _mm512_fmadd_ps(v, b1, acc[r][1]);
+      }
+    }
+  }
+  const __m512 vlo = _mm512_set1_ps(lo), vhi = _mm512_set1_ps(hi);
+  const __mmask16 m0 = channels >= 16 ? 0xFFFF : static_cast<__mmask16>((1u << channels) - 1);
+  const __mmask16 m1 = channels >= 32   ? 0xFFFF
+                       : channels <= 16 ? 0
+                                        : static_cast<__mmask16>((1u << (channels - 16)) - 1);
+#pragma GCC unroll 12
+  for (size_t r = 0; r < kRows; ++r) {
+    if (r >= rows) break;
+    _mm512_mask_storeu_ps(y + r * y_stride, m0, _mm512_min_ps(_mm512_max_ps(acc[r][0], vlo), vhi));
+    _mm512_mask_storeu_ps(y + r * y_stride + 16, m1, _mm512_min_ps(_mm512_max_ps(acc[r][1], vlo), vhi));
+  }
+}
+#pragma GCC diagnostic pop
+#endif
+
+struct ConvTask {
+  const NativeConv* conv;
+  float* y;
+};
+
+void conv_tile(void* context, size_t tile, size_t panel) {
+#if defined(__x86_64__)
+  const auto& [conv, y] = *static_cast<const ConvTask*>(context);
+  const NativeConv& c = *conv;
+  const size_t rows = std::min(kRows, c.pixels() - tile * kRows);
+  const size_t channels = std::min(kChannels, c.out_c - panel * kChannels);
+  micro_kernel(rows, channels, c.taps(), c.in_c, &c.indirection[tile * c.taps() * kRows],
+               c.packed.get() + panel * c.panel_floats, y + tile * kRows * c.out_c + panel * kChannels,
+               c.out_c, c.lo, c.hi);
+#else
+  (void)context, (void)tile, (void)panel;
+#endif
+}
+
+}  // namespace
+
+void run_native_conv(NativeConv& conv, float* const* data, pthreadpool_t pool) {
+  const float* x = data[conv.input];
+  if (x != conv.indirection_input) build_indirection(conv, x);
+  ConvTask task{&conv, data[conv.output]};
+  pthreadpool_parallelize_2d(pool, conv_tile, &task, conv.tiles, conv.panels, 0);
+}
+
+}  // namespace etc::xnnpack
