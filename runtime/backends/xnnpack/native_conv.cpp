@@ -17,6 +17,9 @@ namespace {
 constexpr size_t kRows = 12;      // output pixels per micro-kernel call
 constexpr size_t kChannels = 32;  // output channels per panel
 constexpr size_t kAlignment = 64;
+// Smaller convolutions stay inside XNNPACK stages: splitting a stage costs
+// more than the faster kernel saves.
+constexpr uint64_t kMinMacs = uint64_t{8} << 20;
 
 struct AlignedFree {
   void operator()(float* p) const { std::free(p); }
@@ -62,13 +65,20 @@ bool native_convolution_available() {
 #endif
 }
 
+bool can_run_natively(const fb::Node& node) {
+  return node.type() == fb::NodeType::Convolution2d && node.groups() == 1 && node.flags() == 0;
+}
+
 bool runs_natively(const BlobView& view, const fb::Node& node) {
-  if (node.type() != fb::NodeType::Convolution2d || node.groups() != 1 || node.flags() != 0) return false;
+  if (!can_run_natively(node)) return false;
   const uint64_t out_c = node.group_output_channels();
   const uint64_t padded = (out_c + kChannels - 1) / kChannels * kChannels;
   const TensorInfo& y = view.tensors[node.outputs()->Get(0)];
+  const TensorInfo& w = view.tensors[node.inputs()->Get(1)];
   const uint64_t pixels = y.numel / y.dims[3];
-  return padded * 5 <= out_c * 6 && pixels >= 4 * kRows;
+  const uint64_t macs = y.numel * (w.numel / out_c);
+  const uint64_t depth = w.numel / out_c;  // taps x input channels
+  return padded * 5 <= out_c * 6 && pixels >= 8 * kRows && depth >= 64 && macs >= kMinMacs;
 }
 
 Result<NativeConvPtr> compile_native_conv(const BlobView& view, const fb::Node& node) {

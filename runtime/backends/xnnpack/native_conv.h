@@ -26,11 +26,21 @@ namespace etc::xnnpack {
 // Whether this CPU can run the kernel (AVX-512F).
 bool native_convolution_available();
 // Whether a checked node is a convolution the kernel takes: one group, no
-// flags, an output channel count that leaves at most a fifth of the
-// 32-channel panels idle, and enough output pixels to fill 12-pixel tiles
-// (XNNPACK has narrower kernels for the few-pixel convolutions of
-// squeeze-and-excitation blocks).
+// flags, an output channel count that leaves at most a sixth of the
+// 32-channel panels idle, at least 96 output pixels, a reduction depth
+// (taps x input channels) of at least 64 and at least 8M multiply-adds.
+// Every native convolution splits the XNNPACK stage around it, and a split
+// costs tens of microseconds (each XNNPACK runtime keeps its own arena, so
+// fewer intermediates stay in cache): smaller convolutions gain less than
+// that, and XNNPACK has narrower kernels for few pixels or shallow depth.
 bool runs_natively(const BlobView& view, const fb::Node& node);
+// Whether the kernel can compute a checked node at all: a Convolution2d with
+// one group and no flags.
+bool can_run_natively(const fb::Node& node);
+
+// Which convolutions a delegate runs on the kernel (compile spec
+// "native_convolution": "auto", "on", "off").
+enum class NativeConvolutions { kOff, kAuto, kAll };
 
 struct NativeConv;
 struct NativeConvDeleter {

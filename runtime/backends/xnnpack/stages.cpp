@@ -33,12 +33,14 @@ int32_t take_buffer(std::vector<size_t>& sizes, std::vector<int32_t>& free_list,
 
 }  // namespace
 
-StagePlan plan_stages(const BlobView& view, bool native_convolutions) {
+StagePlan plan_stages(const BlobView& view, NativeConvolutions convolutions) {
   StagePlan plan;
   const size_t num_nodes = view.graph->nodes() == nullptr ? 0 : view.graph->nodes()->size();
   for (size_t n = 0; n < num_nodes; ++n) {
     const fb::Node& node = node_at(view, n);
-    const bool native = is_native_node(node.type()) || (native_convolutions && runs_natively(view, node));
+    const bool native = is_native_node(node.type()) ||
+                        (convolutions == NativeConvolutions::kAuto && runs_natively(view, node)) ||
+                        (convolutions == NativeConvolutions::kAll && can_run_natively(node));
     if (native || plan.stages.empty() || plan.stages.back().native)
       plan.stages.push_back(Stage{native, n, n + 1});
     else

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "runtime/backends/xnnpack/blob_reader.h"
+#include "runtime/backends/xnnpack/native_conv.h"
 
 namespace etc::xnnpack {
 
@@ -30,9 +31,12 @@ struct StagePlan {
   std::vector<size_t> buffer_elements;  // float32 elements of each buffer
 };
 
-// `view` must have passed read_xnnpack_blob. With `native_convolutions`,
-// convolutions the backend's kernel takes (native_conv.h runs_natively) are
-// native stages too.
-StagePlan plan_stages(const BlobView& view, bool native_convolutions = false);
+// `view` must have passed read_xnnpack_blob. Convolutions the backend's
+// kernel takes (native_conv.h) are native stages too: none (kOff), those
+// runs_natively picks (kAuto) or every one can_run_natively allows (kAll).
+StagePlan plan_stages(const BlobView& view, NativeConvolutions convolutions);
+inline StagePlan plan_stages(const BlobView& view, bool native_convolutions = false) {
+  return plan_stages(view, native_convolutions ? NativeConvolutions::kAuto : NativeConvolutions::kOff);
+}
 
 }  // namespace etc::xnnpack

@@ -190,20 +190,27 @@ std::string describe(const Argument& arg) {
          " elements";
 }
 
-// Compile spec "native_convolution": "on" (the default) runs one-group
-// convolutions on the backend's own kernel where the CPU has AVX-512F
-// (native_conv.h); "off" keeps every convolution on XNNPACK.
-Result<bool> native_convolution_spec(Span<const CompileSpecView> specs) {
-  bool on = true;
+// Compile spec "native_convolution": "auto" (the default) runs the
+// one-group convolutions that gain from it on the backend's own kernel
+// (native_conv.h runs_natively), "on" runs every one-group convolution there,
+// "off" keeps every convolution on XNNPACK. Without AVX-512F all stay on
+// XNNPACK.
+Result<NativeConvolutions> native_convolution_spec(Span<const CompileSpecView> specs) {
+  NativeConvolutions mode = NativeConvolutions::kAuto;
   for (const CompileSpecView& spec : specs) {
     if (spec.key != "native_convolution") continue;
     const std::string value(reinterpret_cast<const char*>(spec.value.data()), spec.value.size());
-    if (value != "on" && value != "off")
+    if (value == "auto")
+      mode = NativeConvolutions::kAuto;
+    else if (value == "on")
+      mode = NativeConvolutions::kAll;
+    else if (value == "off")
+      mode = NativeConvolutions::kOff;
+    else
       return fail(Error::InvalidArgument, "xnnpack: compile spec native_convolution is '", value,
-                  "', expected 'on' or 'off'");
-    on = value == "on";
+                  "', expected 'auto', 'on' or 'off'");
   }
-  return on;
+  return native_convolution_available() ? mode : NativeConvolutions::kOff;
 }
 
 class XnnpackBackend final : public BackendInterface {
@@ -232,8 +239,8 @@ class XnnpackBackend final : public BackendInterface {
 
     auto handle = std::make_unique<XnnpackHandle>();
     ETC_ASSIGN_OR_RETURN(std::vector<const void*> constant_data, place_constants(view, *handle));
-    ETC_ASSIGN_OR_RETURN(const bool own_kernels, native_convolution_spec(compile_specs));
-    const StagePlan plan = plan_stages(view, own_kernels && native_convolution_available());
+    ETC_ASSIGN_OR_RETURN(const NativeConvolutions convolutions, native_convolution_spec(compile_specs));
+    const StagePlan plan = plan_stages(view, convolutions);
     ETC_TRY(place_shared_tensors(plan, constant_data, *handle));
     ETC_TRY(prepare_arguments(view, *handle));
     ETC_ASSIGN_OR_RETURN(handle->pool, SharedThreadpool::acquire(context.options().num_threads));
