@@ -1,0 +1,897 @@
+// The XNNPACK backend's own AVX-512 convolution (native_conv.h): for a sweep
+// of geometries its output equals XNNPACK's (same blob, compile spec
+// native_convolution "on" — every one-group convolution native — and "off")
+// and a double-precision reference loop; it gives the same bits on 1 and 2
+// threads; a convolution reading a delegate argument bound in place stays
+// right when the argument moves between runs; it mixes with XNNPACK stages;
+// runs_natively ("auto", the default), can_run_natively ("on") and
+// plan_stages pick the convolutions they document; an invalid compile spec
+// is refused.
+#include <xnnpack.h>
+
+#include <algorithm>
+#include <array>
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <random>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "runtime/backends/xnnpack/blob_reader.h"
+#include "runtime/backends/xnnpack/native_conv.h"
+#include "runtime/backends/xnnpack/stages.h"
+#include "tests/support/random.h"
+#include "tests/support/xnnpack_blob_builder.h"
+
+namespace etc {
+namespace {
+
+using testing::XnnpackBlobBuilder;
+using xnnpack::fb::BoundaryLayout;
+using xnnpack::fb::NodeType;
+using Spec = std::pair<std::string, std::string>;
+
+constexpr float kInf = std::numeric_limits<float>::infinity();
+
+// Runs a blob through the backend directly, as the executor would, with
+// compile specs and a thread count; arguments are caller-owned buffers (so a
+// test can move them between runs).
+class SpecRunner {
+ public:
+  explicit SpecRunner(int num_threads = 0) : init_context_(nullptr, nullptr, "forward", &options_) {
+    options_.num_threads = num_threads;
+  }
+  ~SpecRunner() {
+    if (handle_.ok()) backend_->destroy(handle_.get());
+  }
+  SpecRunner(const SpecRunner&) = delete;
+  SpecRunner& operator=(const SpecRunner&) = delete;
+
+  Status init(const std::vector<uint8_t>& blob, const std::vector<Spec>& specs = {}) {
+    blob_ = blob;
+    std::vector<CompileSpecView> views;
+    for (const Spec& s : specs)
+      views.push_back(CompileSpecView{
+          s.first, Span<const uint8_t>(reinterpret_cast<const uint8_t*>(s.second.data()), s.second.size())});
+    FreeableBuffer processed(blob_.data(), blob_.size());
+    handle_ = backend_->init(init_context_, &processed, Span<const CompileSpecView>(views));
+    if (!handle_.ok()) return handle_.failure();
+    return Status::Ok();
+  }
+
+  struct Arg {
+    Shape shape;
+    float* data;
+  };
+  Status execute(const std::vector<Arg>& args) {
+    std::vector<Tensor> tensors(args.size());
+    std::vector<EValue> values;
+    std::vector<EValue*> pointers;
+    values.reserve(args.size());
+    for (size_t i = 0; i < args.size(); ++i) {
+      tensors[i].spec = TensorSpec{DType::Float32, args[i].shape};
+      tensors[i].data = args[i].data;
+      values.emplace_back(&tensors[i]);
+    }
+    for (EValue& v : values) pointers.push_back(&v);
+    BackendExecutionContext context(nullptr, nullptr, "forward");
+    return backend_->execute(context, handle_.get(), Span<EValue*>(pointers));
+  }
+
+ private:
+  BackendInterface* backend_ = xnnpack::xnnpack_backend();
+  RuntimeOptions options_;
+  BackendInitContext init_context_;
+  Result<DelegateHandle*> handle_ = Error::InvalidState;
+  std::vector<uint8_t> blob_;
+};
+
+// One convolution: NHWC input [n, h, w, c], OHWI filter, output [n, oh, ow, o].
+struct Geometry {
+  const char* name = "";
+  uint64_t n = 1, h = 8, w = 8, c = 8, o = 32;
+  uint32_t kh = 1, kw = 1, sh = 1, sw = 1, dh = 1, dw = 1;
+  std::array<uint32_t, 4> pad = {0, 0, 0, 0};  // top, right, bottom, left
+  bool bias = true;
+  float lo = -kInf, hi = kInf;
+  uint32_t groups = 1;
+  bool nchw = false;         // NCHW delegate boundary (layout conversion) instead of NHWC bound in place
+  bool native = true;        // expected can_run_natively (native under "on")
+  bool auto_native = false;  // expected runs_natively (native under "auto")
+
+  uint64_t oh() const { return (h + pad[0] + pad[2] - (uint64_t{kh} - 1) * dh - 1) / sh + 1; }
+  uint64_t ow() const { return (w + pad[3] + pad[1] - (uint64_t{kw} - 1) * dw - 1) / sw + 1; }
+  size_t in_numel() const { return n * h * w * c; }
+  size_t out_numel() const { return n * oh() * ow() * o; }
+  size_t filter_numel() const { return o * kh * kw * (c / groups); }
+};
+
+struct ConvData {
+  std::vector<float> x, filter, bias;  // x NHWC, filter OHWI
+};
+
+ConvData random_data(const Geometry& g, uint32_t seed) {
+  std::mt19937 rng(seed);
+  ConvData d;
+  d.x = testing::random_floats(g.in_numel(), rng);
+  d.filter = testing::random_floats(g.filter_numel(), rng);
+  if (g.bias) d.bias = testing::random_floats(g.o, rng);
+  return d;
+}
+
+// Double-precision NHWC reference, then clamp.
+std::vector<float> reference(const Geometry& g, const std::vector<float>& x, const std::vector<float>& filter,
+                             const std::vector<float>& bias) {
+  const int64_t oh = static_cast<int64_t>(g.oh()), ow = static_cast<int64_t>(g.ow());
+  const int64_t ig = static_cast<int64_t>(g.c / g.groups), og = static_cast<int64_t>(g.o / g.groups);
+  const int64_t h = static_cast<int64_t>(g.h), w = static_cast<int64_t>(g.w), c = static_cast<int64_t>(g.c);
+  const int64_t o = static_cast<int64_t>(g.o);
+  std::vector<float> y(g.out_numel());
+  for (int64_t b = 0; b < static_cast<int64_t>(g.n); ++b)
+    for (int64_t i = 0; i < oh; ++i)
+      for (int64_t j = 0; j < ow; ++j)
+        for (int64_t oc = 0; oc < o; ++oc) {
+          double acc = bias.empty() ? 0.0 : bias[static_cast<size_t>(oc)];
+          const int64_t group = oc / og;
+          for (int64_t u = 0; u < g.kh; ++u)
+            for (int64_t v = 0; v < g.kw; ++v) {
+              const int64_t yy = i * g.sh + u * g.dh - g.pad[0], xx = j * g.sw + v * g.dw - g.pad[3];
+              if (yy < 0 || yy >= h || xx < 0 || xx >= w) continue;
+              for (int64_t ic = 0; ic < ig; ++ic)
+                acc += double(x[static_cast<size_t>(((b * h + yy) * w + xx) * c + group * ig + ic)]) *
+                       double(filter[static_cast<size_t>(((oc * g.kh + u) * g.kw + v) * ig + ic)]);
+            }
+          const float r = static_cast<float>(acc);
+          y[static_cast<size_t>(((b * oh + i) * ow + j) * o + oc)] = r < g.lo ? g.lo : (r > g.hi ? g.hi : r);
+        }
+  return y;
+}
+
+void set_window(testing::XnnpackNodeSpec& node, const Geometry& g) {
+  node.padding = {g.pad[0], g.pad[1], g.pad[2], g.pad[3]};
+  node.kernel = {g.kh, g.kw};
+  node.stride = {g.sh, g.sw};
+  node.dilation = {g.dh, g.dw};
+  node.groups = g.groups;
+  node.group_input_channels = g.c / g.groups;
+  node.group_output_channels = g.o / g.groups;
+  node.output_min = g.lo;
+  node.output_max = g.hi;
+}
+
+// The delegate: input 0 -> Convolution2d -> output 0.
+std::vector<uint8_t> conv_blob(const Geometry& g, const ConvData& d, uint32_t flags = 0) {
+  XnnpackBlobBuilder b;
+  const uint32_t x =
+      b.input({g.n, g.h, g.w, g.c}, 0, g.nchw ? BoundaryLayout::NchwToNhwc : BoundaryLayout::Same);
+  const uint32_t filter = b.constant({g.o, g.kh, g.kw, g.c / g.groups}, d.filter);
+  std::vector<uint32_t> inputs = {x, filter};
+  if (g.bias) inputs.push_back(b.constant({g.o}, d.bias));
+  const uint32_t y =
+      b.output({g.n, g.oh(), g.ow(), g.o}, 0, g.nchw ? BoundaryLayout::NhwcToNchw : BoundaryLayout::Same);
+  auto& node = b.node(NodeType::Convolution2d, inputs, {y});
+  set_window(node, g);
+  node.flags = flags;
+  if (flags & XNN_FLAG_TENSORFLOW_SAME_PADDING) node.padding = {0, 0, 0, 0};
+  return b.build();
+}
+
+// NHWC <-> NCHW for the delegate arguments of `nchw` geometries.
+std::vector<float> nhwc_to_nchw(const std::vector<float>& v, uint64_t n, uint64_t hw, uint64_t c) {
+  std::vector<float> r(v.size());
+  for (uint64_t b = 0; b < n; ++b)
+    for (uint64_t p = 0; p < hw; ++p)
+      for (uint64_t ch = 0; ch < c; ++ch) r[(b * c + ch) * hw + p] = v[(b * hw + p) * c + ch];
+  return r;
+}
+std::vector<float> nchw_to_nhwc(const std::vector<float>& v, uint64_t n, uint64_t hw, uint64_t c) {
+  std::vector<float> r(v.size());
+  for (uint64_t b = 0; b < n; ++b)
+    for (uint64_t p = 0; p < hw; ++p)
+      for (uint64_t ch = 0; ch < c; ++ch) r[(b * hw + p) * c + ch] = v[(b * c + ch) * hw + p];
+  return r;
+}
+
+Shape shape_of(std::initializer_list<uint64_t> dims) {
+  Shape s;
+  for (uint64_t d : dims) s.push_back(static_cast<int64_t>(d));
+  return s;
+}
+
+// Runs the single-convolution blob once; returns the output in NHWC.
+std::vector<float> run_conv(const Geometry& g, const ConvData& d, const std::vector<Spec>& specs,
+                            int threads = 0) {
+  SpecRunner runner(threads);
+  const Status s = runner.init(conv_blob(g, d), specs);
+  INFO(s.message());
+  REQUIRE(s.ok());
+  std::vector<float> x = g.nchw ? nhwc_to_nchw(d.x, g.n, g.h * g.w, g.c) : d.x;
+  std::vector<float> y(g.out_numel(), -12345.0f);
+  const Shape in_shape = g.nchw ? shape_of({g.n, g.c, g.h, g.w}) : shape_of({g.n, g.h, g.w, g.c});
+  const Shape out_shape =
+      g.nchw ? shape_of({g.n, g.o, g.oh(), g.ow()}) : shape_of({g.n, g.oh(), g.ow(), g.o});
+  const Status e = runner.execute({{in_shape, x.data()}, {out_shape, y.data()}});
+  INFO(e.message());
+  REQUIRE(e.ok());
+  return g.nchw ? nchw_to_nhwc(y, g.n, g.oh() * g.ow(), g.o) : y;
+}
+
+// Elements farther than `tolerance` relative (with an absolute floor of
+// `tolerance` near zero) from `want`.
+size_t count_far(const std::vector<float>& got, const std::vector<float>& want, double tolerance) {
+  REQUIRE(got.size() == want.size());
+  size_t bad = 0;
+  for (size_t i = 0; i < got.size(); ++i)
+    if (!(std::abs(double(got[i]) - double(want[i])) <= tolerance * (1.0 + std::abs(double(want[i]))))) {
+      if (bad < 3) UNSCOPED_INFO("element " << i << ": got " << got[i] << ", want " << want[i]);
+      ++bad;
+    }
+  return bad;
+}
+
+size_t count_different(const std::vector<float>& a, const std::vector<float>& b) {
+  REQUIRE(a.size() == b.size());
+  size_t differ = 0;
+  for (size_t i = 0; i < a.size(); ++i)
+    if (a[i] != b[i]) {
+      if (differ < 3) UNSCOPED_INFO("element " << i << ": " << a[i] << " vs " << b[i]);
+      ++differ;
+    }
+  return differ;
+}
+
+// How node 0 of `blob` is classified, and whether plan_stages makes stage 0
+// native in each mode (never with kOff).
+struct Classification {
+  bool can_run = false;     // can_run_natively
+  bool runs = false;        // runs_natively
+  bool all_stage = false;   // plan_stages(kAll) stage 0 native
+  bool auto_stage = false;  // plan_stages(kAuto) stage 0 native
+  bool bool_stage = false;  // plan_stages(view, true) stage 0 native
+};
+
+Classification classify(const std::vector<uint8_t>& blob) {
+  auto view = xnnpack::read_xnnpack_blob(blob.data(), blob.size());
+  INFO((view.ok() ? std::string() : view.message()));
+  REQUIRE(view.ok());
+  const xnnpack::fb::Node* node = view.get().graph->nodes()->Get(0);
+  Classification c;
+  c.can_run = xnnpack::can_run_natively(*node);
+  c.runs = xnnpack::runs_natively(view.get(), *node);
+  const auto stage0 = [&](xnnpack::NativeConvolutions mode) {
+    const xnnpack::StagePlan plan = xnnpack::plan_stages(view.get(), mode);
+    REQUIRE(plan.stages.size() == 1);
+    return plan.stages[0].native;
+  };
+  c.all_stage = stage0(xnnpack::NativeConvolutions::kAll);
+  c.auto_stage = stage0(xnnpack::NativeConvolutions::kAuto);
+  CHECK_FALSE(stage0(xnnpack::NativeConvolutions::kOff));
+  const xnnpack::StagePlan plan = xnnpack::plan_stages(view.get(), true);
+  REQUIRE(plan.stages.size() == 1);
+  c.bool_stage = plan.stages[0].native;
+  CHECK_FALSE(xnnpack::plan_stages(view.get()).stages[0].native);
+  return c;
+}
+
+// Checks the classification of `blob` against what `g` expects.
+void check_classification(const std::vector<uint8_t>& blob, bool native, bool auto_native) {
+  const Classification c = classify(blob);
+  CHECK(c.can_run == native);
+  CHECK(c.all_stage == native);
+  CHECK(c.runs == auto_native);
+  CHECK(c.auto_stage == auto_native);
+  CHECK(c.bool_stage == auto_native);
+}
+
+const std::vector<Spec> kOn = {{"native_convolution", "on"}};
+const std::vector<Spec> kAuto = {{"native_convolution", "auto"}};
+const std::vector<Spec> kOff = {{"native_convolution", "off"}};
+
+// Spec "on" runs every one-group case natively; a few are large enough for
+// "auto" (runs_natively) too.
+std::vector<Geometry> sweep() {
+  const std::array<uint32_t, 4> p1 = {1, 1, 1, 1};
+  return {
+      {.name = "1x1 stride 1, 288->64, 16x16", .h = 16, .w = 16, .c = 288, .o = 64},
+      {.name = "1x1 stride 1, 2688->32, 7x7 (49 pixels), no bias, clamp [0, 6]",
+       .h = 7,
+       .w = 7,
+       .c = 2688,
+       .o = 32,
+       .bias = false,
+       .lo = 0,
+       .hi = 6},
+      {.name = "3x3 pad 1, 136->32, 10x11 (110 pixels), clamp [0, 6]",
+       .h = 10,
+       .w = 11,
+       .c = 136,
+       .o = 32,
+       .kh = 3,
+       .kw = 3,
+       .pad = p1,
+       .lo = 0,
+       .hi = 6},
+      {.name = "3x3 pad 1, 128->64, 8x8", .c = 128, .o = 64, .kh = 3, .kw = 3, .pad = p1},
+      {.name = "3x3 stride 2, pad top 0 right 1 bottom 1 left 0, 120->80, 14x14 -> 7x7",
+       .h = 14,
+       .w = 14,
+       .c = 120,
+       .o = 80,
+       .kh = 3,
+       .kw = 3,
+       .sh = 2,
+       .sw = 2,
+       .pad = {0, 1, 1, 0}},
+      {.name = "3x3 stride 2, pad top 1 right 0 bottom 0 left 1, 136->64, 15x17 -> 7x8, no bias",
+       .h = 15,
+       .w = 17,
+       .c = 136,
+       .o = 64,
+       .kh = 3,
+       .kw = 3,
+       .sh = 2,
+       .sw = 2,
+       .pad = {1, 0, 0, 1},
+       .bias = false},
+      {.name = "7x7 stride 2 pad 3, 3->64, 44x44 -> 22x22, clamp [0, 6]",
+       .h = 44,
+       .w = 44,
+       .c = 3,
+       .o = 64,
+       .kh = 7,
+       .kw = 7,
+       .sh = 2,
+       .sw = 2,
+       .pad = {3, 3, 3, 3},
+       .lo = 0,
+       .hi = 6},
+      {.name = "3x3 dilation 2 pad 2, 64->96, 9x9, no bias",
+       .h = 9,
+       .w = 9,
+       .c = 64,
+       .o = 96,
+       .kh = 3,
+       .kw = 3,
+       .dh = 2,
+       .dw = 2,
+       .pad = {2, 2, 2, 2},
+       .bias = false},
+      {.name = "3x3 dilation (2, 1) stride (1, 2), pad top 2 right 0 bottom 1 left 1, 272->32, 10x13 -> 9x6",
+       .h = 10,
+       .w = 13,
+       .c = 272,
+       .o = 32,
+       .kh = 3,
+       .kw = 3,
+       .sw = 2,
+       .dh = 2,
+       .pad = {2, 0, 1, 1}},
+      {.name = "batch 2, 3x3 pad 1, 296->32, 5x5 (50 pixels), clamp [0, 6]",
+       .n = 2,
+       .h = 5,
+       .w = 5,
+       .c = 296,
+       .o = 32,
+       .kh = 3,
+       .kw = 3,
+       .pad = p1,
+       .lo = 0,
+       .hi = 6},
+      {.name = "batch 2, 1x1, 896->80, 6x5, no bias",
+       .n = 2,
+       .h = 6,
+       .w = 5,
+       .c = 896,
+       .o = 80,
+       .bias = false},
+      {.name = "80 output channels (masked stores), 3x3 pad 1, 120->80, 7x7, clamp [0, 6]",
+       .h = 7,
+       .w = 7,
+       .c = 120,
+       .o = 80,
+       .kh = 3,
+       .kw = 3,
+       .pad = p1,
+       .lo = 0,
+       .hi = 6},
+      {.name = "96 output channels, 3x3 pad 1, 48->96, 10x11, clamp [-0.5, 0.5]",
+       .h = 10,
+       .w = 11,
+       .c = 48,
+       .o = 96,
+       .kh = 3,
+       .kw = 3,
+       .pad = p1,
+       .lo = -0.5f,
+       .hi = 0.5f},
+      {.name = "28 output channels (masked, < 32), 1x1, 2368->28, 8x8", .c = 2368, .o = 28},
+      {.name = "112 output channels (masked second half), 1x1, 768->112, 7x7",
+       .h = 7,
+       .w = 7,
+       .c = 768,
+       .o = 112},
+      {.name = "exactly 48 pixels, 1x3 kernel stride (1, 2), 456->64, 6x17 -> 6x8",
+       .h = 6,
+       .w = 17,
+       .c = 456,
+       .o = 64,
+       .kw = 3,
+       .sw = 2},
+      {.name = "12x12 (whole tiles), 3x3 pad 1, 56->64, NCHW boundary",
+       .h = 12,
+       .w = 12,
+       .c = 56,
+       .o = 64,
+       .kh = 3,
+       .kw = 3,
+       .pad = p1,
+       .nchw = true},
+      {.name = "batch 2, 5x3 kernel pad (2, 1), 72->32, 9x7, NCHW boundary, clamp [0, 6]",
+       .n = 2,
+       .h = 9,
+       .w = 7,
+       .c = 72,
+       .o = 32,
+       .kh = 5,
+       .kw = 3,
+       .pad = {2, 1, 2, 1},
+       .lo = 0,
+       .hi = 6,
+       .nchw = true},
+      {.name = "auto too: 3x3 pad 1, 64->64, 28x28",
+       .h = 28,
+       .w = 28,
+       .c = 64,
+       .o = 64,
+       .kh = 3,
+       .kw = 3,
+       .pad = p1,
+       .auto_native = true},
+      {.name = "auto too: 80 output channels, 3x3 pad 1, 96->80, 12x12, clamp [0, 6]",
+       .h = 12,
+       .w = 12,
+       .c = 96,
+       .o = 80,
+       .kh = 3,
+       .kw = 3,
+       .pad = p1,
+       .lo = 0,
+       .hi = 6,
+       .auto_native = true},
+      {.name = "16 output channels (only the first 16-lane half stored), 3x3 pad 1, 8->16, 8x8",
+       .o = 16,
+       .kh = 3,
+       .kw = 3,
+       .pad = p1},
+      {.name = "5x6 output (30 pixels: 2 full tiles and a partial one), 3x3 pad 1, 8->64",
+       .h = 5,
+       .w = 6,
+       .o = 64,
+       .kh = 3,
+       .kw = 3,
+       .pad = p1},
+      {.name = "1x1 spatial output (one pixel), 3x3, 8->32", .h = 3, .w = 3, .o = 32, .kh = 3, .kw = 3},
+      {.name = "not native: 2 groups, 3x3 pad 1, 16->64, 8x8",
+       .c = 16,
+       .o = 64,
+       .kh = 3,
+       .kw = 3,
+       .pad = p1,
+       .groups = 2,
+       .native = false},
+  };
+}
+
+TEST_CASE("xnnpack native convolution equals XNNPACK and the reference across geometries", "[xnnpack]") {
+  REQUIRE(xnnpack::native_convolution_available());
+  uint32_t seed = 100;
+  for (const Geometry& g : sweep()) {
+    INFO(g.name);
+    const ConvData d = random_data(g, ++seed);
+    check_classification(conv_blob(g, d), g.native, g.auto_native);
+    const std::vector<float> want = reference(g, d.x, d.filter, d.bias);
+    const std::vector<float> by_default = run_conv(g, d, {});
+    const std::vector<float> on = run_conv(g, d, kOn);
+    const std::vector<float> off = run_conv(g, d, kOff);
+    CHECK(count_far(off, want, 1e-4) == 0);
+    CHECK(count_far(on, want, 1e-4) == 0);
+    // Same summation order as XNNPACK's kernels: the same bits.
+    CHECK(count_different(on, off) == 0);
+    CHECK(count_different(by_default, on) == 0);
+  }
+}
+
+TEST_CASE("xnnpack native convolution gives the same bits on 1 and 2 threads", "[xnnpack]") {
+  REQUIRE(xnnpack::native_convolution_available());
+  const std::array<uint32_t, 4> p1 = {1, 1, 1, 1};
+  const std::vector<Geometry> cases = {
+      {.name = "3x3 pad 1, 48->64, 14x14", .h = 14, .w = 14, .c = 48, .o = 64, .kh = 3, .kw = 3, .pad = p1},
+      {.name = "batch 2, 3x3 pad 1, 48->80, 7x9, clamp [0, 6]",
+       .n = 2,
+       .h = 7,
+       .w = 9,
+       .c = 48,
+       .o = 80,
+       .kh = 3,
+       .kw = 3,
+       .pad = p1,
+       .lo = 0,
+       .hi = 6},
+      {.name = "1x1, 512->96, 10x11", .h = 10, .w = 11, .c = 512, .o = 96},
+  };
+  uint32_t seed = 200;
+  for (const Geometry& g : cases) {
+    INFO(g.name);
+    const ConvData d = random_data(g, ++seed);
+    CHECK(classify(conv_blob(g, d)).all_stage);
+    const std::vector<float> want = reference(g, d.x, d.filter, d.bias);
+    const std::vector<float> one = run_conv(g, d, kOn, 1);
+    const std::vector<float> two = run_conv(g, d, kOn, 2);
+    const std::vector<float> xnn = run_conv(g, d, kOff, 2);
+    CHECK(count_far(one, want, 1e-4) == 0);
+    CHECK(count_different(one, two) == 0);
+    CHECK(count_different(two, xnn) == 0);
+  }
+}
+
+TEST_CASE("xnnpack native convolution follows delegate arguments bound in place when they move",
+          "[xnnpack]") {
+  REQUIRE(xnnpack::native_convolution_available());
+  const Geometry g{.h = 9, .w = 9, .c = 96, .o = 96, .kh = 3, .kw = 3, .pad = {1, 1, 1, 1}};
+  const ConvData d = random_data(g, 300);
+  const Shape in_shape = shape_of({g.n, g.h, g.w, g.c}), out_shape = shape_of({g.n, g.oh(), g.ow(), g.o});
+
+  SECTION("the convolution's input is delegate input 0 (BoundaryLayout::Same)") {
+    const std::vector<uint8_t> blob = conv_blob(g, d);
+    REQUIRE(classify(blob).all_stage);
+    for (int threads : {1, 2}) {
+      INFO(threads << " threads");
+      SpecRunner runner(threads);
+      REQUIRE(runner.init(blob, kOn).ok());
+      std::mt19937 rng(301);
+      std::vector<float> a = d.x;
+      std::vector<float> b = testing::random_floats(g.in_numel(), rng);
+      REQUIRE(a.data() != b.data());
+      std::vector<float> y1(g.out_numel()), y2(g.out_numel()), y3(g.out_numel()), y4(g.out_numel());
+      REQUIRE(runner.execute({{in_shape, a.data()}, {out_shape, y1.data()}}).ok());
+      CHECK(count_far(y1, reference(g, a, d.filter, d.bias), 1e-4) == 0);
+      // Another input buffer (and another output buffer).
+      REQUIRE(runner.execute({{in_shape, b.data()}, {out_shape, y2.data()}}).ok());
+      CHECK(count_far(y2, reference(g, b, d.filter, d.bias), 1e-4) == 0);
+      // Back to the first buffer, its contents changed in place.
+      for (float& v : a) v = -v * 0.5f;
+      REQUIRE(runner.execute({{in_shape, a.data()}, {out_shape, y3.data()}}).ok());
+      CHECK(count_far(y3, reference(g, a, d.filter, d.bias), 1e-4) == 0);
+      // A fresh buffer, after the second one is gone.
+      b = {};
+      std::vector<float> c = testing::random_floats(g.in_numel(), rng);
+      REQUIRE(runner.execute({{in_shape, c.data()}, {out_shape, y4.data()}}).ok());
+      CHECK(count_far(y4, reference(g, c, d.filter, d.bias), 1e-4) == 0);
+    }
+  }
+
+  SECTION("the convolution's input is delegate output 0, itself written by a convolution") {
+    // x -> conv1 -> y (output 0) -> conv2 (3x3, 96->64) -> z (output 1):
+    // conv2 reads the caller's output buffer in place.
+    const Geometry g2{
+        .h = g.oh(), .w = g.ow(), .c = 96, .o = 64, .kh = 3, .kw = 3, .pad = {1, 1, 1, 1}, .bias = false};
+    const ConvData d2 = random_data(g2, 302);
+    XnnpackBlobBuilder bb;
+    const uint32_t x = bb.input({g.n, g.h, g.w, g.c}, 0);
+    const uint32_t y = bb.output({g.n, g.oh(), g.ow(), g.o}, 0);
+    const uint32_t z = bb.output({g.n, g2.oh(), g2.ow(), g2.o}, 1);
+    auto& conv1 =
+        bb.node(NodeType::Convolution2d,
+                {x, bb.constant({g.o, g.kh, g.kw, g.c}, d.filter), bb.constant({g.o}, d.bias)}, {y});
+    set_window(conv1, g);
+    auto& conv2 = bb.node(NodeType::Convolution2d, {y, bb.constant({g2.o, 3, 3, g2.c}, d2.filter)}, {z});
+    set_window(conv2, g2);
+    const std::vector<uint8_t> blob = bb.build();
+    {
+      auto view = xnnpack::read_xnnpack_blob(blob.data(), blob.size());
+      REQUIRE(view.ok());
+      const xnnpack::StagePlan plan = xnnpack::plan_stages(view.get(), xnnpack::NativeConvolutions::kAll);
+      REQUIRE(plan.stages.size() == 2);
+      CHECK(plan.stages[0].native);
+      CHECK(plan.stages[1].native);
+    }
+    const Shape z_shape = shape_of({g.n, g2.oh(), g2.ow(), g2.o});
+    SpecRunner runner(2);
+    REQUIRE(runner.init(blob, kOn).ok());
+    std::mt19937 rng(303);
+    std::vector<std::vector<float>> inputs = {d.x, testing::random_floats(g.in_numel(), rng), d.x};
+    std::vector<std::vector<float>> ys(3, std::vector<float>(g.out_numel()));
+    std::vector<std::vector<float>> zs(3, std::vector<float>(g2.out_numel()));
+    for (size_t run = 0; run < 3; ++run) {
+      INFO("run " << run);
+      REQUIRE(
+          runner
+              .execute(
+                  {{in_shape, inputs[run].data()}, {out_shape, ys[run].data()}, {z_shape, zs[run].data()}})
+              .ok());
+      const std::vector<float> y_ref = reference(g, inputs[run], d.filter, d.bias);
+      CHECK(count_far(ys[run], y_ref, 1e-4) == 0);
+      // z from the y conv2 actually read (float rounding of y, amplified by
+      // conv2's depth of 864, would exceed 1e-4 against a reference of the
+      // reference).
+      CHECK(count_far(zs[run], reference(g2, ys[run], d2.filter, {}), 1e-4) == 0);
+    }
+  }
+}
+
+TEST_CASE("xnnpack native convolutions mix with XNNPACK stages", "[xnnpack]") {
+  REQUIRE(xnnpack::native_convolution_available());
+  // x -> Clamp [-0.75, 0.75] -> s -> conv1 (3x3, 64->128, native) -> a
+  //   -> conv2 (3x3, 128->128, native) -> b; Add(a, b) -> c
+  //   -> conv3 (3x3, 2 groups, 128->16: XNNPACK) -> y, clamp [0, 6];
+  // c is output 1. conv1 and conv2 are large enough for "auto" too, so both
+  // "on" and "auto" plan [Clamp] [conv1] [conv2] [Add, conv3].
+  const std::array<uint32_t, 4> p1 = {1, 1, 1, 1};
+  const Geometry g1{.h = 12, .w = 10, .c = 64, .o = 128, .kh = 3, .kw = 3, .pad = p1};
+  const Geometry g2{.h = 12, .w = 10, .c = 128, .o = 128, .kh = 3, .kw = 3, .pad = p1};
+  const Geometry g3{
+      .h = 12, .w = 10, .c = 128, .o = 16, .kh = 3, .kw = 3, .pad = p1, .lo = 0, .hi = 6, .groups = 2};
+  const ConvData d1 = random_data(g1, 401), d2 = random_data(g2, 402), d3 = random_data(g3, 403);
+  XnnpackBlobBuilder b;
+  const uint32_t x = b.input({1, 12, 10, 64}, 0, BoundaryLayout::NchwToNhwc);
+  const uint32_t s = b.tensor({1, 12, 10, 64});
+  const uint32_t a = b.tensor({1, 12, 10, 128});
+  const uint32_t bt = b.tensor({1, 12, 10, 128});
+  const uint32_t c = b.output({1, 12, 10, 128}, 1);
+  const uint32_t y = b.output({1, 12, 10, 16}, 0, BoundaryLayout::NhwcToNchw);
+  auto& clamp = b.node(NodeType::Clamp, {x}, {s});
+  clamp.output_min = -0.75f;
+  clamp.output_max = 0.75f;
+  set_window(b.node(NodeType::Convolution2d,
+                    {s, b.constant({128, 3, 3, 64}, d1.filter), b.constant({128}, d1.bias)}, {a}),
+             g1);
+  set_window(b.node(NodeType::Convolution2d,
+                    {a, b.constant({128, 3, 3, 128}, d2.filter), b.constant({128}, d2.bias)}, {bt}),
+             g2);
+  b.node(NodeType::Add, {a, bt}, {c});
+  set_window(b.node(NodeType::Convolution2d,
+                    {c, b.constant({16, 3, 3, 64}, d3.filter), b.constant({16}, d3.bias)}, {y}),
+             g3);
+  const std::vector<uint8_t> blob = b.build();
+  {
+    auto view = xnnpack::read_xnnpack_blob(blob.data(), blob.size());
+    REQUIRE(view.ok());
+    for (auto mode : {xnnpack::NativeConvolutions::kAll, xnnpack::NativeConvolutions::kAuto}) {
+      const xnnpack::StagePlan plan = xnnpack::plan_stages(view.get(), mode);
+      REQUIRE(plan.stages.size() == 4);
+      const bool native[] = {false, true, true, false};
+      for (size_t i = 0; i < 4; ++i) CHECK(plan.stages[i].native == native[i]);
+    }
+  }
+
+  std::vector<float> s_ref = d1.x;
+  for (float& v : s_ref) v = std::min(std::max(v, -0.75f), 0.75f);
+  const std::vector<float> a_ref = reference(g1, s_ref, d1.filter, d1.bias);
+  const std::vector<float> b_ref = reference(g2, a_ref, d2.filter, d2.bias);
+  std::vector<float> c_ref(a_ref.size());
+  for (size_t i = 0; i < c_ref.size(); ++i) c_ref[i] = a_ref[i] + b_ref[i];
+  const std::vector<float> x_nchw = nhwc_to_nchw(d1.x, 1, 120, 64);
+
+  std::vector<std::vector<float>> ys, cs;
+  for (const auto& [specs, threads] :
+       std::vector<std::pair<std::vector<Spec>, int>>{{kOn, 1}, {kOn, 2}, {kOff, 1}, {kAuto, 2}, {{}, 2}}) {
+    INFO((specs.empty() ? "default" : specs[0].second) << ", " << threads << " threads");
+    SpecRunner runner(threads);
+    const Status st = runner.init(blob, specs);
+    INFO(st.message());
+    REQUIRE(st.ok());
+    std::vector<float> xin = x_nchw, yout(120 * 16), cout(120 * 128);
+    for (int run = 0; run < 2; ++run)
+      REQUIRE(runner
+                  .execute({{Shape{1, 64, 12, 10}, xin.data()},
+                            {Shape{1, 16, 12, 10}, yout.data()},
+                            {Shape{1, 12, 10, 128}, cout.data()}})
+                  .ok());
+    // c = a + conv2(a): conv1's float rounding of a, amplified by conv2's
+    // depth of 1152, reaches a few 1e-4 (XNNPACK alone does the same), so c
+    // gets 1e-3; y is checked at 1e-4 against conv3 of the c it read.
+    CHECK(count_far(cout, c_ref, 1e-3) == 0);
+    CHECK(count_far(yout, nhwc_to_nchw(reference(g3, cout, d3.filter, d3.bias), 1, 120, 16), 1e-4) == 0);
+    ys.push_back(yout);
+    cs.push_back(cout);
+  }
+  for (size_t i = 1; i < ys.size(); ++i) {
+    INFO("run " << i << " against run 0");
+    CHECK(count_different(cs[i], cs[0]) == 0);
+    CHECK(count_different(ys[i], ys[0]) == 0);
+  }
+}
+
+TEST_CASE("xnnpack runs_natively, can_run_natively and plan_stages pick the convolutions they document",
+          "[xnnpack]") {
+  // native: can_run_natively (one group, no flags; spec "on").
+  // auto_native: runs_natively (spec "auto"): also at most 1/6 of the
+  // 32-channel panels idle, >= 96 output pixels, depth (taps x input
+  // channels) >= 64 and >= 8M (8 << 20) multiply-adds. Each case misses at
+  // most one of those.
+  const std::array<uint32_t, 4> p1 = {1, 1, 1, 1};
+  struct Case {
+    Geometry g;
+    uint32_t flags = 0;
+  };
+  const std::vector<Case> cases = {
+      {{.name = "2 groups: neither",
+        .h = 12,
+        .w = 12,
+        .c = 256,
+        .o = 64,
+        .kh = 3,
+        .kw = 3,
+        .pad = p1,
+        .groups = 2,
+        .native = false}},
+      {{.name = "TensorFlow SAME padding flag: neither",
+        .h = 12,
+        .w = 12,
+        .c = 128,
+        .o = 64,
+        .kh = 3,
+        .kw = 3,
+        .pad = p1,
+        .native = false},
+       XNN_FLAG_TENSORFLOW_SAME_PADDING},
+      {{.name = "16 output channels (waste 1/2): not auto", .h = 12, .w = 12, .c = 4096, .o = 16}},
+      {{.name = "48 output channels (64 padded, waste 1/4): not auto",
+        .h = 12,
+        .w = 12,
+        .c = 160,
+        .o = 48,
+        .kh = 3,
+        .kw = 3,
+        .pad = p1}},
+      {{.name = "80 output channels (96 padded, waste 1/6): auto",
+        .h = 12,
+        .w = 12,
+        .c = 96,
+        .o = 80,
+        .kh = 3,
+        .kw = 3,
+        .pad = p1,
+        .auto_native = true}},
+      {{.name = "100 output channels (128 padded, waste > 1/6): not auto",
+        .h = 12,
+        .w = 12,
+        .c = 768,
+        .o = 100}},
+      {{.name = "112 output channels (128 padded, waste 1/8): auto",
+        .h = 12,
+        .w = 12,
+        .c = 576,
+        .o = 112,
+        .auto_native = true}},
+      {{.name = "28 output channels (32 padded, waste 1/8): auto",
+        .h = 12,
+        .w = 12,
+        .c = 256,
+        .o = 28,
+        .kh = 3,
+        .kw = 3,
+        .pad = p1,
+        .auto_native = true}},
+      {{.name = "64 output channels, 1x1 spatial output: not auto",
+        .h = 3,
+        .w = 3,
+        .c = 16384,
+        .o = 64,
+        .kh = 3,
+        .kw = 3}},
+      {{.name = "64 output channels, 7x7 output (49 pixels): not auto",
+        .h = 7,
+        .w = 7,
+        .c = 320,
+        .o = 64,
+        .kh = 3,
+        .kw = 3,
+        .pad = p1}},
+      {{.name = "64 output channels, 5x19 = 95 pixels: not auto",
+        .h = 5,
+        .w = 19,
+        .c = 160,
+        .o = 64,
+        .kh = 3,
+        .kw = 3,
+        .pad = p1}},
+      {{.name = "64 output channels, 8x12 = 96 pixels: auto",
+        .h = 8,
+        .w = 12,
+        .c = 160,
+        .o = 64,
+        .kh = 3,
+        .kw = 3,
+        .pad = p1,
+        .auto_native = true}},
+      {{.name = "batch 2 of 7x7 (98 pixels): auto",
+        .n = 2,
+        .h = 7,
+        .w = 7,
+        .c = 160,
+        .o = 64,
+        .kh = 3,
+        .kw = 3,
+        .pad = p1,
+        .auto_native = true}},
+      {{.name = "depth 63 (1x1, 63 input channels), 4096 pixels: not auto",
+        .h = 64,
+        .w = 64,
+        .c = 63,
+        .o = 64}},
+      {{.name = "depth 64 (1x1, 64 input channels), 4096 pixels: auto",
+        .h = 64,
+        .w = 64,
+        .c = 64,
+        .o = 64,
+        .auto_native = true}},
+      {{.name = "depth 63 (7x3 kernel, 3 input channels): not auto",
+        .h = 64,
+        .w = 64,
+        .c = 3,
+        .o = 64,
+        .kh = 7,
+        .kw = 3,
+        .pad = {3, 1, 3, 1}}},
+      {{.name = "exactly 8M multiply-adds (2048 pixels x 64 x 64): auto",
+        .h = 32,
+        .w = 64,
+        .c = 64,
+        .o = 64,
+        .auto_native = true}},
+      {{.name = "one pixel row fewer: 8M - 4096 multiply-adds: not auto",
+        .h = 1,
+        .w = 2047,
+        .c = 64,
+        .o = 64}},
+  };
+  for (const Case& c : cases) {
+    INFO(c.g.name);
+    check_classification(conv_blob(c.g, random_data(c.g, 500), c.flags), c.g.native, c.g.auto_native);
+  }
+  SECTION("a depthwise convolution is never native") {
+    XnnpackBlobBuilder b;
+    const uint32_t x = b.input({1, 32, 32, 64}, 0);
+    const uint32_t y = b.output({1, 32, 32, 64}, 0);
+    auto& node = b.node(NodeType::DepthwiseConvolution2d,
+                        {x, b.constant({1, 3, 3, 64}, std::vector<float>(576, 0.5f))}, {y});
+    node.padding = {1, 1, 1, 1};
+    node.kernel = {3, 3};
+    node.input_channels = 64;
+    node.depth_multiplier = 1;
+    check_classification(b.build(), false, false);
+  }
+}
+
+TEST_CASE("xnnpack compile spec native_convolution accepts auto, on and off and refuses anything else",
+          "[xnnpack]") {
+  const Geometry g{.o = 64};
+  const std::vector<uint8_t> blob = conv_blob(g, random_data(g, 600));
+  for (const std::vector<Spec>& specs :
+       std::vector<std::vector<Spec>>{{},
+                                      kOn,
+                                      kOff,
+                                      kAuto,
+                                      {{"unrelated", "maybe"}},
+                                      {{"unrelated", "x"}, {"native_convolution", "off"}}}) {
+    SpecRunner runner;
+    const Status s = runner.init(blob, specs);
+    INFO(s.message());
+    CHECK(s.ok());
+  }
+  for (const std::string value : {"maybe", "ON", "Auto", "", "on "}) {
+    INFO("value '" << value << "'");
+    SpecRunner runner;
+    const Status s = runner.init(blob, {{"native_convolution", value}});
+    CHECK(s.error() == Error::InvalidArgument);
+    CHECK_THAT(s.message(), Catch::Contains("native_convolution"));
+    CHECK_THAT(s.message(), Catch::Contains("'" + value + "'"));
+  }
+}
+
+}  // namespace
+}  // namespace etc
