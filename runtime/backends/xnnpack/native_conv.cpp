@@ -17,9 +17,6 @@ namespace {
 constexpr size_t kRows = 12;      // output pixels per micro-kernel call
 constexpr size_t kChannels = 32;  // output channels per panel
 constexpr size_t kAlignment = 64;
-// Smaller convolutions stay inside XNNPACK stages: splitting a stage costs
-// more than the faster kernel saves.
-constexpr uint64_t kMinMacs = uint64_t{8} << 20;
 
 struct AlignedFree {
   void operator()(float* p) const { std::free(p); }
@@ -76,9 +73,8 @@ bool runs_natively(const BlobView& view, const fb::Node& node) {
   const TensorInfo& y = view.tensors[node.outputs()->Get(0)];
   const TensorInfo& w = view.tensors[node.inputs()->Get(1)];
   const uint64_t pixels = y.numel / y.dims[3];
-  const uint64_t macs = y.numel * (w.numel / out_c);
   const uint64_t depth = w.numel / out_c;  // taps x input channels
-  return padded * 5 <= out_c * 6 && pixels >= 8 * kRows && depth >= 64 && macs >= kMinMacs;
+  return padded * 5 <= out_c * 6 && pixels >= 4 * kRows && depth >= 32;
 }
 
 Result<NativeConvPtr> compile_native_conv(const BlobView& view, const fb::Node& node) {

@@ -27,12 +27,10 @@ namespace etc::xnnpack {
 bool native_convolution_available();
 // Whether a checked node is a convolution the kernel takes: one group, no
 // flags, an output channel count that leaves at most a sixth of the
-// 32-channel panels idle, at least 96 output pixels, a reduction depth
-// (taps x input channels) of at least 64 and at least 8M multiply-adds.
-// Every native convolution splits the XNNPACK stage around it, and a split
-// costs tens of microseconds (each XNNPACK runtime keeps its own arena, so
-// fewer intermediates stay in cache): smaller convolutions gain less than
-// that, and XNNPACK has narrower kernels for few pixels or shallow depth.
+// 32-channel panels idle, at least 48 output pixels (four 12-pixel tiles) and
+// a reduction depth (taps x input channels) of at least 32. XNNPACK keeps the
+// rest: it has narrower kernels for few pixels, few channels or shallow
+// depth.
 bool runs_natively(const BlobView& view, const fb::Node& node);
 // Whether the kernel can compute a checked node at all: a Convolution2d with
 // one group and no flags.

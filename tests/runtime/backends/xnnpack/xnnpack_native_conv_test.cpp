@@ -485,13 +485,21 @@ std::vector<Geometry> sweep() {
   };
 }
 
+// runs_natively's documented rule (native_conv.h), for the sweep; its
+// boundaries are tested case by case below.
+bool documented_auto(const Geometry& g) {
+  const uint64_t padded = (g.o + 31) / 32 * 32;
+  return g.native && g.groups == 1 && padded * 5 <= g.o * 6 && g.n * g.oh() * g.ow() >= 48 &&
+         uint64_t{g.kh} * g.kw * g.c >= 32;
+}
+
 TEST_CASE("xnnpack native convolution equals XNNPACK and the reference across geometries", "[xnnpack]") {
   REQUIRE(xnnpack::native_convolution_available());
   uint32_t seed = 100;
   for (const Geometry& g : sweep()) {
     INFO(g.name);
     const ConvData d = random_data(g, ++seed);
-    check_classification(conv_blob(g, d), g.native, g.auto_native);
+    check_classification(conv_blob(g, d), g.native, g.auto_native || documented_auto(g));
     const std::vector<float> want = reference(g, d.x, d.filter, d.bias);
     const std::vector<float> by_default = run_conv(g, d, {});
     const std::vector<float> on = run_conv(g, d, kOn);
@@ -709,9 +717,8 @@ TEST_CASE("xnnpack runs_natively, can_run_natively and plan_stages pick the conv
           "[xnnpack]") {
   // native: can_run_natively (one group, no flags; spec "on").
   // auto_native: runs_natively (spec "auto"): also at most 1/6 of the
-  // 32-channel panels idle, >= 96 output pixels, depth (taps x input
-  // channels) >= 64 and >= 8M (8 << 20) multiply-adds. Each case misses at
-  // most one of those.
+  // 32-channel panels idle, >= 48 output pixels and depth (taps x input
+  // channels) >= 32. Each case misses at most one of those.
   const std::array<uint32_t, 4> p1 = {1, 1, 1, 1};
   struct Case {
     Geometry g;
@@ -783,71 +790,67 @@ TEST_CASE("xnnpack runs_natively, can_run_natively and plan_stages pick the conv
         .o = 64,
         .kh = 3,
         .kw = 3}},
-      {{.name = "64 output channels, 7x7 output (49 pixels): not auto",
+      {{.name = "64 output channels, 7x7 output (49 pixels): auto",
         .h = 7,
         .w = 7,
         .c = 320,
         .o = 64,
         .kh = 3,
         .kw = 3,
-        .pad = p1}},
-      {{.name = "64 output channels, 5x19 = 95 pixels: not auto",
-        .h = 5,
-        .w = 19,
+        .pad = p1,
+        .auto_native = true}},
+      {{.name = "64 output channels, 47 pixels (1x47): not auto",
+        .h = 1,
+        .w = 47,
         .c = 160,
         .o = 64,
-        .kh = 3,
+        .kh = 1,
         .kw = 3,
-        .pad = p1}},
-      {{.name = "64 output channels, 8x12 = 96 pixels: auto",
-        .h = 8,
-        .w = 12,
+        .pad = {0, 1, 0, 1}}},
+      {{.name = "64 output channels, 48 pixels (6x8): auto",
+        .h = 6,
+        .w = 8,
         .c = 160,
         .o = 64,
         .kh = 3,
         .kw = 3,
         .pad = p1,
         .auto_native = true}},
-      {{.name = "batch 2 of 7x7 (98 pixels): auto",
+      {{.name = "batch 2 of 4x6 (48 pixels): auto",
         .n = 2,
-        .h = 7,
-        .w = 7,
+        .h = 4,
+        .w = 6,
         .c = 160,
         .o = 64,
         .kh = 3,
         .kw = 3,
         .pad = p1,
         .auto_native = true}},
-      {{.name = "depth 63 (1x1, 63 input channels), 4096 pixels: not auto",
+      {{.name = "depth 31 (1x1, 31 input channels), 4096 pixels: not auto",
         .h = 64,
         .w = 64,
-        .c = 63,
+        .c = 31,
         .o = 64}},
-      {{.name = "depth 64 (1x1, 64 input channels), 4096 pixels: auto",
+      {{.name = "depth 32 (1x1, 32 input channels), 4096 pixels: auto",
         .h = 64,
         .w = 64,
-        .c = 64,
+        .c = 32,
         .o = 64,
         .auto_native = true}},
-      {{.name = "depth 63 (7x3 kernel, 3 input channels): not auto",
+      {{.name = "depth 27 (3x3 kernel, 3 input channels): not auto",
         .h = 64,
         .w = 64,
         .c = 3,
         .o = 64,
-        .kh = 7,
+        .kh = 3,
         .kw = 3,
-        .pad = {3, 1, 3, 1}}},
-      {{.name = "exactly 8M multiply-adds (2048 pixels x 64 x 64): auto",
-        .h = 32,
-        .w = 64,
-        .c = 64,
-        .o = 64,
+        .pad = p1}},
+      {{.name = "a small convolution (48 pixels x depth 32 x 32 channels): auto, no minimum of work",
+        .h = 6,
+        .w = 8,
+        .c = 32,
+        .o = 32,
         .auto_native = true}},
-      {{.name = "one pixel row fewer: 8M - 4096 multiply-adds: not auto",
-        .h = 1,
-        .w = 2047,
-        .c = 64,
-        .o = 64}},
   };
   for (const Case& c : cases) {
     INFO(c.g.name);

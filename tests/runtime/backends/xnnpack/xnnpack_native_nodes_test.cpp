@@ -412,7 +412,8 @@ xnnpack::StagePlan plan_of(const std::vector<uint8_t>& blob) {
   return xnnpack::plan_stages(view.get());
 }
 
-TEST_CASE("xnnpack plan_stages splits nodes into stages and shares what crosses them", "[xnnpack]") {
+TEST_CASE("xnnpack plan_stages splits nodes into stages and plans a buffer for every activation",
+          "[xnnpack]") {
   SECTION("runs of XNNPACK nodes and single native nodes") {
     // x -> Clamp -> a -> Abs -> b -> Slice -> c -> ChannelShuffle -> d
     //   -> Negate -> e -> Abs -> y; constant k added to e inside the last stage.
@@ -448,33 +449,28 @@ TEST_CASE("xnnpack plan_stages splits nodes into stages and shares what crosses 
     CHECK(plan.stages[3].first_node == 4);
     CHECK(plan.stages[3].end_node == 7);
 
+    // Every activation is shared: buffers are planned over the whole
+    // delegate, node by node, not left to per-stage XNNPACK arenas.
     REQUIRE(plan.shared.size() == 9);
-    CHECK(plan.shared[x]);   // delegate input
-    CHECK(!plan.shared[a]);  // inside stage 0 only
-    CHECK(plan.shared[bb]);  // stage 0 -> stage 1
-    CHECK(plan.shared[c]);   // native -> native
-    CHECK(plan.shared[d]);   // native -> stage 3
-    CHECK(!plan.shared[e]);  // inside stage 3 only
+    for (uint32_t t : {x, a, bb, c, d, e, f, y}) CHECK(plan.shared[t]);
     CHECK(!plan.shared[k]);  // constant
-    CHECK(!plan.shared[f]);
-    CHECK(plan.shared[y]);  // delegate output
 
     REQUIRE(plan.buffer_of.size() == 9);
-    for (uint32_t t : {x, a, e, k, f, y}) CHECK(plan.buffer_of[t] == kNoBuffer);
-    for (uint32_t t : {bb, c, d}) {
+    for (uint32_t t : {x, k, y}) CHECK(plan.buffer_of[t] == kNoBuffer);  // arguments and constants
+    const std::vector<uint32_t> chain = {a, bb, c, d, e, f};
+    for (uint32_t t : chain) {
       REQUIRE(plan.buffer_of[t] != kNoBuffer);
       REQUIRE(static_cast<size_t>(plan.buffer_of[t]) < plan.buffer_elements.size());
     }
-    // bb and c are both live at stage 1, c and d at stage 2.
-    CHECK(plan.buffer_of[bb] != plan.buffer_of[c]);
-    CHECK(plan.buffer_of[c] != plan.buffer_of[d]);
+    // Each node reads one intermediate and writes the next: the two never
+    // share a buffer, and two buffers serve the whole chain.
+    for (size_t i = 0; i + 1 < chain.size(); ++i)
+      CHECK(plan.buffer_of[chain[i]] != plan.buffer_of[chain[i + 1]]);
+    CHECK(plan.buffer_elements.size() == 2);
+    CHECK(plan.buffer_elements[static_cast<size_t>(plan.buffer_of[a])] >= 24);
     CHECK(plan.buffer_elements[static_cast<size_t>(plan.buffer_of[bb])] >= 24);
-    CHECK(plan.buffer_elements[static_cast<size_t>(plan.buffer_of[c])] >= 16);
-    CHECK(plan.buffer_elements[static_cast<size_t>(plan.buffer_of[d])] >= 16);
-    CHECK(plan.buffer_elements.size() == 2);  // d reuses bb's buffer
-    CHECK(plan.buffer_of[d] == plan.buffer_of[bb]);
   }
-  SECTION("a graph of only XNNPACK nodes is one stage sharing only its arguments") {
+  SECTION("a graph of only XNNPACK nodes is one stage; its intermediate gets a planned buffer") {
     XnnpackBlobBuilder b;
     const uint32_t x = b.input({2, 3}, 0);
     const uint32_t a = b.tensor({2, 3});
@@ -484,8 +480,11 @@ TEST_CASE("xnnpack plan_stages splits nodes into stages and shares what crosses 
     const xnnpack::StagePlan plan = plan_of(b.build());
     REQUIRE(plan.stages.size() == 1);
     CHECK(!plan.stages[0].native);
-    CHECK(plan.shared == std::vector<bool>{true, false, true});
-    CHECK(plan.buffer_elements.empty());
+    CHECK(plan.shared == std::vector<bool>{true, true, true});
+    CHECK(plan.buffer_of[x] == kNoBuffer);
+    CHECK(plan.buffer_of[y] == kNoBuffer);
+    REQUIRE(plan.buffer_elements.size() == 1);
+    CHECK(plan.buffer_elements[0] >= 6);
   }
 }
 
