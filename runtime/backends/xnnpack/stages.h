@@ -1,10 +1,11 @@
 #pragma once
 // How one XNNPACK delegate runs: its nodes (in blob order) split into stages,
 // each either a maximal run of XNNPACK nodes — one xnn_runtime — or one
-// native node (native_ops.h, native_conv.h). Tensors that cross a stage boundary, and the
-// delegate's arguments, are "shared": XNNPACK sees them as external values,
-// bound to memory the backend owns (or to the arguments). Shared
-// intermediates get buffers that are reused once their last reader has run.
+// native node (native_ops.h, native_conv.h). Every activation (every tensor
+// that is not a constant) is "shared": XNNPACK sees it as an external value,
+// bound to memory the backend owns or to a delegate argument. Intermediates
+// get buffers planned node by node over the whole delegate, reused once their
+// last reader has run, so splitting into stages costs no extra memory.
 
 #include <cstddef>
 #include <cstdint>
@@ -24,8 +25,8 @@ inline constexpr int32_t kNoBuffer = -1;
 
 struct StagePlan {
   std::vector<Stage> stages;
-  std::vector<bool> shared;  // per tensor
-  // Per tensor: the buffer holding a shared intermediate (not a constant nor
+  std::vector<bool> shared;  // per tensor: an activation (not a constant)
+  // Per tensor: the buffer holding an intermediate (an activation that is not
   // a delegate argument), kNoBuffer otherwise.
   std::vector<int32_t> buffer_of;
   std::vector<size_t> buffer_elements;  // float32 elements of each buffer
