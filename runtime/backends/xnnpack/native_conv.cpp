@@ -42,6 +42,10 @@ struct NativeConv {
   size_t kernel_h = 0, kernel_w = 0, stride_h = 1, stride_w = 1, dilation_h = 1, dilation_w = 1;
   size_t pad_top = 0, pad_left = 0;
   float lo = -INFINITY, hi = INFINITY;
+  // Where output pixel p, channel o goes: data[output] + p * out_stride +
+  // out_offset + o (out_stride = out_c, out_offset = 0 unless the output is a
+  // slice of a channel concatenation).
+  size_t out_stride = 0, out_offset = 0;
   size_t panels = 0, panel_floats = 0, tiles = 0;
   AlignedFloats packed;                   // per panel: 32 biases, then [taps][in_c][32] weights
   AlignedFloats zeros;                    // in_c zeros read for padding taps
@@ -51,6 +55,12 @@ struct NativeConv {
   size_t taps() const { return kernel_h * kernel_w; }
   size_t pixels() const { return batch * out_h * out_w; }
 };
+
+void write_into_concat(NativeConv& conv, uint32_t tensor, size_t channel_offset, size_t pixel_stride) {
+  conv.output = tensor;
+  conv.out_offset = channel_offset;
+  conv.out_stride = pixel_stride;
+}
 
 void NativeConvDeleter::operator()(NativeConv* conv) const { delete conv; }
 
@@ -91,6 +101,7 @@ Result<NativeConvPtr> compile_native_conv(const BlobView& view, const fb::Node& 
   c.dilation_h = dim(node.dilation(), 0, 1), c.dilation_w = dim(node.dilation(), 1, 1);
   c.pad_top = dim(node.padding(), 0, 0), c.pad_left = dim(node.padding(), 3, 0);
   c.lo = node.output_min(), c.hi = node.output_max();
+  c.out_stride = c.out_c;
 
   c.panels = (c.out_c + kChannels - 1) / kChannels;
   c.panel_floats = kChannels + c.taps() * c.in_c * kChannels;
@@ -204,15 +215,15 @@ void conv_tile(void* context, size_t tile, size_t panel) {
   const size_t channels = std::min(kChannels, c.out_c - panel * kChannels);
   const float* const* a = &c.indirection[tile * c.taps() * kRows];
   const float* w = c.packed.get() + panel * c.panel_floats;
-  float* out = y + tile * kRows * c.out_c + panel * kChannels;
+  float* out = y + tile * kRows * c.out_stride + c.out_offset + panel * kChannels;
   if (rows > 8)
-    micro_kernel<12>(rows, channels, c.taps(), c.in_c, a, w, out, c.out_c, c.lo, c.hi);
+    micro_kernel<12>(rows, channels, c.taps(), c.in_c, a, w, out, c.out_stride, c.lo, c.hi);
   else if (rows > 4)
-    micro_kernel<8>(rows, channels, c.taps(), c.in_c, a, w, out, c.out_c, c.lo, c.hi);
+    micro_kernel<8>(rows, channels, c.taps(), c.in_c, a, w, out, c.out_stride, c.lo, c.hi);
   else if (rows > 2)
-    micro_kernel<4>(rows, channels, c.taps(), c.in_c, a, w, out, c.out_c, c.lo, c.hi);
+    micro_kernel<4>(rows, channels, c.taps(), c.in_c, a, w, out, c.out_stride, c.lo, c.hi);
   else
-    micro_kernel<2>(rows, channels, c.taps(), c.in_c, a, w, out, c.out_c, c.lo, c.hi);
+    micro_kernel<2>(rows, channels, c.taps(), c.in_c, a, w, out, c.out_stride, c.lo, c.hi);
 #else
   (void)context, (void)tile, (void)panel;
 #endif

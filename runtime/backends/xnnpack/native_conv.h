@@ -50,6 +50,11 @@ using NativeConvPtr = std::unique_ptr<NativeConv, NativeConvDeleter>;
 // DelegateMemoryAllocationFailed.
 Result<NativeConvPtr> compile_native_conv(const BlobView& view, const fb::Node& node);
 
+// Makes the convolution write channels [channel_offset, +out_c) of each
+// pixel of `tensor`, whose pixels are `pixel_stride` floats apart, instead of
+// its own output (stages.h ConcatSlice).
+void write_into_concat(NativeConv& conv, uint32_t tensor, size_t channel_offset, size_t pixel_stride);
+
 // `data[t]` is where tensor t lives (float32).
 void run_native_conv(NativeConv& conv, float* const* data, pthreadpool_t pool);
 

@@ -1,5 +1,6 @@
 #include "runtime/backends/xnnpack/native_ops.h"
 
+#include <algorithm>
 #include <cstring>
 #include <string>
 
@@ -93,7 +94,8 @@ void concatenate_rows(void* context, size_t first, size_t count) {
   for (size_t r = first; r < first + count; ++r)
     for (size_t i = 0; i < op->inputs.size(); ++i) {
       const size_t e = op->row_elements[i];
-      std::memcpy(out, data[op->inputs[i]] + r * e, e * sizeof(float));
+      if (op->in_place.empty() || !op->in_place[i])
+        std::memcpy(out, data[op->inputs[i]] + r * e, e * sizeof(float));
       out += e;
     }
 }
@@ -219,6 +221,8 @@ Result<NativeOp> compile_native_op(const BlobView& view, const fb::Node& node) {
 
 void run_native_op(const NativeOp& op, float* const* data, pthreadpool_t pool) {
   if (op.conv != nullptr) return run_native_conv(*op.conv, data, pool);
+  if (!op.in_place.empty() && std::all_of(op.in_place.begin(), op.in_place.end(), [](bool b) { return b; }))
+    return;
   RunContext context{&op, data};
   size_t row = 0;
   for (size_t e : op.row_elements) row += e;

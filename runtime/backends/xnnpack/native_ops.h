@@ -47,6 +47,9 @@ struct NativeOp {
   std::vector<size_t> out_dims, in_stride;
   size_t groups = 1;
   NativeConvPtr conv;  // Convolution2d run by native_conv.h
+  // Concatenate: inputs a native convolution already wrote into the output
+  // (stages.h ConcatSlice); empty when none.
+  std::vector<bool> in_place;
 };
 
 // Errors: DelegateMemoryAllocationFailed.

@@ -47,6 +47,43 @@ StagePlan plan_stages(const BlobView& view, NativeConvolutions convolutions) {
       plan.stages.back().end_node = n + 1;
   }
 
+  // Native convolutions whose output only a channel concatenation reads
+  // write straight into the concatenation's output; it copies the rest.
+  const size_t num_tensors = view.tensors.size();
+  std::vector<int64_t> producer(num_tensors, -1), readers(num_tensors, 0);
+  std::vector<bool> native_node(num_nodes, false);
+  for (const Stage& stage : plan.stages)
+    if (stage.native) native_node[stage.first_node] = true;
+  for (size_t n = 0; n < num_nodes; ++n) {
+    const fb::Node& node = node_at(view, n);
+    for (uint32_t id : *node.inputs()) ++readers[id];
+    for (uint32_t id : *node.outputs()) producer[id] = static_cast<int64_t>(n);
+  }
+  plan.writes_into.assign(num_nodes, ConcatSlice{});
+  plan.in_place.assign(num_nodes, {});
+  for (size_t n = 0; n < num_nodes; ++n) {
+    const fb::Node& node = node_at(view, n);
+    if (node.type() != fb::NodeType::Concatenate) continue;
+    const TensorInfo& out = view.tensors[node.outputs()->Get(0)];
+    if (node.axis() + 1 != out.rank || out.is_external()) continue;
+    plan.in_place[n].assign(node.inputs()->size(), false);
+    size_t offset = 0;
+    for (flatbuffers::uoffset_t i = 0; i < node.inputs()->size(); ++i) {
+      const uint32_t t = node.inputs()->Get(i);
+      const TensorInfo& in = view.tensors[t];
+      const int64_t p = producer[t];
+      const bool fits = p >= 0 && native_node[static_cast<size_t>(p)] && readers[t] == 1 &&
+                        !in.is_external() &&
+                        node_at(view, static_cast<size_t>(p)).type() == fb::NodeType::Convolution2d;
+      if (fits) {
+        plan.writes_into[static_cast<size_t>(p)] =
+            ConcatSlice{true, node.outputs()->Get(0), offset, out.dims[out.rank - 1]};
+        plan.in_place[n][i] = true;
+      }
+      offset += in.dims[in.rank - 1];
+    }
+  }
+
   // Every activation is an external value of the XNNPACK runtimes, held in
   // buffers planned over the whole delegate. XNNPACK gives each runtime its
   // own arena, so tensors left internal to stages would each take memory of
@@ -54,13 +91,20 @@ StagePlan plan_stages(const BlobView& view, NativeConvolutions convolutions) {
   // memory than one arena (efficientnet_b0 with every convolution native:
   // 10.0 ms with per-stage arenas, 8.7 ms planned here).
   // Node of each tensor's producer and last reader (-1: none).
-  const size_t num_tensors = view.tensors.size();
-  std::vector<int64_t> producer(num_tensors, -1), last_reader(num_tensors, -1);
+  std::vector<int64_t> last_reader(num_tensors, -1);
   for (size_t n = 0; n < num_nodes; ++n) {
     const fb::Node& node = node_at(view, n);
     for (uint32_t id : *node.inputs())
       if (!view.tensors[id].is_constant()) last_reader[id] = static_cast<int64_t>(n);
-    for (uint32_t id : *node.outputs()) producer[id] = static_cast<int64_t>(n);
+  }
+  // A concatenation's output lives from its first in-place writer on; the
+  // tensors those writers replace need no memory.
+  std::vector<bool> replaced(num_tensors, false);
+  for (size_t n = 0; n < num_nodes; ++n) {
+    const ConcatSlice& slice = plan.writes_into[n];
+    if (!slice.active) continue;
+    replaced[node_at(view, n).outputs()->Get(0)] = true;
+    producer[slice.tensor] = std::min(producer[slice.tensor], static_cast<int64_t>(n));
   }
   plan.shared.assign(num_tensors, false);
   for (size_t t = 0; t < num_tensors; ++t)
@@ -72,7 +116,7 @@ StagePlan plan_stages(const BlobView& view, NativeConvolutions convolutions) {
   plan.buffer_of.assign(num_tensors, kNoBuffer);
   std::vector<std::vector<uint32_t>> produced_at(num_nodes), released_at(num_nodes);
   for (size_t t = 0; t < num_tensors; ++t) {
-    if (!plan.shared[t] || view.tensors[t].is_external() || producer[t] < 0) continue;
+    if (!plan.shared[t] || view.tensors[t].is_external() || producer[t] < 0 || replaced[t]) continue;
     const auto id = static_cast<uint32_t>(t);
     produced_at[static_cast<size_t>(producer[t])].push_back(id);
     released_at[static_cast<size_t>(std::max(producer[t], last_reader[t]))].push_back(id);

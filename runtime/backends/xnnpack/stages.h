@@ -23,6 +23,15 @@ struct Stage {
 
 inline constexpr int32_t kNoBuffer = -1;
 
+// A native convolution that writes straight into its slice of a
+// channel concatenation: channels [channel_offset, +its channels) of every
+// pixel of `tensor`, whose pixels are `pixel_stride` floats apart.
+struct ConcatSlice {
+  bool active = false;
+  uint32_t tensor = 0;
+  size_t channel_offset = 0, pixel_stride = 0;
+};
+
 struct StagePlan {
   std::vector<Stage> stages;
   std::vector<bool> shared;  // per tensor: an activation (not a constant)
@@ -30,6 +39,10 @@ struct StagePlan {
   // a delegate argument), kNoBuffer otherwise.
   std::vector<int32_t> buffer_of;
   std::vector<size_t> buffer_elements;  // float32 elements of each buffer
+  // Per node: for a native convolution, where it writes instead of its own
+  // output; for a Concatenate, which inputs are then already in place.
+  std::vector<ConcatSlice> writes_into;
+  std::vector<std::vector<bool>> in_place;
 };
 
 // `view` must have passed read_xnnpack_blob. Convolutions the backend's

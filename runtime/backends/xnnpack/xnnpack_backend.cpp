@@ -163,9 +163,14 @@ Status create_stages(const BlobView& view, const std::vector<const void*>& const
   for (size_t s = 0; s < plan.stages.size(); ++s) {
     StageRun& run = handle.runs[s];
     if (plan.stages[s].native) {
+      const size_t n = plan.stages[s].first_node;
       ETC_ASSIGN_OR_RETURN(
-          run.native, compile_native_op(view, *view.graph->nodes()->Get(static_cast<flatbuffers::uoffset_t>(
-                                                  plan.stages[s].first_node))));
+          run.native,
+          compile_native_op(view, *view.graph->nodes()->Get(static_cast<flatbuffers::uoffset_t>(n))));
+      const ConcatSlice& slice = plan.writes_into[n];
+      if (run.native.conv != nullptr && slice.active)
+        write_into_concat(*run.native.conv, slice.tensor, slice.channel_offset, slice.pixel_stride);
+      run.native.in_place = plan.in_place[n];
       continue;
     }
     ETC_ASSIGN_OR_RETURN(SubgraphPtr subgraph, build_subgraph(view, constant_data, plan, s, run.externals));

@@ -896,5 +896,82 @@ TEST_CASE("xnnpack compile spec native_convolution accepts auto, on and off and 
   }
 }
 
+TEST_CASE("xnnpack native convolutions write straight into a channel concatenation", "[xnnpack]") {
+  REQUIRE(xnnpack::native_convolution_available());
+  // x -> conv A (3x3 pad 1, 32->64) -> a; x -> Clamp -> c; x -> conv B (1x1,
+  // 32->32) -> b; Concatenate(a, c, b) on channels -> cat -> Clamp -> y.
+  // Under "on" A and B write into cat at channels 0 and 96; the
+  // concatenation copies only c.
+  const std::array<uint32_t, 4> p1 = {1, 1, 1, 1};
+  const Geometry ga{.h = 8, .w = 8, .c = 32, .o = 64, .kh = 3, .kw = 3, .pad = p1};
+  const Geometry gb{.h = 8, .w = 8, .c = 32, .o = 32};
+  const ConvData da = random_data(ga, 601), db = random_data(gb, 602);
+  XnnpackBlobBuilder b;
+  const uint32_t x = b.input({1, 8, 8, 32}, 0);
+  const uint32_t a = b.tensor({1, 8, 8, 64});
+  const uint32_t c = b.tensor({1, 8, 8, 32});
+  const uint32_t bt = b.tensor({1, 8, 8, 32});
+  const uint32_t cat = b.tensor({1, 8, 8, 128});
+  const uint32_t y = b.output({1, 8, 8, 128}, 0);
+  set_window(b.node(NodeType::Convolution2d,
+                    {x, b.constant({64, 3, 3, 32}, da.filter), b.constant({64}, da.bias)}, {a}),
+             ga);
+  auto& clamp = b.node(NodeType::Clamp, {x}, {c});
+  clamp.output_min = -0.5f;
+  clamp.output_max = 0.5f;
+  set_window(b.node(NodeType::Convolution2d,
+                    {x, b.constant({32, 1, 1, 32}, db.filter), b.constant({32}, db.bias)}, {bt}),
+             gb);
+  b.node(NodeType::Concatenate, {a, c, bt}, {cat}).axis = 3;
+  auto& out = b.node(NodeType::Clamp, {cat}, {y});
+  out.output_min = -100.0f;
+  out.output_max = 100.0f;
+  const std::vector<uint8_t> blob = b.build();
+  {
+    auto view = xnnpack::read_xnnpack_blob(blob.data(), blob.size());
+    REQUIRE(view.ok());
+    const xnnpack::StagePlan plan = xnnpack::plan_stages(view.get(), xnnpack::NativeConvolutions::kAll);
+    REQUIRE(plan.writes_into.size() == 5);
+    CHECK(plan.writes_into[0].active);
+    CHECK(plan.writes_into[0].tensor == cat);
+    CHECK(plan.writes_into[0].channel_offset == 0);
+    CHECK(plan.writes_into[0].pixel_stride == 128);
+    CHECK(plan.writes_into[2].active);
+    CHECK(plan.writes_into[2].channel_offset == 96);
+    CHECK(plan.in_place[3] == std::vector<bool>{true, false, true});
+    // The replaced outputs take no memory; cat lives from conv A on, so it
+    // cannot share a buffer with c, which is still read after conv A.
+    CHECK(plan.buffer_of[a] == xnnpack::kNoBuffer);
+    CHECK(plan.buffer_of[bt] == xnnpack::kNoBuffer);
+    REQUIRE(plan.buffer_of[cat] != xnnpack::kNoBuffer);
+    CHECK(plan.buffer_of[cat] != plan.buffer_of[c]);
+    const xnnpack::StagePlan off = xnnpack::plan_stages(view.get(), xnnpack::NativeConvolutions::kOff);
+    CHECK_FALSE(off.writes_into[0].active);
+    CHECK(off.in_place[3] == std::vector<bool>{false, false, false});
+  }
+  const std::vector<float> a_ref = reference(ga, da.x, da.filter, da.bias);
+  const std::vector<float> b_ref = reference(gb, da.x, db.filter, db.bias);
+  std::vector<float> want;
+  for (size_t p = 0; p < 64; ++p) {
+    for (size_t o = 0; o < 64; ++o) want.push_back(a_ref[p * 64 + o]);
+    for (size_t o = 0; o < 32; ++o) want.push_back(std::min(std::max(da.x[p * 32 + o], -0.5f), 0.5f));
+    for (size_t o = 0; o < 32; ++o) want.push_back(b_ref[p * 32 + o]);
+  }
+  std::vector<std::vector<float>> results;
+  for (const auto& [specs, threads] :
+       std::vector<std::pair<std::vector<Spec>, int>>{{kOn, 1}, {kOn, 2}, {kOff, 1}}) {
+    INFO((specs.empty() ? "default" : specs[0].second) << ", " << threads << " threads");
+    SpecRunner runner(threads);
+    REQUIRE(runner.init(blob, specs).ok());
+    std::vector<float> xin = da.x, yout(64 * 128, -7.0f);
+    for (int run = 0; run < 2; ++run)
+      REQUIRE(runner.execute({{Shape{1, 8, 8, 32}, xin.data()}, {Shape{1, 8, 8, 128}, yout.data()}}).ok());
+    CHECK(count_far(yout, want, 1e-4) == 0);
+    results.push_back(yout);
+  }
+  CHECK(count_different(results[0], results[2]) == 0);
+  CHECK(count_different(results[1], results[2]) == 0);
+}
+
 }  // namespace
 }  // namespace etc
