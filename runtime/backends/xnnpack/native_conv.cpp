@@ -7,6 +7,8 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "runtime/backends/xnnpack/swish.h"
+
 #if defined(__x86_64__)
 #include <immintrin.h>
 #endif
@@ -46,6 +48,7 @@ struct NativeConv {
   // out_offset + o (out_stride = out_c, out_offset = 0 unless the output is a
   // slice of a channel concatenation).
   size_t out_stride = 0, out_offset = 0;
+  bool swish = false;  // output x * sigmoid(x) of the clamped sum
   size_t panels = 0, panel_floats = 0, tiles = 0;
   AlignedFloats packed;                   // per panel: 32 biases, then [taps][in_c][32] weights
   AlignedFloats zeros;                    // in_c zeros read for padding taps
@@ -56,10 +59,12 @@ struct NativeConv {
   size_t pixels() const { return batch * out_h * out_w; }
 };
 
-void write_into_concat(NativeConv& conv, uint32_t tensor, size_t channel_offset, size_t pixel_stride) {
+void redirect_output(NativeConv& conv, uint32_t tensor, size_t channel_offset, size_t pixel_stride,
+                     bool swish) {
   conv.output = tensor;
   conv.out_offset = channel_offset;
   conv.out_stride = pixel_stride;
+  conv.swish = swish;
 }
 
 void NativeConvDeleter::operator()(NativeConv* conv) const { delete conv; }
@@ -163,7 +168,7 @@ void build_indirection(NativeConv& c, const float* x) {
 // rows x channels (rows <= R <= 12, channels <= 32) outputs: bias + sum
 // over taps and input channels, clamped to [lo, hi]. The indirection rows of
 // a tile are kRows apart whatever R is; R < 12 serves a short last tile.
-template <size_t R>
+template <size_t R, bool Swish>
 __attribute__((target("avx512f"))) void micro_kernel(size_t rows, size_t channels, size_t taps, size_t in_c,
                                                      const float* const* a, const float* w, float* y,
                                                      size_t y_stride, float lo, float hi) {
@@ -195,8 +200,11 @@ __attribute__((target("avx512f"))) void micro_kernel(size_t rows, size_t channel
 #pragma GCC unroll 12
   for (size_t r = 0; r < R; ++r) {
     if (r >= rows) break;
-    _mm512_mask_storeu_ps(y + r * y_stride, m0, _mm512_min_ps(_mm512_max_ps(acc[r][0], vlo), vhi));
-    _mm512_mask_storeu_ps(y + r * y_stride + 16, m1, _mm512_min_ps(_mm512_max_ps(acc[r][1], vlo), vhi));
+    __m512 v0 = _mm512_min_ps(_mm512_max_ps(acc[r][0], vlo), vhi);
+    __m512 v1 = _mm512_min_ps(_mm512_max_ps(acc[r][1], vlo), vhi);
+    if constexpr (Swish) v0 = swish_ps(v0), v1 = swish_ps(v1);
+    _mm512_mask_storeu_ps(y + r * y_stride, m0, v0);
+    _mm512_mask_storeu_ps(y + r * y_stride + 16, m1, v1);
   }
 }
 #pragma GCC diagnostic pop
@@ -216,14 +224,28 @@ void conv_tile(void* context, size_t tile, size_t panel) {
   const float* const* a = &c.indirection[tile * c.taps() * kRows];
   const float* w = c.packed.get() + panel * c.panel_floats;
   float* out = y + tile * kRows * c.out_stride + c.out_offset + panel * kChannels;
-  if (rows > 8)
-    micro_kernel<12>(rows, channels, c.taps(), c.in_c, a, w, out, c.out_stride, c.lo, c.hi);
-  else if (rows > 4)
-    micro_kernel<8>(rows, channels, c.taps(), c.in_c, a, w, out, c.out_stride, c.lo, c.hi);
-  else if (rows > 2)
-    micro_kernel<4>(rows, channels, c.taps(), c.in_c, a, w, out, c.out_stride, c.lo, c.hi);
-  else
-    micro_kernel<2>(rows, channels, c.taps(), c.in_c, a, w, out, c.out_stride, c.lo, c.hi);
+  const auto run = [&](auto kernel) {
+    kernel(rows, channels, c.taps(), c.in_c, a, w, out, c.out_stride, c.lo, c.hi);
+  };
+  if (c.swish) {
+    if (rows > 8)
+      run(micro_kernel<12, true>);
+    else if (rows > 4)
+      run(micro_kernel<8, true>);
+    else if (rows > 2)
+      run(micro_kernel<4, true>);
+    else
+      run(micro_kernel<2, true>);
+  } else {
+    if (rows > 8)
+      run(micro_kernel<12, false>);
+    else if (rows > 4)
+      run(micro_kernel<8, false>);
+    else if (rows > 2)
+      run(micro_kernel<4, false>);
+    else
+      run(micro_kernel<2, false>);
+  }
 #else
   (void)context, (void)tile, (void)panel;
 #endif

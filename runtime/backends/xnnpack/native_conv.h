@@ -52,8 +52,10 @@ Result<NativeConvPtr> compile_native_conv(const BlobView& view, const fb::Node& 
 
 // Makes the convolution write channels [channel_offset, +out_c) of each
 // pixel of `tensor`, whose pixels are `pixel_stride` floats apart, instead of
-// its own output (stages.h ConcatSlice).
-void write_into_concat(NativeConv& conv, uint32_t tensor, size_t channel_offset, size_t pixel_stride);
+// its own output, and with `swish` x * sigmoid(x) of each (clamped) result
+// (stages.h ConvOutput).
+void redirect_output(NativeConv& conv, uint32_t tensor, size_t channel_offset, size_t pixel_stride,
+                     bool swish);
 
 // `data[t]` is where tensor t lives (float32).
 void run_native_conv(NativeConv& conv, float* const* data, pthreadpool_t pool);

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "runtime/backends/xnnpack/node_checks.h"
+#include "runtime/backends/xnnpack/swish.h"
 
 namespace etc::xnnpack {
 namespace {
@@ -100,6 +101,27 @@ void concatenate_rows(void* context, size_t first, size_t count) {
     }
 }
 
+#if defined(__x86_64__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"  // as in swish.h
+__attribute__((target("avx512f"))) void swish_rows(void* context, size_t first, size_t count) {
+  const auto& [op, data] = *static_cast<const RunContext*>(context);
+  const size_t e = op->row_elements[0];
+  const size_t begin = first * e, end = std::min(op->total, (first + count) * e);
+  const float* x = data[op->inputs[0]];
+  float* y = data[op->output];
+  size_t i = begin;
+  for (; i + 16 <= end; i += 16) _mm512_storeu_ps(y + i, swish_ps(_mm512_loadu_ps(x + i)));
+  if (i < end) {
+    const auto m = static_cast<__mmask16>((1u << (end - i)) - 1);
+    _mm512_mask_storeu_ps(y + i, m, swish_ps(_mm512_maskz_loadu_ps(m, x + i)));
+  }
+}
+#pragma GCC diagnostic pop
+#else
+void swish_rows(void*, size_t, size_t) {}
+#endif
+
 void slice_rows(void* context, size_t first, size_t count) {
   const auto& [op, data] = *static_cast<const RunContext*>(context);
   const size_t e = op->row_elements[0];
@@ -159,6 +181,19 @@ Status check_native_node(const BlobView& view, const fb::Node& node, size_t inde
     case NodeType::ChannelShuffle: return check_channel_shuffle(view, node, index);
     default: return invalid(node, index, "not a native node");
   }
+}
+
+NativeOp swish_op(const BlobView& view, uint32_t x, uint32_t y) {
+  NativeOp op;
+  op.type = NodeType::Multiply;
+  op.swish = true;
+  op.inputs = {x};
+  op.output = y;
+  // Rows of 1024 floats (the last one shorter) split the work for threads.
+  op.total = view.tensors[x].numel;
+  op.row_elements = {std::min<size_t>(op.total, 1024)};
+  op.rows = (op.total + op.row_elements[0] - 1) / op.row_elements[0];
+  return op;
 }
 
 Result<NativeOp> compile_native_op(const BlobView& view, const fb::Node& node) {
@@ -226,6 +261,7 @@ void run_native_op(const NativeOp& op, float* const* data, pthreadpool_t pool) {
   RunContext context{&op, data};
   size_t row = 0;
   for (size_t e : op.row_elements) row += e;
+  if (op.swish) return pthreadpool_parallelize_1d_tile_1d(pool, swish_rows, &context, op.rows, 16, 0);
   pthreadpool_task_1d_tile_1d_t task = nullptr;
   switch (op.type) {
     case NodeType::Concatenate: task = concatenate_rows; break;

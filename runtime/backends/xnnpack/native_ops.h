@@ -48,9 +48,16 @@ struct NativeOp {
   size_t groups = 1;
   NativeConvPtr conv;  // Convolution2d run by native_conv.h
   // Concatenate: inputs a native convolution already wrote into the output
-  // (stages.h ConcatSlice); empty when none.
+  // (stages.h ConvOutput); empty when none.
   std::vector<bool> in_place;
+  // A swish (swish_op): rows of row_elements[0] floats, `total` in all.
+  bool swish = false;
+  size_t total = 0;
 };
+
+// x * sigmoid(x) of tensor x into tensor y (same element count), in one
+// pass (stages.h swish_input); needs AVX-512F.
+NativeOp swish_op(const BlobView& view, uint32_t x, uint32_t y);
 
 // Errors: DelegateMemoryAllocationFailed.
 Result<NativeOp> compile_native_op(const BlobView& view, const fb::Node& node);

@@ -1,6 +1,7 @@
 #include "runtime/backends/xnnpack/stages.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "runtime/backends/xnnpack/native_conv.h"
 
@@ -31,36 +32,82 @@ int32_t take_buffer(std::vector<size_t>& sizes, std::vector<int32_t>& free_list,
   return id;
 }
 
+// x * sigmoid(x) written as Sigmoid(x) -> s and Multiply(x, s) (either
+// order), s read by nothing else, no output clamp on the multiply, no
+// broadcasting.
+struct SwishPattern {
+  size_t sigmoid = 0, multiply = 0;
+  uint32_t x = 0, y = 0;
+};
+
+std::vector<SwishPattern> find_swishes(const BlobView& view, const std::vector<int64_t>& producer,
+                                       const std::vector<int64_t>& readers) {
+  std::vector<SwishPattern> found;
+  const size_t num_nodes = view.graph->nodes()->size();
+  for (size_t n = 0; n < num_nodes; ++n) {
+    const fb::Node& m = node_at(view, n);
+    if (m.type() != fb::NodeType::Multiply || m.inputs()->size() != 2 || !std::isinf(m.output_min()) ||
+        !std::isinf(m.output_max()) || m.output_min() > 0 || m.output_max() < 0)
+      continue;
+    for (flatbuffers::uoffset_t k = 0; k < 2; ++k) {
+      const uint32_t s = m.inputs()->Get(k), x = m.inputs()->Get(1 - k);
+      const int64_t p = producer[s];
+      if (p < 0 || readers[s] != 1 || view.tensors[s].is_external()) continue;
+      const fb::Node& sig = node_at(view, static_cast<size_t>(p));
+      if (sig.type() != fb::NodeType::Sigmoid || sig.inputs()->Get(0) != x) continue;
+      const TensorInfo &tx = view.tensors[x], &ty = view.tensors[m.outputs()->Get(0)];
+      if (tx.numel != ty.numel) continue;  // no broadcasting
+      found.push_back(SwishPattern{static_cast<size_t>(p), n, x, m.outputs()->Get(0)});
+      break;
+    }
+  }
+  return found;
+}
+
 }  // namespace
 
 StagePlan plan_stages(const BlobView& view, NativeConvolutions convolutions) {
   StagePlan plan;
   const size_t num_nodes = view.graph->nodes() == nullptr ? 0 : view.graph->nodes()->size();
-  for (size_t n = 0; n < num_nodes; ++n) {
-    const fb::Node& node = node_at(view, n);
-    const bool native = is_native_node(node.type()) ||
-                        (convolutions == NativeConvolutions::kAuto && runs_natively(view, node)) ||
-                        (convolutions == NativeConvolutions::kAll && can_run_natively(node));
-    if (native || plan.stages.empty() || plan.stages.back().native)
-      plan.stages.push_back(Stage{native, n, n + 1});
-    else
-      plan.stages.back().end_node = n + 1;
-  }
-
-  // Native convolutions whose output only a channel concatenation reads
-  // write straight into the concatenation's output; it copies the rest.
   const size_t num_tensors = view.tensors.size();
   std::vector<int64_t> producer(num_tensors, -1), readers(num_tensors, 0);
-  std::vector<bool> native_node(num_nodes, false);
-  for (const Stage& stage : plan.stages)
-    if (stage.native) native_node[stage.first_node] = true;
+  std::vector<bool> native(num_nodes, false);
   for (size_t n = 0; n < num_nodes; ++n) {
     const fb::Node& node = node_at(view, n);
+    native[n] = is_native_node(node.type()) ||
+                (convolutions == NativeConvolutions::kAuto && runs_natively(view, node)) ||
+                (convolutions == NativeConvolutions::kAll && can_run_natively(node));
     for (uint32_t id : *node.inputs()) ++readers[id];
     for (uint32_t id : *node.outputs()) producer[id] = static_cast<int64_t>(n);
   }
-  plan.writes_into.assign(num_nodes, ConcatSlice{});
+  plan.writes_into.assign(num_nodes, ConvOutput{});
   plan.in_place.assign(num_nodes, {});
+  plan.elided.assign(num_nodes, false);
+  plan.swish_input.assign(num_nodes, -1);
+
+  // x * sigmoid(x) in one pass: in the epilogue of the native convolution
+  // that alone produces x for it, or else as a native swish node in place of
+  // the multiply (XNNPACK's sigmoid and multiply make two passes). Both
+  // need AVX-512F, as the native convolution does.
+  if (convolutions != NativeConvolutions::kOff)
+    for (const SwishPattern& sw : find_swishes(view, producer, readers)) {
+      plan.elided[sw.sigmoid] = true;
+      const int64_t p = producer[sw.x];
+      if (p >= 0 && native[static_cast<size_t>(p)] && readers[sw.x] == 2 &&
+          !view.tensors[sw.x].is_external() &&
+          node_at(view, static_cast<size_t>(p)).type() == fb::NodeType::Convolution2d &&
+          !plan.writes_into[static_cast<size_t>(p)].active) {
+        const TensorInfo& y = view.tensors[sw.y];
+        plan.writes_into[static_cast<size_t>(p)] = ConvOutput{true, sw.y, 0, y.dims[y.rank - 1], true};
+        plan.elided[sw.multiply] = true;
+      } else {
+        plan.swish_input[sw.multiply] = sw.x;
+        native[sw.multiply] = true;
+      }
+    }
+
+  // Native convolutions whose output only a channel concatenation reads
+  // write straight into the concatenation's output; it copies the rest.
   for (size_t n = 0; n < num_nodes; ++n) {
     const fb::Node& node = node_at(view, n);
     if (node.type() != fb::NodeType::Concatenate) continue;
@@ -72,16 +119,24 @@ StagePlan plan_stages(const BlobView& view, NativeConvolutions convolutions) {
       const uint32_t t = node.inputs()->Get(i);
       const TensorInfo& in = view.tensors[t];
       const int64_t p = producer[t];
-      const bool fits = p >= 0 && native_node[static_cast<size_t>(p)] && readers[t] == 1 &&
-                        !in.is_external() &&
-                        node_at(view, static_cast<size_t>(p)).type() == fb::NodeType::Convolution2d;
+      const bool fits = p >= 0 && native[static_cast<size_t>(p)] && readers[t] == 1 && !in.is_external() &&
+                        node_at(view, static_cast<size_t>(p)).type() == fb::NodeType::Convolution2d &&
+                        !plan.writes_into[static_cast<size_t>(p)].active;
       if (fits) {
         plan.writes_into[static_cast<size_t>(p)] =
-            ConcatSlice{true, node.outputs()->Get(0), offset, out.dims[out.rank - 1]};
+            ConvOutput{true, node.outputs()->Get(0), offset, out.dims[out.rank - 1], false};
         plan.in_place[n][i] = true;
       }
       offset += in.dims[in.rank - 1];
     }
+  }
+
+  for (size_t n = 0; n < num_nodes; ++n) {
+    if (plan.elided[n]) continue;
+    if (native[n] || plan.stages.empty() || plan.stages.back().native)
+      plan.stages.push_back(Stage{native[n], n, n + 1});
+    else
+      plan.stages.back().end_node = n + 1;
   }
 
   // Every activation is an external value of the XNNPACK runtimes, held in
@@ -97,14 +152,17 @@ StagePlan plan_stages(const BlobView& view, NativeConvolutions convolutions) {
     for (uint32_t id : *node.inputs())
       if (!view.tensors[id].is_constant()) last_reader[id] = static_cast<int64_t>(n);
   }
-  // A concatenation's output lives from its first in-place writer on; the
-  // tensors those writers replace need no memory.
+  // A tensor a convolution writes in place of its own output lives from that
+  // convolution on; the outputs so replaced, and the sigmoids folded into
+  // swishes, need no memory.
   std::vector<bool> replaced(num_tensors, false);
   for (size_t n = 0; n < num_nodes; ++n) {
-    const ConcatSlice& slice = plan.writes_into[n];
-    if (!slice.active) continue;
+    if (plan.elided[n] && node_at(view, n).type() == fb::NodeType::Sigmoid)
+      replaced[node_at(view, n).outputs()->Get(0)] = true;
+    const ConvOutput& out = plan.writes_into[n];
+    if (!out.active) continue;
     replaced[node_at(view, n).outputs()->Get(0)] = true;
-    producer[slice.tensor] = std::min(producer[slice.tensor], static_cast<int64_t>(n));
+    producer[out.tensor] = std::min(producer[out.tensor], static_cast<int64_t>(n));
   }
   plan.shared.assign(num_tensors, false);
   for (size_t t = 0; t < num_tensors; ++t)

@@ -23,13 +23,15 @@ struct Stage {
 
 inline constexpr int32_t kNoBuffer = -1;
 
-// A native convolution that writes straight into its slice of a
-// channel concatenation: channels [channel_offset, +its channels) of every
-// pixel of `tensor`, whose pixels are `pixel_stride` floats apart.
-struct ConcatSlice {
+// Where a native convolution writes instead of its own output: channels
+// [channel_offset, +its channels) of every pixel of `tensor`, whose pixels
+// are `pixel_stride` floats apart (its slice of a channel concatenation, or
+// the output of a swish it computes in its epilogue when `swish`).
+struct ConvOutput {
   bool active = false;
   uint32_t tensor = 0;
   size_t channel_offset = 0, pixel_stride = 0;
+  bool swish = false;
 };
 
 struct StagePlan {
@@ -41,8 +43,14 @@ struct StagePlan {
   std::vector<size_t> buffer_elements;  // float32 elements of each buffer
   // Per node: for a native convolution, where it writes instead of its own
   // output; for a Concatenate, which inputs are then already in place.
-  std::vector<ConcatSlice> writes_into;
+  std::vector<ConvOutput> writes_into;
   std::vector<std::vector<bool>> in_place;
+  // Per node: folded into another node (a sigmoid or multiply of a swish),
+  // so in no stage.
+  std::vector<bool> elided;
+  // Per node: for a Multiply that runs as a native swish, out = x *
+  // sigmoid(x), the tensor x; -1 otherwise.
+  std::vector<int64_t> swish_input;
 };
 
 // `view` must have passed read_xnnpack_blob. Convolutions the backend's

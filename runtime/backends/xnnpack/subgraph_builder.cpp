@@ -197,6 +197,7 @@ Result<SubgraphPtr> build_subgraph(const BlobView& view, const std::vector<const
   // The tensors this stage reads or writes, and which of them it produces.
   std::vector<bool> used(view.tensors.size(), false), produced(view.tensors.size(), false);
   for (size_t n = stage.first_node; n < stage.end_node; ++n) {
+    if (plan.elided[n]) continue;
     const fb::Node& node = *nodes->Get(static_cast<flatbuffers::uoffset_t>(n));
     for (uint32_t id : *node.inputs()) used[id] = true;
     for (uint32_t id : *node.outputs()) used[id] = produced[id] = true;
@@ -228,6 +229,7 @@ Result<SubgraphPtr> build_subgraph(const BlobView& view, const std::vector<const
   }
 
   for (size_t n = stage.first_node; n < stage.end_node; ++n) {
+    if (plan.elided[n]) continue;
     const fb::Node& node = *nodes->Get(static_cast<flatbuffers::uoffset_t>(n));
     if (xnn_status s = define_node(Definer{subgraph.get(), ids, node}); s != xnn_status_success)
       return rejected(node_name(node, n), s);

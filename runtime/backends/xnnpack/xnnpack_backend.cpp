@@ -164,12 +164,15 @@ Status create_stages(const BlobView& view, const std::vector<const void*>& const
     StageRun& run = handle.runs[s];
     if (plan.stages[s].native) {
       const size_t n = plan.stages[s].first_node;
-      ETC_ASSIGN_OR_RETURN(
-          run.native,
-          compile_native_op(view, *view.graph->nodes()->Get(static_cast<flatbuffers::uoffset_t>(n))));
-      const ConcatSlice& slice = plan.writes_into[n];
-      if (run.native.conv != nullptr && slice.active)
-        write_into_concat(*run.native.conv, slice.tensor, slice.channel_offset, slice.pixel_stride);
+      const fb::Node& node = *view.graph->nodes()->Get(static_cast<flatbuffers::uoffset_t>(n));
+      if (plan.swish_input[n] >= 0) {
+        run.native = swish_op(view, static_cast<uint32_t>(plan.swish_input[n]), node.outputs()->Get(0));
+        continue;
+      }
+      ETC_ASSIGN_OR_RETURN(run.native, compile_native_op(view, node));
+      const ConvOutput& out = plan.writes_into[n];
+      if (run.native.conv != nullptr && out.active)
+        redirect_output(*run.native.conv, out.tensor, out.channel_offset, out.pixel_stride, out.swish);
       run.native.in_place = plan.in_place[n];
       continue;
     }

@@ -973,5 +973,132 @@ TEST_CASE("xnnpack native convolutions write straight into a channel concatenati
   CHECK(count_different(results[1], results[2]) == 0);
 }
 
+double swish_ref(double v) { return v / (1.0 + std::exp(-v)); }
+
+TEST_CASE("xnnpack swish (sigmoid then multiply) runs in one pass, in a convolution's epilogue or alone",
+          "[xnnpack]") {
+  REQUIRE(xnnpack::native_convolution_available());
+  // x -> conv (1x1, 32->64) -> t; Sigmoid(t) -> s; Multiply(t, s) -> u;
+  // u -> Clamp [-50, 50] -> v; Sigmoid(v) -> w; Multiply(w, v) -> y.
+  // The first swish folds into the convolution, the second runs alone.
+  const Geometry g{.h = 5, .w = 11, .c = 32, .o = 64};
+  ConvData d = random_data(g, 701);
+  for (float& f : d.filter) f *= 20.0f;  // large |t|: exp saturates on both sides
+  XnnpackBlobBuilder b;
+  const uint32_t x = b.input({1, 5, 11, 32}, 0);
+  const uint32_t t = b.tensor({1, 5, 11, 64});
+  const uint32_t s = b.tensor({1, 5, 11, 64});
+  const uint32_t u = b.tensor({1, 5, 11, 64});
+  const uint32_t v = b.tensor({1, 5, 11, 64});
+  const uint32_t w = b.tensor({1, 5, 11, 64});
+  const uint32_t y = b.output({1, 5, 11, 64}, 0);
+  set_window(b.node(NodeType::Convolution2d,
+                    {x, b.constant({64, 1, 1, 32}, d.filter), b.constant({64}, d.bias)}, {t}),
+             g);
+  b.node(NodeType::Sigmoid, {t}, {s});
+  b.node(NodeType::Multiply, {t, s}, {u});
+  auto& clamp = b.node(NodeType::Clamp, {u}, {v});
+  clamp.output_min = -50.0f;
+  clamp.output_max = 50.0f;
+  b.node(NodeType::Sigmoid, {v}, {w});
+  b.node(NodeType::Multiply, {w, v}, {y});
+  const std::vector<uint8_t> blob = b.build();
+  {
+    auto view = xnnpack::read_xnnpack_blob(blob.data(), blob.size());
+    REQUIRE(view.ok());
+    const xnnpack::StagePlan plan = xnnpack::plan_stages(view.get(), xnnpack::NativeConvolutions::kAll);
+    CHECK(plan.writes_into[0].active);
+    CHECK(plan.writes_into[0].swish);
+    CHECK(plan.writes_into[0].tensor == u);
+    CHECK(plan.elided == std::vector<bool>{false, true, true, false, true, false});
+    CHECK(plan.swish_input[5] == v);
+    CHECK(plan.buffer_of[t] == xnnpack::kNoBuffer);
+    CHECK(plan.buffer_of[s] == xnnpack::kNoBuffer);
+    CHECK(plan.buffer_of[w] == xnnpack::kNoBuffer);
+    REQUIRE(plan.stages.size() == 3);  // [conv + swish] [clamp] [swish]
+    CHECK(plan.stages[0].native);
+    CHECK(!plan.stages[1].native);
+    CHECK(plan.stages[2].native);
+    const xnnpack::StagePlan off = xnnpack::plan_stages(view.get(), xnnpack::NativeConvolutions::kOff);
+    CHECK(off.elided == std::vector<bool>(6, false));
+    CHECK(off.swish_input[5] == -1);
+  }
+  const std::vector<float> conv = reference(g, d.x, d.filter, d.bias);
+  std::vector<double> want;
+  bool saturated_low = false, saturated_high = false;
+  for (float c : conv) {
+    saturated_low = saturated_low || c < -40.0f;
+    saturated_high = saturated_high || c > 40.0f;
+    want.push_back(swish_ref(std::min(std::max(swish_ref(c), -50.0), 50.0)));
+  }
+  CHECK(saturated_low);
+  CHECK(saturated_high);
+  std::vector<std::vector<float>> results;
+  for (const auto& [specs, threads] :
+       std::vector<std::pair<std::vector<Spec>, int>>{{kOn, 1}, {kOn, 2}, {kOff, 1}}) {
+    INFO((specs.empty() ? "default" : specs[0].second) << ", " << threads << " threads");
+    SpecRunner runner(threads);
+    REQUIRE(runner.init(blob, specs).ok());
+    std::vector<float> xin = d.x, yout(55 * 64, -7.0f);
+    REQUIRE(runner.execute({{Shape{1, 5, 11, 32}, xin.data()}, {Shape{1, 5, 11, 64}, yout.data()}}).ok());
+    // The reference convolution rounds differently; |t| reaches ~100.
+    size_t far = 0;
+    for (size_t i = 0; i < want.size(); ++i)
+      if (!(std::abs(yout[i] - want[i]) <= 1e-5 * (1.0 + std::abs(want[i])))) ++far;
+    CHECK(far == 0);
+    results.push_back(yout);
+  }
+  // Native ("on") and XNNPACK ("off") sum the convolution alike, so they
+  // differ only by their sigmoids.
+  size_t apart = 0;
+  double worst = 0;
+  for (size_t i = 0; i < want.size(); ++i) {
+    const double diff = std::abs(double(results[0][i]) - double(results[2][i])) / (1.0 + std::abs(want[i]));
+    worst = std::max(worst, diff);
+    if (!(diff <= 1e-6)) ++apart;
+  }
+  INFO("worst difference " << worst);
+  CHECK(apart == 0);
+  CHECK(count_different(results[0], results[1]) == 0);
+}
+
+TEST_CASE("xnnpack keeps sigmoid and multiply apart when they are not exactly a swish", "[xnnpack]") {
+  const auto plan_of = [](const std::vector<uint8_t>& blob) {
+    auto view = xnnpack::read_xnnpack_blob(blob.data(), blob.size());
+    REQUIRE(view.ok());
+    return xnnpack::plan_stages(view.get(), xnnpack::NativeConvolutions::kAll);
+  };
+  SECTION("the sigmoid's output is read again") {
+    XnnpackBlobBuilder b;
+    const uint32_t x = b.input({1, 4, 4, 8}, 0);
+    const uint32_t s = b.output({1, 4, 4, 8}, 1);
+    const uint32_t y = b.output({1, 4, 4, 8}, 0);
+    b.node(NodeType::Sigmoid, {x}, {s});
+    b.node(NodeType::Multiply, {x, s}, {y});
+    const xnnpack::StagePlan plan = plan_of(b.build());
+    CHECK(plan.elided == std::vector<bool>{false, false});
+    CHECK(plan.swish_input[1] == -1);
+  }
+  SECTION("the multiply clamps its output") {
+    XnnpackBlobBuilder b;
+    const uint32_t x = b.input({1, 4, 4, 8}, 0);
+    const uint32_t s = b.tensor({1, 4, 4, 8});
+    const uint32_t y = b.output({1, 4, 4, 8}, 0);
+    b.node(NodeType::Sigmoid, {x}, {s});
+    b.node(NodeType::Multiply, {x, s}, {y}).output_min = 0.0f;
+    CHECK(plan_of(b.build()).swish_input[1] == -1);
+  }
+  SECTION("the multiply reads another tensor than the sigmoid's input") {
+    XnnpackBlobBuilder b;
+    const uint32_t x = b.input({1, 4, 4, 8}, 0);
+    const uint32_t z = b.input({1, 4, 4, 8}, 1);
+    const uint32_t s = b.tensor({1, 4, 4, 8});
+    const uint32_t y = b.output({1, 4, 4, 8}, 0);
+    b.node(NodeType::Sigmoid, {x}, {s});
+    b.node(NodeType::Multiply, {z, s}, {y});
+    CHECK(plan_of(b.build()).swish_input[1] == -1);
+  }
+}
+
 }  // namespace
 }  // namespace etc
