@@ -54,8 +54,18 @@ struct NativeConv {
   AlignedFloats zeros;                    // in_c zeros read for padding taps
   std::vector<const float*> indirection;  // [tile][tap][kRows] input pixel rows
   const float* indirection_input = nullptr;
+  // With few input channels the input is copied into a zero-bordered
+  // buffer, so that a window row — kernel_w pixels of in_c channels — is
+  // contiguous and is one "tap" of kernel_w * in_c floats (the packed weights
+  // are in that order already): resnet's 7x7 stem has 7 taps of 21 floats
+  // instead of 49 taps of 3, each of which reloads 12 row pointers.
+  bool padded_rows = false;
+  size_t padded_h = 0, padded_w = 0;
+  AlignedFloats padded;
 
   size_t taps() const { return kernel_h * kernel_w; }
+  size_t kernel_taps() const { return padded_rows ? kernel_h : taps(); }
+  size_t tap_depth() const { return padded_rows ? kernel_w * in_c : in_c; }
   size_t pixels() const { return batch * out_h * out_w; }
 };
 
@@ -77,6 +87,15 @@ bool native_convolution_available() {
 #endif
 }
 
+namespace {
+
+bool uses_padded_rows(const BlobView& view, const fb::Node& node) {
+  return view.tensors[node.inputs()->Get(0)].dims[3] < 16 && dim(node.kernel(), 1, 1) > 1 &&
+         dim(node.dilation(), 1, 1) == 1;
+}
+
+}  // namespace
+
 bool can_run_natively(const fb::Node& node) {
   return node.type() == fb::NodeType::Convolution2d && node.groups() == 1 && node.flags() == 0;
 }
@@ -89,8 +108,38 @@ bool runs_natively(const BlobView& view, const fb::Node& node) {
   const TensorInfo& w = view.tensors[node.inputs()->Get(1)];
   const uint64_t pixels = y.numel / y.dims[3];
   const uint64_t depth = w.numel / out_c;  // taps x input channels
-  return padded * 5 <= out_c * 6 && pixels >= 4 * kRows && depth >= 32;
+  const uint64_t min_depth = uses_padded_rows(view, node) ? 16 : 32;
+  return padded * 5 <= out_c * 6 && pixels >= 4 * kRows && depth >= min_depth;
 }
+
+namespace {
+
+// Points each (tile, kernel row, row) at the start of its window row in the
+// zero-bordered copy of the input. Rows past the last pixel repeat it.
+void build_padded_indirection(NativeConv& c) {
+  const size_t pixels = c.pixels();
+  for (size_t tile = 0; tile < c.tiles; ++tile)
+    for (size_t r = 0; r < kRows; ++r) {
+      const size_t p = std::min(tile * kRows + r, pixels - 1);
+      const size_t n = p / (c.out_h * c.out_w), oy = p / c.out_w % c.out_h, ox = p % c.out_w;
+      for (size_t kh = 0; kh < c.kernel_h; ++kh) {
+        const size_t iy = oy * c.stride_h + kh * c.dilation_h;  // in padded rows
+        c.indirection[(tile * c.kernel_h + kh) * kRows + r] =
+            c.padded.get() + ((n * c.padded_h + iy) * c.padded_w + ox * c.stride_w) * c.in_c;
+      }
+    }
+}
+
+// The input into the interior of the zero-bordered copy.
+void fill_padded(NativeConv& c, const float* x) {
+  const size_t row = c.in_w * c.in_c;
+  for (size_t n = 0; n < c.batch; ++n)
+    for (size_t iy = 0; iy < c.in_h; ++iy)
+      std::memcpy(c.padded.get() + ((n * c.padded_h + iy + c.pad_top) * c.padded_w + c.pad_left) * c.in_c,
+                  x + (n * c.in_h + iy) * row, row * sizeof(float));
+}
+
+}  // namespace
 
 Result<NativeConvPtr> compile_native_conv(const BlobView& view, const fb::Node& node) {
   NativeConvPtr conv(new NativeConv);
@@ -132,7 +181,17 @@ Result<NativeConvPtr> compile_native_conv(const BlobView& view, const fb::Node& 
     }
   }
   c.tiles = (c.pixels() + kRows - 1) / kRows;
-  c.indirection.resize(c.tiles * c.taps() * kRows);
+  c.indirection.resize(c.tiles * c.kernel_taps() * kRows);
+  c.padded_rows = uses_padded_rows(view, node);
+  if (c.padded_rows) {
+    c.padded_h = c.in_h + c.pad_top + dim(node.padding(), 2, 0);
+    c.padded_w = c.in_w + c.pad_left + dim(node.padding(), 1, 0);
+    c.padded = aligned_floats(c.batch * c.padded_h * c.padded_w * c.in_c);
+    if (c.padded == nullptr)
+      return fail(Error::DelegateMemoryAllocationFailed,
+                  "xnnpack: cannot allocate a padded convolution input");
+    build_padded_indirection(c);
+  }
   return conv;
 }
 
@@ -221,11 +280,11 @@ void conv_tile(void* context, size_t tile, size_t panel) {
   const NativeConv& c = *conv;
   const size_t rows = std::min(kRows, c.pixels() - tile * kRows);
   const size_t channels = std::min(kChannels, c.out_c - panel * kChannels);
-  const float* const* a = &c.indirection[tile * c.taps() * kRows];
+  const float* const* a = &c.indirection[tile * c.kernel_taps() * kRows];
   const float* w = c.packed.get() + panel * c.panel_floats;
   float* out = y + tile * kRows * c.out_stride + c.out_offset + panel * kChannels;
   const auto run = [&](auto kernel) {
-    kernel(rows, channels, c.taps(), c.in_c, a, w, out, c.out_stride, c.lo, c.hi);
+    kernel(rows, channels, c.kernel_taps(), c.tap_depth(), a, w, out, c.out_stride, c.lo, c.hi);
   };
   if (c.swish) {
     if (rows > 8)
@@ -257,7 +316,10 @@ void conv_panel(void* context, size_t panel, size_t tile) { conv_tile(context, t
 
 void run_native_conv(NativeConv& conv, float* const* data, pthreadpool_t pool) {
   const float* x = data[conv.input];
-  if (x != conv.indirection_input) build_indirection(conv, x);
+  if (conv.padded_rows)
+    fill_padded(conv, x);
+  else if (x != conv.indirection_input)
+    build_indirection(conv, x);
   ConvTask task{&conv, data[conv.output]};
   // Walk the larger operand once: tile by tile when the input is the larger
   // (each tile's rows stay in cache while every panel streams past), panel by

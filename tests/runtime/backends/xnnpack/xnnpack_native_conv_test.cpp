@@ -441,6 +441,30 @@ std::vector<Geometry> sweep() {
        .lo = 0,
        .hi = 6,
        .nchw = true},
+      {.name = "zero-bordered copy: batch 2, 3x3 stride (2, 1), row dilation 2, pads 2 1 1 0, 5->64, 9x10",
+       .n = 2,
+       .h = 9,
+       .w = 10,
+       .c = 5,
+       .o = 64,
+       .kh = 3,
+       .kw = 3,
+       .sh = 2,
+       .dh = 2,
+       .pad = {2, 1, 1, 0}},
+      {.name = "zero-bordered copy, NCHW boundary: 5x5 stride 2 pad 2, 4->32, 13x12, clamp [0, 6]",
+       .h = 13,
+       .w = 12,
+       .c = 4,
+       .o = 32,
+       .kh = 5,
+       .kw = 5,
+       .sh = 2,
+       .sw = 2,
+       .pad = {2, 2, 2, 2},
+       .lo = 0,
+       .hi = 6,
+       .nchw = true},
       {.name = "auto too: 3x3 pad 1, 64->64, 28x28",
        .h = 28,
        .w = 28,
@@ -489,8 +513,11 @@ std::vector<Geometry> sweep() {
 // boundaries are tested case by case below.
 bool documented_auto(const Geometry& g) {
   const uint64_t padded = (g.o + 31) / 32 * 32;
+  // Fewer than 16 input channels, a kernel wider than 1 and no column
+  // dilation take the zero-bordered copy, and then a depth of 16 suffices.
+  const bool padded_rows = g.c < 16 && g.kw > 1 && g.dw == 1;
   return g.native && g.groups == 1 && padded * 5 <= g.o * 6 && g.n * g.oh() * g.ow() >= 48 &&
-         uint64_t{g.kh} * g.kw * g.c >= 32;
+         uint64_t{g.kh} * g.kw * g.c >= (padded_rows ? 16u : 32u);
 }
 
 TEST_CASE("xnnpack native convolution equals XNNPACK and the reference across geometries", "[xnnpack]") {
@@ -837,14 +864,30 @@ TEST_CASE("xnnpack runs_natively, can_run_natively and plan_stages pick the conv
         .c = 32,
         .o = 64,
         .auto_native = true}},
-      {{.name = "depth 27 (3x3 kernel, 3 input channels): not auto",
+      {{.name = "depth 27 (3x3 kernel, 3 input channels, zero-bordered copy): auto",
         .h = 64,
         .w = 64,
         .c = 3,
         .o = 64,
         .kh = 3,
         .kw = 3,
-        .pad = p1}},
+        .pad = p1,
+        .auto_native = true}},
+      {{.name = "depth 12 (2x2 kernel, 3 input channels, zero-bordered copy): not auto",
+        .h = 64,
+        .w = 64,
+        .c = 3,
+        .o = 64,
+        .kh = 2,
+        .kw = 2}},
+      {{.name = "depth 18 (3x3 kernel, 2 input channels, column dilation 2: no copy): not auto",
+        .h = 64,
+        .w = 64,
+        .c = 2,
+        .o = 64,
+        .kh = 3,
+        .kw = 3,
+        .dw = 2}},
       {{.name = "a small convolution (48 pixels x depth 32 x 32 channels): auto, no minimum of work",
         .h = 6,
         .w = 8,
