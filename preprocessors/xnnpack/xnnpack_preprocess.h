@@ -14,7 +14,8 @@
 //   else reads that node's output.
 // - Debug handle map: generated identifiers 0, 1, … one per XNNPACK node (its
 //   debug_id), mapping to the handles of every edge node it computes. A node
-//   without any ONNX origin gets debug_id kNoDebugId and no entry.
+//   without any ONNX origin gets debug_id kNoDebugId (xnnpack_blob.h) and no
+//   entry.
 // Errors: CompileError naming the node when a node is not one the
 // partitioner accepts.
 
@@ -24,7 +25,6 @@
 
 namespace etc::xnnpack {
 
-inline constexpr uint32_t kNoDebugId = 0xFFFFFFFFu;
 
 class XnnpackBackendDetails : public BackendDetails {
  public:

@@ -53,6 +53,7 @@ struct StageRun {
   std::vector<xnn_external_value> bound;  // what xnn_setup_runtime last saw
   bool set_up = false;
   NativeOp native;
+  int64_t debug_id = -1;  // native stages: the node's debug id, -1 when it has none
 };
 
 struct XnnpackHandle {
@@ -165,6 +166,7 @@ Status create_stages(const BlobView& view, const std::vector<const void*>& const
     if (plan.stages[s].native) {
       const size_t n = plan.stages[s].first_node;
       const fb::Node& node = *view.graph->nodes()->Get(static_cast<flatbuffers::uoffset_t>(n));
+      if (node.debug_id() != kNoDebugId) run.debug_id = node.debug_id();
       if (plan.swish_input[n] >= 0) {
         run.native = swish_op(view, static_cast<uint32_t>(plan.swish_input[n]), node.outputs()->Get(0));
         continue;
@@ -295,20 +297,27 @@ class XnnpackBackend final : public BackendInterface {
       if (arg.is_input && arg.staging != nullptr)
         nchw_to_nhwc(args[a]->to_tensor().data_as<const float>(), arg.staging, arg.n, arg.c, arg.hw);
     }
-    // This XNNPACK has no per-operator profiling API, so the whole invoke is
-    // one event.
-    const EventTracerEntry event =
-        event_tracer_start_profiling_delegate(context.event_tracer(), "xnnpack", -1);
+    // Events: the whole invoke ("xnnpack"), then each stage inside it. A
+    // native node reports its debug id (the key of the delegate's debug
+    // handle map, so the time reaches its ONNX nodes); this XNNPACK has no
+    // per-operator profiling, so an XNNPACK stage is one "xnnpack subgraph".
+    EventTracer* tracer = context.event_tracer();
+    const EventTracerEntry event = event_tracer_start_profiling_delegate(tracer, "xnnpack", -1);
     xnn_status status = xnn_status_success;
     for (StageRun& run : handle.runs) {
-      if (run.runtime == nullptr) {
+      const EventTracerEntry stage_event =
+          run.runtime == nullptr && run.debug_id >= 0
+              ? event_tracer_start_profiling_delegate(tracer, {}, run.debug_id)
+              : event_tracer_start_profiling_delegate(
+                    tracer, run.runtime != nullptr ? "xnnpack subgraph" : "native", -1);
+      if (run.runtime == nullptr)
         run_native_op(run.native, handle.data.data(), handle.pool.get());
-        continue;
-      }
-      status = xnn_invoke_runtime(run.runtime);
+      else
+        status = xnn_invoke_runtime(run.runtime);
+      event_tracer_end_profiling_delegate(tracer, stage_event);
       if (status != xnn_status_success) break;
     }
-    event_tracer_end_profiling_delegate(context.event_tracer(), event);
+    event_tracer_end_profiling_delegate(tracer, event);
     if (status != xnn_status_success)
       return fail(Error::Internal, "xnnpack: xnn_invoke_runtime failed (", xnn_status_name(status), ")");
     for (size_t a = 0; a < args.size(); ++a) {

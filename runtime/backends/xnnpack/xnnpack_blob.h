@@ -13,6 +13,8 @@ inline constexpr char kXnnpackBackendId[] = "xnnpack";
 inline constexpr uint32_t kXnnpackBlobVersion = 2;
 inline constexpr char kXnnpackBlobIdentifier[] = "EXN1";
 inline constexpr size_t kXnnpackConstantAlignment = 64;
+// Node.debug_id of a node with no entry in the delegate's debug handle map.
+inline constexpr uint32_t kNoDebugId = 0xFFFFFFFFu;
 
 // Nodes the runtime computes itself, between XNNPACK subgraphs.
 inline bool is_native_node(fb::NodeType type) {

@@ -211,6 +211,7 @@ class CountingTracer : public EventTracer {
  public:
   EventTracerEntry start_profiling_delegate(std::string_view name, int64_t id) override {
     names.emplace_back(name);
+    ids.push_back(id);
     return EventTracerEntry{0, event_tracer_now(), id, name};
   }
   void end_profiling_delegate(const EventTracerEntry& entry, const void*, size_t) override {
@@ -219,10 +220,11 @@ class CountingTracer : public EventTracer {
   }
   void log_profiling_delegate(std::string_view, int64_t, uint64_t, uint64_t, const void*, size_t) override {}
   std::vector<std::string> names;
+  std::vector<int64_t> ids;
   int ended = 0;
 };
 
-TEST_CASE("xnnpack reports each invoke as one 'xnnpack' profiling event", "[xnnpack]") {
+TEST_CASE("xnnpack reports each invoke as an 'xnnpack' event around one event per stage", "[xnnpack]") {
   XnnpackBlobBuilder b;
   const uint32_t x = b.input({4}, 0);
   const uint32_t y = b.output({4}, 0);
@@ -233,9 +235,37 @@ TEST_CASE("xnnpack reports each invoke as one 'xnnpack' profiling event", "[xnnp
   std::vector<XnnpackArg> args = {{Shape{4}, {1, -2, 3, -4}}, zeros(Shape{4})};
   REQUIRE(runner.execute(args, &tracer).ok());
   REQUIRE(runner.execute(args, &tracer).ok());
-  CHECK(tracer.names == std::vector<std::string>{"xnnpack", "xnnpack"});
-  CHECK(tracer.ended == 2);
+  CHECK(tracer.names ==
+        std::vector<std::string>{"xnnpack", "xnnpack subgraph", "xnnpack", "xnnpack subgraph"});
+  CHECK(tracer.ids == std::vector<int64_t>{-1, -1, -1, -1});
+  CHECK(tracer.ended == 4);
   CHECK(args[1].data == std::vector<float>{-1, 2, -3, 4});
+}
+
+TEST_CASE("xnnpack native stages report their node's debug id", "[xnnpack]") {
+  // Negate (XNNPACK) -> Slice (native, debug id 7) -> Abs (XNNPACK).
+  XnnpackBlobBuilder b;
+  const uint32_t x = b.input({1, 2, 2, 6}, 0);
+  const uint32_t n = b.tensor({1, 2, 2, 6});
+  const uint32_t s = b.tensor({1, 2, 2, 4});
+  const uint32_t y = b.output({1, 2, 2, 4}, 0);
+  b.node(NodeType::Negate, {x}, {n}).debug_id = 3;
+  auto& slice = b.node(NodeType::Slice, {n}, {s});
+  slice.offsets = {0, 0, 0, 1};
+  slice.debug_id = 7;
+  b.node(NodeType::Abs, {s}, {y}).debug_id = 9;
+  XnnpackRunner runner;
+  REQUIRE(runner.init(b.build()).ok());
+  CountingTracer tracer;
+  std::vector<float> in(24);
+  for (size_t i = 0; i < in.size(); ++i) in[i] = static_cast<float>(i);
+  std::vector<XnnpackArg> args = {{Shape{1, 2, 2, 6}, in}, zeros(Shape{1, 2, 2, 4})};
+  REQUIRE(runner.execute(args, &tracer).ok());
+  CHECK(tracer.names == std::vector<std::string>{"xnnpack", "xnnpack subgraph", "", "xnnpack subgraph"});
+  CHECK(tracer.ids == std::vector<int64_t>{-1, -1, 7, -1});
+  CHECK(tracer.ended == 4);
+  CHECK(args[1].data[0] == 1.0f);  // |-(x[1])|
+  CHECK(args[1].data[3] == 4.0f);
 }
 
 TEST_CASE("a program delegating to xnnpack runs through Method", "[xnnpack]") {
