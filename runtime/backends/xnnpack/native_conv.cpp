@@ -49,6 +49,11 @@ struct NativeConv {
   // slice of a channel concatenation).
   size_t out_stride = 0, out_offset = 0;
   bool swish = false;  // output x * sigmoid(x) of the clamped sum
+  // Add tensor `residual` (the sums' layout) after the clamp, then clamp to
+  // [residual_lo, residual_hi].
+  bool has_residual = false;
+  uint32_t residual = 0;
+  float residual_lo = -INFINITY, residual_hi = INFINITY;
   size_t panels = 0, panel_floats = 0, tiles = 0;
   AlignedFloats packed;                   // per panel: 32 biases, then [taps][in_c][32] weights
   AlignedFloats zeros;                    // in_c zeros read for padding taps
@@ -68,6 +73,13 @@ struct NativeConv {
   size_t tap_depth() const { return padded_rows ? kernel_w * in_c : in_c; }
   size_t pixels() const { return batch * out_h * out_w; }
 };
+
+void add_residual(NativeConv& conv, uint32_t tensor, float lo, float hi) {
+  conv.has_residual = true;
+  conv.residual = tensor;
+  conv.residual_lo = lo;
+  conv.residual_hi = hi;
+}
 
 void redirect_output(NativeConv& conv, uint32_t tensor, size_t channel_offset, size_t pixel_stride,
                      bool swish) {
@@ -224,13 +236,23 @@ void build_indirection(NativeConv& c, const float* x) {
 // _mm512_min_ps as maybe-uninitialized.
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+// What happens to a tile's sums before they are stored.
+struct Epilogue {
+  float lo, hi;                    // clamp of the convolution
+  const float* residual;           // Residual: added after the clamp, same indexing as the sums
+  size_t residual_stride;          // floats between the residual's pixels
+  float residual_lo, residual_hi;  // clamp after the addition
+};
+
 // rows x channels (rows <= R <= 12, channels <= 32) outputs: bias + sum
-// over taps and input channels, clamped to [lo, hi]. The indirection rows of
-// a tile are kRows apart whatever R is; R < 12 serves a short last tile.
-template <size_t R, bool Swish>
+// over taps and input channels, clamped to [lo, hi], then with Residual the
+// residual added and clamped again, then with Swish x * sigmoid(x). The
+// indirection rows of a tile are kRows apart whatever R is; R < 12 serves a
+// short last tile.
+template <size_t R, bool Residual, bool Swish>
 __attribute__((target("avx512f"))) void micro_kernel(size_t rows, size_t channels, size_t taps, size_t in_c,
                                                      const float* const* a, const float* w, float* y,
-                                                     size_t y_stride, float lo, float hi) {
+                                                     size_t y_stride, const Epilogue& e) {
   __m512 acc[R][2];
   const __m512 bias0 = _mm512_load_ps(w), bias1 = _mm512_load_ps(w + 16);
   w += kChannels;
@@ -251,7 +273,7 @@ __attribute__((target("avx512f"))) void micro_kernel(size_t rows, size_t channel
       }
     }
   }
-  const __m512 vlo = _mm512_set1_ps(lo), vhi = _mm512_set1_ps(hi);
+  const __m512 vlo = _mm512_set1_ps(e.lo), vhi = _mm512_set1_ps(e.hi);
   const __mmask16 m0 = channels >= 16 ? 0xFFFF : static_cast<__mmask16>((1u << channels) - 1);
   const __mmask16 m1 = channels >= 32   ? 0xFFFF
                        : channels <= 16 ? 0
@@ -261,10 +283,29 @@ __attribute__((target("avx512f"))) void micro_kernel(size_t rows, size_t channel
     if (r >= rows) break;
     __m512 v0 = _mm512_min_ps(_mm512_max_ps(acc[r][0], vlo), vhi);
     __m512 v1 = _mm512_min_ps(_mm512_max_ps(acc[r][1], vlo), vhi);
+    if constexpr (Residual) {
+      const float* res = e.residual + r * e.residual_stride;
+      const __m512 rlo = _mm512_set1_ps(e.residual_lo), rhi = _mm512_set1_ps(e.residual_hi);
+      v0 = _mm512_min_ps(_mm512_max_ps(_mm512_add_ps(v0, _mm512_maskz_loadu_ps(m0, res)), rlo), rhi);
+      v1 = _mm512_min_ps(_mm512_max_ps(_mm512_add_ps(v1, _mm512_maskz_loadu_ps(m1, res + 16)), rlo), rhi);
+    }
     if constexpr (Swish) v0 = swish_ps(v0), v1 = swish_ps(v1);
     _mm512_mask_storeu_ps(y + r * y_stride, m0, v0);
     _mm512_mask_storeu_ps(y + r * y_stride + 16, m1, v1);
   }
+}
+
+template <bool Residual, bool Swish>
+void run_rows(size_t rows, size_t channels, size_t taps, size_t in_c, const float* const* a, const float* w,
+              float* y, size_t y_stride, const Epilogue& e) {
+  if (rows > 8)
+    micro_kernel<12, Residual, Swish>(rows, channels, taps, in_c, a, w, y, y_stride, e);
+  else if (rows > 4)
+    micro_kernel<8, Residual, Swish>(rows, channels, taps, in_c, a, w, y, y_stride, e);
+  else if (rows > 2)
+    micro_kernel<4, Residual, Swish>(rows, channels, taps, in_c, a, w, y, y_stride, e);
+  else
+    micro_kernel<2, Residual, Swish>(rows, channels, taps, in_c, a, w, y, y_stride, e);
 }
 #pragma GCC diagnostic pop
 #endif
@@ -272,39 +313,27 @@ __attribute__((target("avx512f"))) void micro_kernel(size_t rows, size_t channel
 struct ConvTask {
   const NativeConv* conv;
   float* y;
+  const float* residual;
 };
 
 void conv_tile(void* context, size_t tile, size_t panel) {
 #if defined(__x86_64__)
-  const auto& [conv, y] = *static_cast<const ConvTask*>(context);
+  const auto& [conv, y, residual] = *static_cast<const ConvTask*>(context);
   const NativeConv& c = *conv;
   const size_t rows = std::min(kRows, c.pixels() - tile * kRows);
   const size_t channels = std::min(kChannels, c.out_c - panel * kChannels);
   const float* const* a = &c.indirection[tile * c.kernel_taps() * kRows];
   const float* w = c.packed.get() + panel * c.panel_floats;
   float* out = y + tile * kRows * c.out_stride + c.out_offset + panel * kChannels;
-  const auto run = [&](auto kernel) {
-    kernel(rows, channels, c.kernel_taps(), c.tap_depth(), a, w, out, c.out_stride, c.lo, c.hi);
-  };
-  if (c.swish) {
-    if (rows > 8)
-      run(micro_kernel<12, true>);
-    else if (rows > 4)
-      run(micro_kernel<8, true>);
-    else if (rows > 2)
-      run(micro_kernel<4, true>);
-    else
-      run(micro_kernel<2, true>);
-  } else {
-    if (rows > 8)
-      run(micro_kernel<12, false>);
-    else if (rows > 4)
-      run(micro_kernel<8, false>);
-    else if (rows > 2)
-      run(micro_kernel<4, false>);
-    else
-      run(micro_kernel<2, false>);
-  }
+  Epilogue e{c.lo, c.hi, nullptr, c.out_c, c.residual_lo, c.residual_hi};
+  if (residual != nullptr) e.residual = residual + tile * kRows * c.out_c + panel * kChannels;
+  const size_t taps = c.kernel_taps(), depth = c.tap_depth();
+  if (residual != nullptr)
+    c.swish ? run_rows<true, true>(rows, channels, taps, depth, a, w, out, c.out_stride, e)
+            : run_rows<true, false>(rows, channels, taps, depth, a, w, out, c.out_stride, e);
+  else
+    c.swish ? run_rows<false, true>(rows, channels, taps, depth, a, w, out, c.out_stride, e)
+            : run_rows<false, false>(rows, channels, taps, depth, a, w, out, c.out_stride, e);
 #else
   (void)context, (void)tile, (void)panel;
 #endif
@@ -320,7 +349,7 @@ void run_native_conv(NativeConv& conv, float* const* data, pthreadpool_t pool) {
     fill_padded(conv, x);
   else if (x != conv.indirection_input)
     build_indirection(conv, x);
-  ConvTask task{&conv, data[conv.output]};
+  ConvTask task{&conv, data[conv.output], conv.has_residual ? data[conv.residual] : nullptr};
   // Walk the larger operand once: tile by tile when the input is the larger
   // (each tile's rows stay in cache while every panel streams past), panel by
   // panel when the weights are (resnet's 512-channel 3x3 layers: 9.4 MB of

@@ -57,6 +57,11 @@ Result<NativeConvPtr> compile_native_conv(const BlobView& view, const fb::Node& 
 void redirect_output(NativeConv& conv, uint32_t tensor, size_t channel_offset, size_t pixel_stride,
                      bool swish);
 
+// Makes the convolution add `tensor` (laid out as its own output) after its
+// clamp, then clamp to [lo, hi]: a residual Add folded into the epilogue
+// (stages.h ConvOutput).
+void add_residual(NativeConv& conv, uint32_t tensor, float lo, float hi);
+
 // `data[t]` is where tensor t lives (float32).
 void run_native_conv(NativeConv& conv, float* const* data, pthreadpool_t pool);
 

@@ -106,6 +106,32 @@ StagePlan plan_stages(const BlobView& view, NativeConvolutions convolutions) {
       }
     }
 
+  // A residual Add(conv output, r) — no broadcasting, the convolution's
+  // output read by nothing else, r computed before the convolution — folds
+  // into the convolution's epilogue (resnet's blocks, mobilenet_v2's).
+  for (size_t n = 0; n < num_nodes; ++n) {
+    const fb::Node& add = node_at(view, n);
+    if (add.type() != fb::NodeType::Add || add.inputs()->size() != 2) continue;
+    const uint32_t y = add.outputs()->Get(0);
+    for (flatbuffers::uoffset_t k = 0; k < 2; ++k) {
+      const uint32_t t = add.inputs()->Get(k), r = add.inputs()->Get(1 - k);
+      const int64_t p = producer[t];
+      const TensorInfo &tt = view.tensors[t], &tr = view.tensors[r], &ty = view.tensors[y];
+      if (p < 0 || !native[static_cast<size_t>(p)] || readers[t] != 1 || tt.is_external() ||
+          tr.is_constant() || t == r || tt.numel != ty.numel || tr.numel != ty.numel || producer[r] >= p ||
+          node_at(view, static_cast<size_t>(p)).type() != fb::NodeType::Convolution2d ||
+          plan.writes_into[static_cast<size_t>(p)].active)
+        continue;
+      ConvOutput out{true, y, 0, ty.dims[ty.rank - 1], false};
+      out.residual = r;
+      out.residual_lo = add.output_min();
+      out.residual_hi = add.output_max();
+      plan.writes_into[static_cast<size_t>(p)] = out;
+      plan.elided[n] = true;
+      break;
+    }
+  }
+
   // Native convolutions whose output only a channel concatenation reads
   // write straight into the concatenation's output; it copies the rest.
   for (size_t n = 0; n < num_nodes; ++n) {

@@ -26,12 +26,16 @@ inline constexpr int32_t kNoBuffer = -1;
 // Where a native convolution writes instead of its own output: channels
 // [channel_offset, +its channels) of every pixel of `tensor`, whose pixels
 // are `pixel_stride` floats apart (its slice of a channel concatenation, or
-// the output of a swish it computes in its epilogue when `swish`).
+// the output of a swish or a residual Add it computes in its epilogue).
 struct ConvOutput {
   bool active = false;
   uint32_t tensor = 0;
   size_t channel_offset = 0, pixel_stride = 0;
   bool swish = false;
+  // A residual Add folded in: its other operand, added after the
+  // convolution's clamp, and the Add's clamp; -1 when none.
+  int64_t residual = -1;
+  float residual_lo = 0, residual_hi = 0;
 };
 
 struct StagePlan {

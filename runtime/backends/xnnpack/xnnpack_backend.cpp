@@ -175,6 +175,8 @@ Status create_stages(const BlobView& view, const std::vector<const void*>& const
       const ConvOutput& out = plan.writes_into[n];
       if (run.native.conv != nullptr && out.active)
         redirect_output(*run.native.conv, out.tensor, out.channel_offset, out.pixel_stride, out.swish);
+      if (run.native.conv != nullptr && out.residual >= 0)
+        add_residual(*run.native.conv, static_cast<uint32_t>(out.residual), out.residual_lo, out.residual_hi);
       run.native.in_place = plan.in_place[n];
       continue;
     }

@@ -1143,5 +1143,99 @@ TEST_CASE("xnnpack keeps sigmoid and multiply apart when they are not exactly a 
   }
 }
 
+TEST_CASE("xnnpack folds a residual Add into the native convolution's epilogue", "[xnnpack]") {
+  REQUIRE(xnnpack::native_convolution_available());
+  // x -> Clamp [-1, 1] -> r; r -> conv (3x3 pad 1, 64->64, clamp [-2, 2]) -> t;
+  // Add(r, t) clamped to [0, inf) -> y (resnet's block).
+  const std::array<uint32_t, 4> p1 = {1, 1, 1, 1};
+  const Geometry g{.h = 7, .w = 9, .c = 64, .o = 64, .kh = 3, .kw = 3, .pad = p1, .lo = -2, .hi = 2};
+  const ConvData d = random_data(g, 801);
+  XnnpackBlobBuilder b;
+  const uint32_t x = b.input({1, 7, 9, 64}, 0);
+  const uint32_t r = b.tensor({1, 7, 9, 64});
+  const uint32_t t = b.tensor({1, 7, 9, 64});
+  const uint32_t y = b.output({1, 7, 9, 64}, 0);
+  auto& clamp = b.node(NodeType::Clamp, {x}, {r});
+  clamp.output_min = -1.0f;
+  clamp.output_max = 1.0f;
+  auto& conv = b.node(NodeType::Convolution2d,
+                      {r, b.constant({64, 3, 3, 64}, d.filter), b.constant({64}, d.bias)}, {t});
+  set_window(conv, g);
+  conv.output_min = -2.0f;
+  conv.output_max = 2.0f;
+  b.node(NodeType::Add, {r, t}, {y}).output_min = 0.0f;
+  const std::vector<uint8_t> blob = b.build();
+  {
+    auto view = xnnpack::read_xnnpack_blob(blob.data(), blob.size());
+    REQUIRE(view.ok());
+    const xnnpack::StagePlan plan = xnnpack::plan_stages(view.get(), xnnpack::NativeConvolutions::kAll);
+    REQUIRE(plan.writes_into[1].active);
+    CHECK(plan.writes_into[1].tensor == y);
+    CHECK(plan.writes_into[1].residual == r);
+    CHECK(plan.writes_into[1].residual_lo == 0.0f);
+    CHECK(std::isinf(plan.writes_into[1].residual_hi));
+    CHECK(plan.elided == std::vector<bool>{false, false, true});
+    CHECK(plan.buffer_of[t] == xnnpack::kNoBuffer);
+    REQUIRE(plan.buffer_of[r] != xnnpack::kNoBuffer);
+    const xnnpack::StagePlan off = xnnpack::plan_stages(view.get(), xnnpack::NativeConvolutions::kOff);
+    CHECK(off.elided == std::vector<bool>{false, false, false});
+  }
+  std::vector<float> r_ref = d.x;
+  for (float& v : r_ref) v = std::min(std::max(v, -1.0f), 1.0f);
+  const std::vector<float> t_ref = reference(g, r_ref, d.filter, d.bias);
+  std::vector<float> want(t_ref.size());
+  for (size_t i = 0; i < want.size(); ++i) want[i] = std::max(r_ref[i] + t_ref[i], 0.0f);
+  std::vector<std::vector<float>> results;
+  for (const auto& [specs, threads] :
+       std::vector<std::pair<std::vector<Spec>, int>>{{kOn, 1}, {kOn, 2}, {kOff, 1}}) {
+    INFO((specs.empty() ? "default" : specs[0].second) << ", " << threads << " threads");
+    SpecRunner runner(threads);
+    REQUIRE(runner.init(blob, specs).ok());
+    std::vector<float> xin = d.x, yout(63 * 64, -7.0f);
+    for (int run = 0; run < 2; ++run)
+      REQUIRE(runner.execute({{Shape{1, 7, 9, 64}, xin.data()}, {Shape{1, 7, 9, 64}, yout.data()}}).ok());
+    CHECK(count_far(yout, want, 1e-4) == 0);
+    results.push_back(yout);
+  }
+  // The epilogue adds as XNNPACK's Add does: bitwise equal.
+  CHECK(count_different(results[0], results[2]) == 0);
+  CHECK(count_different(results[1], results[2]) == 0);
+}
+
+TEST_CASE("xnnpack keeps an Add apart when it broadcasts or the convolution's output is read again",
+          "[xnnpack]") {
+  const Geometry g{.h = 8, .w = 8, .c = 32, .o = 32};
+  const ConvData d = random_data(g, 802);
+  SECTION("broadcast") {
+    XnnpackBlobBuilder b;
+    const uint32_t x = b.input({1, 8, 8, 32}, 0);
+    const uint32_t r = b.input({1, 1, 1, 32}, 1);
+    const uint32_t t = b.tensor({1, 8, 8, 32});
+    const uint32_t y = b.output({1, 8, 8, 32}, 0);
+    set_window(b.node(NodeType::Convolution2d, {x, b.constant({32, 1, 1, 32}, d.filter)}, {t}), g);
+    b.node(NodeType::Add, {t, r}, {y});
+    const std::vector<uint8_t> blob = b.build();
+    auto view = xnnpack::read_xnnpack_blob(blob.data(), blob.size());
+    REQUIRE(view.ok());
+    const xnnpack::StagePlan plan = xnnpack::plan_stages(view.get(), xnnpack::NativeConvolutions::kAll);
+    CHECK(plan.writes_into[0].residual == -1);
+    CHECK(plan.elided == std::vector<bool>{false, false});
+  }
+  SECTION("the convolution's output is also a delegate output") {
+    XnnpackBlobBuilder b;
+    const uint32_t x = b.input({1, 8, 8, 32}, 0);
+    const uint32_t t = b.output({1, 8, 8, 32}, 1);
+    const uint32_t y = b.output({1, 8, 8, 32}, 0);
+    set_window(b.node(NodeType::Convolution2d, {x, b.constant({32, 1, 1, 32}, d.filter)}, {t}), g);
+    b.node(NodeType::Add, {t, x}, {y});
+    const std::vector<uint8_t> blob = b.build();
+    auto view = xnnpack::read_xnnpack_blob(blob.data(), blob.size());
+    REQUIRE(view.ok());
+    const xnnpack::StagePlan plan = xnnpack::plan_stages(view.get(), xnnpack::NativeConvolutions::kAll);
+    CHECK(plan.writes_into[0].residual == -1);
+    CHECK(plan.elided == std::vector<bool>{false, false});
+  }
+}
+
 }  // namespace
 }  // namespace etc
