@@ -34,6 +34,10 @@ MODES = [
     ("portable", [], []),
     ("xnnpack_1_thread", ["--backend", "xnnpack"], ["--threads", "1"]),
     ("xnnpack_2_threads", ["--backend", "xnnpack"], ["--threads", "2"]),
+    # XNNPACK alone, as on a CPU without AVX-512 (no native convolutions,
+    # swishes or epilogue fusions).
+    ("xnnpack_only", ["--backend", "xnnpack", "--compile-spec", "xnnpack:native_convolution=off"],
+     ["--threads", "1"]),
 ]
 
 
