@@ -115,7 +115,9 @@ bool can_run_natively(const fb::Node& node) {
 bool runs_natively(const BlobView& view, const fb::Node& node) {
   if (!can_run_natively(node)) return false;
   const uint64_t out_c = node.group_output_channels();
-  const uint64_t padded = (out_c + kChannels - 1) / kChannels * kChannels;
+  // A last panel of at most 16 channels runs the 16-wide kernel.
+  const uint64_t rest = out_c % kChannels;
+  const uint64_t padded = out_c - rest + (rest == 0 ? 0 : rest <= 16 ? 16 : kChannels);
   const TensorInfo& y = view.tensors[node.outputs()->Get(0)];
   const TensorInfo& w = view.tensors[node.inputs()->Get(1)];
   const uint64_t pixels = y.numel / y.dims[3];
@@ -249,12 +251,14 @@ struct Epilogue {
 // residual added and clamped again, then with Swish x * sigmoid(x). The
 // indirection rows of a tile are kRows apart whatever R is; R < 12 serves a
 // short last tile.
-template <size_t R, bool Residual, bool Swish>
+template <size_t R, bool Residual, bool Swish, bool Wide>
 __attribute__((target("avx512f"))) void micro_kernel(size_t rows, size_t channels, size_t taps, size_t in_c,
                                                      const float* const* a, const float* w, float* y,
                                                      size_t y_stride, const Epilogue& e) {
+  // Wide: 32 channels in two vectors; otherwise at most 16 in one (the panel
+  // keeps its 32-float stride; its upper half is not read).
   __m512 acc[R][2];
-  const __m512 bias0 = _mm512_load_ps(w), bias1 = _mm512_load_ps(w + 16);
+  const __m512 bias0 = _mm512_load_ps(w), bias1 = Wide ? _mm512_load_ps(w + 16) : _mm512_setzero_ps();
   w += kChannels;
 #pragma GCC unroll 12
   for (size_t r = 0; r < R; ++r) acc[r][0] = bias0, acc[r][1] = bias1;
@@ -263,14 +267,20 @@ __attribute__((target("avx512f"))) void micro_kernel(size_t rows, size_t channel
 #pragma GCC unroll 12
     for (size_t r = 0; r < R; ++r) row[r] = a[t * kRows + r];
     for (size_t k = 0; k < in_c; ++k) {
-      const __m512 b0 = _mm512_load_ps(w), b1 = _mm512_load_ps(w + 16);
-      w += kChannels;
+      const __m512 b0 = _mm512_load_ps(w);
+      if constexpr (Wide) {
+        const __m512 b1 = _mm512_load_ps(w + 16);
 #pragma GCC unroll 12
-      for (size_t r = 0; r < R; ++r) {
-        const __m512 v = _mm512_set1_ps(row[r][k]);
-        acc[r][0] = _mm512_fmadd_ps(v, b0, acc[r][0]);
-        acc[r][1] = _mm512_fmadd_ps(v, b1, acc[r][1]);
+        for (size_t r = 0; r < R; ++r) {
+          const __m512 v = _mm512_set1_ps(row[r][k]);
+          acc[r][0] = _mm512_fmadd_ps(v, b0, acc[r][0]);
+          acc[r][1] = _mm512_fmadd_ps(v, b1, acc[r][1]);
+        }
+      } else {
+#pragma GCC unroll 12
+        for (size_t r = 0; r < R; ++r) acc[r][0] = _mm512_fmadd_ps(_mm512_set1_ps(row[r][k]), b0, acc[r][0]);
       }
+      w += kChannels;
     }
   }
   const __m512 vlo = _mm512_set1_ps(e.lo), vhi = _mm512_set1_ps(e.hi);
@@ -287,25 +297,38 @@ __attribute__((target("avx512f"))) void micro_kernel(size_t rows, size_t channel
       const float* res = e.residual + r * e.residual_stride;
       const __m512 rlo = _mm512_set1_ps(e.residual_lo), rhi = _mm512_set1_ps(e.residual_hi);
       v0 = _mm512_min_ps(_mm512_max_ps(_mm512_add_ps(v0, _mm512_maskz_loadu_ps(m0, res)), rlo), rhi);
-      v1 = _mm512_min_ps(_mm512_max_ps(_mm512_add_ps(v1, _mm512_maskz_loadu_ps(m1, res + 16)), rlo), rhi);
+      if constexpr (Wide)
+        v1 = _mm512_min_ps(_mm512_max_ps(_mm512_add_ps(v1, _mm512_maskz_loadu_ps(m1, res + 16)), rlo), rhi);
     }
-    if constexpr (Swish) v0 = swish_ps(v0), v1 = swish_ps(v1);
+    if constexpr (Swish) {
+      v0 = swish_ps(v0);
+      if constexpr (Wide) v1 = swish_ps(v1);
+    }
     _mm512_mask_storeu_ps(y + r * y_stride, m0, v0);
-    _mm512_mask_storeu_ps(y + r * y_stride + 16, m1, v1);
+    if constexpr (Wide) _mm512_mask_storeu_ps(y + r * y_stride + 16, m1, v1);
   }
 }
 
-template <bool Residual, bool Swish>
+template <bool Residual, bool Swish, bool Wide>
 void run_rows(size_t rows, size_t channels, size_t taps, size_t in_c, const float* const* a, const float* w,
               float* y, size_t y_stride, const Epilogue& e) {
   if (rows > 8)
-    micro_kernel<12, Residual, Swish>(rows, channels, taps, in_c, a, w, y, y_stride, e);
+    micro_kernel<12, Residual, Swish, Wide>(rows, channels, taps, in_c, a, w, y, y_stride, e);
   else if (rows > 4)
-    micro_kernel<8, Residual, Swish>(rows, channels, taps, in_c, a, w, y, y_stride, e);
+    micro_kernel<8, Residual, Swish, Wide>(rows, channels, taps, in_c, a, w, y, y_stride, e);
   else if (rows > 2)
-    micro_kernel<4, Residual, Swish>(rows, channels, taps, in_c, a, w, y, y_stride, e);
+    micro_kernel<4, Residual, Swish, Wide>(rows, channels, taps, in_c, a, w, y, y_stride, e);
   else
-    micro_kernel<2, Residual, Swish>(rows, channels, taps, in_c, a, w, y, y_stride, e);
+    micro_kernel<2, Residual, Swish, Wide>(rows, channels, taps, in_c, a, w, y, y_stride, e);
+}
+
+template <bool Residual, bool Swish>
+void run_panel(size_t rows, size_t channels, size_t taps, size_t in_c, const float* const* a, const float* w,
+               float* y, size_t y_stride, const Epilogue& e) {
+  if (channels > 16)
+    run_rows<Residual, Swish, true>(rows, channels, taps, in_c, a, w, y, y_stride, e);
+  else
+    run_rows<Residual, Swish, false>(rows, channels, taps, in_c, a, w, y, y_stride, e);
 }
 #pragma GCC diagnostic pop
 #endif
@@ -329,11 +352,11 @@ void conv_tile(void* context, size_t tile, size_t panel) {
   if (residual != nullptr) e.residual = residual + tile * kRows * c.out_c + panel * kChannels;
   const size_t taps = c.kernel_taps(), depth = c.tap_depth();
   if (residual != nullptr)
-    c.swish ? run_rows<true, true>(rows, channels, taps, depth, a, w, out, c.out_stride, e)
-            : run_rows<true, false>(rows, channels, taps, depth, a, w, out, c.out_stride, e);
+    c.swish ? run_panel<true, true>(rows, channels, taps, depth, a, w, out, c.out_stride, e)
+            : run_panel<true, false>(rows, channels, taps, depth, a, w, out, c.out_stride, e);
   else
-    c.swish ? run_rows<false, true>(rows, channels, taps, depth, a, w, out, c.out_stride, e)
-            : run_rows<false, false>(rows, channels, taps, depth, a, w, out, c.out_stride, e);
+    c.swish ? run_panel<false, true>(rows, channels, taps, depth, a, w, out, c.out_stride, e)
+            : run_panel<false, false>(rows, channels, taps, depth, a, w, out, c.out_stride, e);
 #else
   (void)context, (void)tile, (void)panel;
 #endif

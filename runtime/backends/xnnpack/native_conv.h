@@ -1,9 +1,10 @@
 #pragma once
 // The backend's own NHWC convolution for CPUs with AVX-512F: an implicit GEMM
 // (XNNPACK's indirection scheme) whose micro-kernel computes 12 output pixels
-// x 32 output channels in 24 accumulators. XNNPACK's own AVX-512 kernel keeps
-// 7 accumulators, fewer than two FMA pipes of latency 4 need, so on cores
-// with full-width AVX-512 this one runs ~20-25% faster. Used for blob
+// x 32 output channels in 24 accumulators (x 16 in 12 for a narrow last
+// panel). XNNPACK's own AVX-512 kernel keeps 7 accumulators, fewer than two
+// FMA pipes of latency 4 need, so on cores with full-width AVX-512 this one
+// runs ~20-25% faster. Used for blob
 // Convolution2d nodes with one group (runs_natively); every other node, and
 // every CPU without AVX-512F, stays on XNNPACK.
 //
@@ -26,10 +27,12 @@ namespace etc::xnnpack {
 // Whether this CPU can run the kernel (AVX-512F).
 bool native_convolution_available();
 // Whether a checked node is a convolution the kernel takes: one group, no
-// flags, an output channel count that leaves at most a sixth of the
-// 32-channel panels idle, at least 48 output pixels (four 12-pixel tiles) and
-// a reduction depth (taps x input channels) of at least 32. XNNPACK keeps the
-// rest: it has narrower kernels for few pixels, few channels or shallow
+// flags, an output channel count that leaves at most a sixth of the panel
+// lanes idle (32-channel panels; a last panel of at most 16 channels runs a
+// 16-wide kernel), at least 48 output pixels (four 12-pixel tiles) and a
+// reduction depth (taps x input channels) of at least 32, or 16 with fewer
+// than 16 input channels (the zero-bordered copy). XNNPACK keeps the rest:
+// it has narrower kernels for few pixels, odd channel counts or shallow
 // depth.
 bool runs_natively(const BlobView& view, const fb::Node& node);
 // Whether the kernel can compute a checked node at all: a Convolution2d with

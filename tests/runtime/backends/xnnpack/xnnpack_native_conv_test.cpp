@@ -512,7 +512,9 @@ std::vector<Geometry> sweep() {
 // runs_natively's documented rule (native_conv.h), for the sweep; its
 // boundaries are tested case by case below.
 bool documented_auto(const Geometry& g) {
-  const uint64_t padded = (g.o + 31) / 32 * 32;
+  // Panels of 32 channels; a last one of at most 16 runs 16 wide.
+  const uint64_t rest = g.o % 32;
+  const uint64_t padded = g.o - rest + (rest == 0 ? 0 : rest <= 16 ? 16 : 32);
   // Fewer than 16 input channels, a kernel wider than 1 and no column
   // dilation take the zero-bordered copy, and then a depth of 16 suffices.
   const bool padded_rows = g.c < 16 && g.kw > 1 && g.dw == 1;
@@ -744,7 +746,8 @@ TEST_CASE("xnnpack runs_natively, can_run_natively and plan_stages pick the conv
           "[xnnpack]") {
   // native: can_run_natively (one group, no flags; spec "on").
   // auto_native: runs_natively (spec "auto"): also at most 1/6 of the
-  // 32-channel panels idle, >= 48 output pixels and depth (taps x input
+  // panel lanes idle (32-channel panels, the last one 16 wide when it has at
+  // most 16 channels), >= 48 output pixels and depth (taps x input
   // channels) >= 32. Each case misses at most one of those.
   const std::array<uint32_t, 4> p1 = {1, 1, 1, 1};
   struct Case {
@@ -772,12 +775,26 @@ TEST_CASE("xnnpack runs_natively, can_run_natively and plan_stages pick the conv
         .pad = p1,
         .native = false},
        XNN_FLAG_TENSORFLOW_SAME_PADDING},
-      {{.name = "16 output channels (waste 1/2): not auto", .h = 12, .w = 12, .c = 4096, .o = 16}},
-      {{.name = "48 output channels (64 padded, waste 1/4): not auto",
+      {{.name = "16 output channels (one 16-wide panel): auto",
+        .h = 12,
+        .w = 12,
+        .c = 4096,
+        .o = 16,
+        .auto_native = true}},
+      {{.name = "48 output channels (a 32-wide and a 16-wide panel): auto",
         .h = 12,
         .w = 12,
         .c = 160,
         .o = 48,
+        .kh = 3,
+        .kw = 3,
+        .pad = p1,
+        .auto_native = true}},
+      {{.name = "20 output channels (one 32-wide panel, waste 12/32): not auto",
+        .h = 12,
+        .w = 12,
+        .c = 160,
+        .o = 20,
         .kh = 3,
         .kw = 3,
         .pad = p1}},
@@ -790,11 +807,35 @@ TEST_CASE("xnnpack runs_natively, can_run_natively and plan_stages pick the conv
         .kw = 3,
         .pad = p1,
         .auto_native = true}},
-      {{.name = "100 output channels (128 padded, waste > 1/6): not auto",
+      {{.name = "100 output channels (96 + a 16-wide panel, waste 12/112): auto",
         .h = 12,
         .w = 12,
         .c = 768,
-        .o = 100}},
+        .o = 100,
+        .auto_native = true}},
+      {{.name = "120 output channels (96 + a 32-wide panel, waste 8/128): auto",
+        .h = 12,
+        .w = 12,
+        .c = 768,
+        .o = 120,
+        .auto_native = true}},
+      {{.name = "116 output channels (96 + a 32-wide panel, waste 12/128): auto",
+        .h = 12,
+        .w = 12,
+        .c = 768,
+        .o = 116,
+        .auto_native = true}},
+      {{.name = "84 output channels (64 + a 32-wide panel, waste 12/96 < 1/6): auto",
+        .h = 12,
+        .w = 12,
+        .c = 768,
+        .o = 84,
+        .auto_native = true}},
+      {{.name = "52 output channels (32 + a 32-wide panel, waste 12/64 > 1/6): not auto",
+        .h = 12,
+        .w = 12,
+        .c = 768,
+        .o = 52}},
       {{.name = "112 output channels (128 padded, waste 1/8): auto",
         .h = 12,
         .w = 12,
