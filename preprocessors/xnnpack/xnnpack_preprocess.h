@@ -25,7 +25,6 @@
 
 namespace etc::xnnpack {
 
-
 class XnnpackBackendDetails : public BackendDetails {
  public:
   PreprocessResult preprocess(const ir::ExportedProgram& partition,

@@ -1,0 +1,326 @@
+// The epilogues of the XNNPACK backend's native convolution (stages.h
+// ConvOutput): storing into a channel concatenation, x * sigmoid(x) (and the
+// native swish pass), and a residual Add; each against XNNPACK alone
+// (native_convolution=off) and a reference, with the plans that choose them
+// and the cases they must leave alone.
+#include <algorithm>
+#include <array>
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <cstdint>
+#include <utility>
+#include <vector>
+
+#include "runtime/backends/xnnpack/blob_reader.h"
+#include "runtime/backends/xnnpack/native_conv.h"
+#include "runtime/backends/xnnpack/stages.h"
+#include "tests/support/native_conv_fixtures.h"
+#include "tests/support/xnnpack_blob_builder.h"
+
+namespace etc {
+namespace {
+
+using namespace testing::native_conv;
+using testing::XnnpackBlobBuilder;
+using xnnpack::fb::NodeType;
+
+TEST_CASE("xnnpack native convolutions write straight into a channel concatenation", "[xnnpack]") {
+  REQUIRE(xnnpack::native_convolution_available());
+  // x -> conv A (3x3 pad 1, 32->64) -> a; x -> Clamp -> c; x -> conv B (1x1,
+  // 32->32) -> b; Concatenate(a, c, b) on channels -> cat -> Clamp -> y.
+  // Under "on" A and B write into cat at channels 0 and 96; the
+  // concatenation copies only c.
+  const std::array<uint32_t, 4> p1 = {1, 1, 1, 1};
+  const Geometry ga{.h = 8, .w = 8, .c = 32, .o = 64, .kh = 3, .kw = 3, .pad = p1};
+  const Geometry gb{.h = 8, .w = 8, .c = 32, .o = 32};
+  const ConvData da = random_data(ga, 601), db = random_data(gb, 602);
+  XnnpackBlobBuilder b;
+  const uint32_t x = b.input({1, 8, 8, 32}, 0);
+  const uint32_t a = b.tensor({1, 8, 8, 64});
+  const uint32_t c = b.tensor({1, 8, 8, 32});
+  const uint32_t bt = b.tensor({1, 8, 8, 32});
+  const uint32_t cat = b.tensor({1, 8, 8, 128});
+  const uint32_t y = b.output({1, 8, 8, 128}, 0);
+  set_window(b.node(NodeType::Convolution2d,
+                    {x, b.constant({64, 3, 3, 32}, da.filter), b.constant({64}, da.bias)}, {a}),
+             ga);
+  auto& clamp = b.node(NodeType::Clamp, {x}, {c});
+  clamp.output_min = -0.5f;
+  clamp.output_max = 0.5f;
+  set_window(b.node(NodeType::Convolution2d,
+                    {x, b.constant({32, 1, 1, 32}, db.filter), b.constant({32}, db.bias)}, {bt}),
+             gb);
+  b.node(NodeType::Concatenate, {a, c, bt}, {cat}).axis = 3;
+  auto& out = b.node(NodeType::Clamp, {cat}, {y});
+  out.output_min = -100.0f;
+  out.output_max = 100.0f;
+  const std::vector<uint8_t> blob = b.build();
+  {
+    auto view = xnnpack::read_xnnpack_blob(blob.data(), blob.size());
+    REQUIRE(view.ok());
+    const xnnpack::StagePlan plan = xnnpack::plan_stages(view.get(), xnnpack::NativeConvolutions::kAll);
+    REQUIRE(plan.writes_into.size() == 5);
+    CHECK(plan.writes_into[0].active);
+    CHECK(plan.writes_into[0].tensor == cat);
+    CHECK(plan.writes_into[0].channel_offset == 0);
+    CHECK(plan.writes_into[0].pixel_stride == 128);
+    CHECK(plan.writes_into[2].active);
+    CHECK(plan.writes_into[2].channel_offset == 96);
+    CHECK(plan.in_place[3] == std::vector<bool>{true, false, true});
+    // The replaced outputs take no memory; cat lives from conv A on, so it
+    // cannot share a buffer with c, which is still read after conv A.
+    CHECK(plan.buffer_of[a] == xnnpack::kNoBuffer);
+    CHECK(plan.buffer_of[bt] == xnnpack::kNoBuffer);
+    REQUIRE(plan.buffer_of[cat] != xnnpack::kNoBuffer);
+    CHECK(plan.buffer_of[cat] != plan.buffer_of[c]);
+    const xnnpack::StagePlan off = xnnpack::plan_stages(view.get(), xnnpack::NativeConvolutions::kOff);
+    CHECK_FALSE(off.writes_into[0].active);
+    CHECK(off.in_place[3] == std::vector<bool>{false, false, false});
+  }
+  const std::vector<float> a_ref = reference(ga, da.x, da.filter, da.bias);
+  const std::vector<float> b_ref = reference(gb, da.x, db.filter, db.bias);
+  std::vector<float> want;
+  for (size_t p = 0; p < 64; ++p) {
+    for (size_t o = 0; o < 64; ++o) want.push_back(a_ref[p * 64 + o]);
+    for (size_t o = 0; o < 32; ++o) want.push_back(std::min(std::max(da.x[p * 32 + o], -0.5f), 0.5f));
+    for (size_t o = 0; o < 32; ++o) want.push_back(b_ref[p * 32 + o]);
+  }
+  std::vector<std::vector<float>> results;
+  for (const auto& [specs, threads] :
+       std::vector<std::pair<std::vector<Spec>, int>>{{kOn, 1}, {kOn, 2}, {kOff, 1}}) {
+    INFO((specs.empty() ? "default" : specs[0].second) << ", " << threads << " threads");
+    SpecRunner runner(threads);
+    REQUIRE(runner.init(blob, specs).ok());
+    std::vector<float> xin = da.x, yout(64 * 128, -7.0f);
+    for (int run = 0; run < 2; ++run)
+      REQUIRE(runner.execute({{Shape{1, 8, 8, 32}, xin.data()}, {Shape{1, 8, 8, 128}, yout.data()}}).ok());
+    CHECK(count_far(yout, want, 1e-4) == 0);
+    results.push_back(yout);
+  }
+  CHECK(count_different(results[0], results[2]) == 0);
+  CHECK(count_different(results[1], results[2]) == 0);
+}
+
+double swish_ref(double v) { return v / (1.0 + std::exp(-v)); }
+
+TEST_CASE("xnnpack swish (sigmoid then multiply) runs in one pass, in a convolution's epilogue or alone",
+          "[xnnpack]") {
+  REQUIRE(xnnpack::native_convolution_available());
+  // x -> conv (1x1, 32->64) -> t; Sigmoid(t) -> s; Multiply(t, s) -> u;
+  // u -> Clamp [-50, 50] -> v; Sigmoid(v) -> w; Multiply(w, v) -> y.
+  // The first swish folds into the convolution, the second runs alone.
+  const Geometry g{.h = 5, .w = 11, .c = 32, .o = 64};
+  ConvData d = random_data(g, 701);
+  for (float& f : d.filter) f *= 20.0f;  // large |t|: exp saturates on both sides
+  XnnpackBlobBuilder b;
+  const uint32_t x = b.input({1, 5, 11, 32}, 0);
+  const uint32_t t = b.tensor({1, 5, 11, 64});
+  const uint32_t s = b.tensor({1, 5, 11, 64});
+  const uint32_t u = b.tensor({1, 5, 11, 64});
+  const uint32_t v = b.tensor({1, 5, 11, 64});
+  const uint32_t w = b.tensor({1, 5, 11, 64});
+  const uint32_t y = b.output({1, 5, 11, 64}, 0);
+  set_window(b.node(NodeType::Convolution2d,
+                    {x, b.constant({64, 1, 1, 32}, d.filter), b.constant({64}, d.bias)}, {t}),
+             g);
+  b.node(NodeType::Sigmoid, {t}, {s});
+  b.node(NodeType::Multiply, {t, s}, {u});
+  auto& clamp = b.node(NodeType::Clamp, {u}, {v});
+  clamp.output_min = -50.0f;
+  clamp.output_max = 50.0f;
+  b.node(NodeType::Sigmoid, {v}, {w});
+  b.node(NodeType::Multiply, {w, v}, {y});
+  const std::vector<uint8_t> blob = b.build();
+  {
+    auto view = xnnpack::read_xnnpack_blob(blob.data(), blob.size());
+    REQUIRE(view.ok());
+    const xnnpack::StagePlan plan = xnnpack::plan_stages(view.get(), xnnpack::NativeConvolutions::kAll);
+    CHECK(plan.writes_into[0].active);
+    CHECK(plan.writes_into[0].swish);
+    CHECK(plan.writes_into[0].tensor == u);
+    CHECK(plan.elided == std::vector<bool>{false, true, true, false, true, false});
+    CHECK(plan.swish_input[5] == v);
+    CHECK(plan.buffer_of[t] == xnnpack::kNoBuffer);
+    CHECK(plan.buffer_of[s] == xnnpack::kNoBuffer);
+    CHECK(plan.buffer_of[w] == xnnpack::kNoBuffer);
+    REQUIRE(plan.stages.size() == 3);  // [conv + swish] [clamp] [swish]
+    CHECK(plan.stages[0].native);
+    CHECK(!plan.stages[1].native);
+    CHECK(plan.stages[2].native);
+    const xnnpack::StagePlan off = xnnpack::plan_stages(view.get(), xnnpack::NativeConvolutions::kOff);
+    CHECK(off.elided == std::vector<bool>(6, false));
+    CHECK(off.swish_input[5] == -1);
+  }
+  const std::vector<float> conv = reference(g, d.x, d.filter, d.bias);
+  std::vector<double> want;
+  bool saturated_low = false, saturated_high = false;
+  for (float c : conv) {
+    saturated_low = saturated_low || c < -40.0f;
+    saturated_high = saturated_high || c > 40.0f;
+    want.push_back(swish_ref(std::min(std::max(swish_ref(c), -50.0), 50.0)));
+  }
+  CHECK(saturated_low);
+  CHECK(saturated_high);
+  std::vector<std::vector<float>> results;
+  for (const auto& [specs, threads] :
+       std::vector<std::pair<std::vector<Spec>, int>>{{kOn, 1}, {kOn, 2}, {kOff, 1}}) {
+    INFO((specs.empty() ? "default" : specs[0].second) << ", " << threads << " threads");
+    SpecRunner runner(threads);
+    REQUIRE(runner.init(blob, specs).ok());
+    std::vector<float> xin = d.x, yout(55 * 64, -7.0f);
+    REQUIRE(runner.execute({{Shape{1, 5, 11, 32}, xin.data()}, {Shape{1, 5, 11, 64}, yout.data()}}).ok());
+    // The reference convolution rounds differently; |t| reaches ~100.
+    size_t far = 0;
+    for (size_t i = 0; i < want.size(); ++i)
+      if (!(std::abs(yout[i] - want[i]) <= 1e-5 * (1.0 + std::abs(want[i])))) ++far;
+    CHECK(far == 0);
+    results.push_back(yout);
+  }
+  // Native ("on") and XNNPACK ("off") sum the convolution alike, so they
+  // differ only by their sigmoids.
+  size_t apart = 0;
+  double worst = 0;
+  for (size_t i = 0; i < want.size(); ++i) {
+    const double diff = std::abs(double(results[0][i]) - double(results[2][i])) / (1.0 + std::abs(want[i]));
+    worst = std::max(worst, diff);
+    if (!(diff <= 1e-6)) ++apart;
+  }
+  INFO("worst difference " << worst);
+  CHECK(apart == 0);
+  CHECK(count_different(results[0], results[1]) == 0);
+}
+
+TEST_CASE("xnnpack keeps sigmoid and multiply apart when they are not exactly a swish", "[xnnpack]") {
+  const auto plan_of = [](const std::vector<uint8_t>& blob) {
+    auto view = xnnpack::read_xnnpack_blob(blob.data(), blob.size());
+    REQUIRE(view.ok());
+    return xnnpack::plan_stages(view.get(), xnnpack::NativeConvolutions::kAll);
+  };
+  SECTION("the sigmoid's output is read again") {
+    XnnpackBlobBuilder b;
+    const uint32_t x = b.input({1, 4, 4, 8}, 0);
+    const uint32_t s = b.output({1, 4, 4, 8}, 1);
+    const uint32_t y = b.output({1, 4, 4, 8}, 0);
+    b.node(NodeType::Sigmoid, {x}, {s});
+    b.node(NodeType::Multiply, {x, s}, {y});
+    const xnnpack::StagePlan plan = plan_of(b.build());
+    CHECK(plan.elided == std::vector<bool>{false, false});
+    CHECK(plan.swish_input[1] == -1);
+  }
+  SECTION("the multiply clamps its output") {
+    XnnpackBlobBuilder b;
+    const uint32_t x = b.input({1, 4, 4, 8}, 0);
+    const uint32_t s = b.tensor({1, 4, 4, 8});
+    const uint32_t y = b.output({1, 4, 4, 8}, 0);
+    b.node(NodeType::Sigmoid, {x}, {s});
+    b.node(NodeType::Multiply, {x, s}, {y}).output_min = 0.0f;
+    CHECK(plan_of(b.build()).swish_input[1] == -1);
+  }
+  SECTION("the multiply reads another tensor than the sigmoid's input") {
+    XnnpackBlobBuilder b;
+    const uint32_t x = b.input({1, 4, 4, 8}, 0);
+    const uint32_t z = b.input({1, 4, 4, 8}, 1);
+    const uint32_t s = b.tensor({1, 4, 4, 8});
+    const uint32_t y = b.output({1, 4, 4, 8}, 0);
+    b.node(NodeType::Sigmoid, {x}, {s});
+    b.node(NodeType::Multiply, {z, s}, {y});
+    CHECK(plan_of(b.build()).swish_input[1] == -1);
+  }
+}
+
+TEST_CASE("xnnpack folds a residual Add into the native convolution's epilogue", "[xnnpack]") {
+  REQUIRE(xnnpack::native_convolution_available());
+  // x -> Clamp [-1, 1] -> r; r -> conv (3x3 pad 1, 64->64, clamp [-2, 2]) -> t;
+  // Add(r, t) clamped to [0, inf) -> y (resnet's block).
+  const std::array<uint32_t, 4> p1 = {1, 1, 1, 1};
+  const Geometry g{.h = 7, .w = 9, .c = 64, .o = 64, .kh = 3, .kw = 3, .pad = p1, .lo = -2, .hi = 2};
+  const ConvData d = random_data(g, 801);
+  XnnpackBlobBuilder b;
+  const uint32_t x = b.input({1, 7, 9, 64}, 0);
+  const uint32_t r = b.tensor({1, 7, 9, 64});
+  const uint32_t t = b.tensor({1, 7, 9, 64});
+  const uint32_t y = b.output({1, 7, 9, 64}, 0);
+  auto& clamp = b.node(NodeType::Clamp, {x}, {r});
+  clamp.output_min = -1.0f;
+  clamp.output_max = 1.0f;
+  auto& conv = b.node(NodeType::Convolution2d,
+                      {r, b.constant({64, 3, 3, 64}, d.filter), b.constant({64}, d.bias)}, {t});
+  set_window(conv, g);
+  conv.output_min = -2.0f;
+  conv.output_max = 2.0f;
+  b.node(NodeType::Add, {r, t}, {y}).output_min = 0.0f;
+  const std::vector<uint8_t> blob = b.build();
+  {
+    auto view = xnnpack::read_xnnpack_blob(blob.data(), blob.size());
+    REQUIRE(view.ok());
+    const xnnpack::StagePlan plan = xnnpack::plan_stages(view.get(), xnnpack::NativeConvolutions::kAll);
+    REQUIRE(plan.writes_into[1].active);
+    CHECK(plan.writes_into[1].tensor == y);
+    CHECK(plan.writes_into[1].residual == r);
+    CHECK(plan.writes_into[1].residual_lo == 0.0f);
+    CHECK(std::isinf(plan.writes_into[1].residual_hi));
+    CHECK(plan.elided == std::vector<bool>{false, false, true});
+    CHECK(plan.buffer_of[t] == xnnpack::kNoBuffer);
+    REQUIRE(plan.buffer_of[r] != xnnpack::kNoBuffer);
+    const xnnpack::StagePlan off = xnnpack::plan_stages(view.get(), xnnpack::NativeConvolutions::kOff);
+    CHECK(off.elided == std::vector<bool>{false, false, false});
+  }
+  std::vector<float> r_ref = d.x;
+  for (float& v : r_ref) v = std::min(std::max(v, -1.0f), 1.0f);
+  const std::vector<float> t_ref = reference(g, r_ref, d.filter, d.bias);
+  std::vector<float> want(t_ref.size());
+  for (size_t i = 0; i < want.size(); ++i) want[i] = std::max(r_ref[i] + t_ref[i], 0.0f);
+  std::vector<std::vector<float>> results;
+  for (const auto& [specs, threads] :
+       std::vector<std::pair<std::vector<Spec>, int>>{{kOn, 1}, {kOn, 2}, {kOff, 1}}) {
+    INFO((specs.empty() ? "default" : specs[0].second) << ", " << threads << " threads");
+    SpecRunner runner(threads);
+    REQUIRE(runner.init(blob, specs).ok());
+    std::vector<float> xin = d.x, yout(63 * 64, -7.0f);
+    for (int run = 0; run < 2; ++run)
+      REQUIRE(runner.execute({{Shape{1, 7, 9, 64}, xin.data()}, {Shape{1, 7, 9, 64}, yout.data()}}).ok());
+    CHECK(count_far(yout, want, 1e-4) == 0);
+    results.push_back(yout);
+  }
+  // The epilogue adds as XNNPACK's Add does: bitwise equal.
+  CHECK(count_different(results[0], results[2]) == 0);
+  CHECK(count_different(results[1], results[2]) == 0);
+}
+
+TEST_CASE("xnnpack keeps an Add apart when it broadcasts or the convolution's output is read again",
+          "[xnnpack]") {
+  const Geometry g{.h = 8, .w = 8, .c = 32, .o = 32};
+  const ConvData d = random_data(g, 802);
+  SECTION("broadcast") {
+    XnnpackBlobBuilder b;
+    const uint32_t x = b.input({1, 8, 8, 32}, 0);
+    const uint32_t r = b.input({1, 1, 1, 32}, 1);
+    const uint32_t t = b.tensor({1, 8, 8, 32});
+    const uint32_t y = b.output({1, 8, 8, 32}, 0);
+    set_window(b.node(NodeType::Convolution2d, {x, b.constant({32, 1, 1, 32}, d.filter)}, {t}), g);
+    b.node(NodeType::Add, {t, r}, {y});
+    const std::vector<uint8_t> blob = b.build();
+    auto view = xnnpack::read_xnnpack_blob(blob.data(), blob.size());
+    REQUIRE(view.ok());
+    const xnnpack::StagePlan plan = xnnpack::plan_stages(view.get(), xnnpack::NativeConvolutions::kAll);
+    CHECK(plan.writes_into[0].residual == -1);
+    CHECK(plan.elided == std::vector<bool>{false, false});
+  }
+  SECTION("the convolution's output is also a delegate output") {
+    XnnpackBlobBuilder b;
+    const uint32_t x = b.input({1, 8, 8, 32}, 0);
+    const uint32_t t = b.output({1, 8, 8, 32}, 1);
+    const uint32_t y = b.output({1, 8, 8, 32}, 0);
+    set_window(b.node(NodeType::Convolution2d, {x, b.constant({32, 1, 1, 32}, d.filter)}, {t}), g);
+    b.node(NodeType::Add, {t, x}, {y});
+    const std::vector<uint8_t> blob = b.build();
+    auto view = xnnpack::read_xnnpack_blob(blob.data(), blob.size());
+    REQUIRE(view.ok());
+    const xnnpack::StagePlan plan = xnnpack::plan_stages(view.get(), xnnpack::NativeConvolutions::kAll);
+    CHECK(plan.writes_into[0].residual == -1);
+    CHECK(plan.elided == std::vector<bool>{false, false});
+  }
+}
+
+}  // namespace
+}  // namespace etc

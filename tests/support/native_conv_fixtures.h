@@ -1,0 +1,245 @@
+#pragma once
+// Fixtures of the native convolution tests (runtime/backends/xnnpack/
+// native_conv.h): a runner that passes compile specs and a thread count to
+// the XNNPACK backend, convolution geometries with random data, a
+// double-precision reference, and blob builders.
+
+#include <xnnpack.h>
+
+#include <algorithm>
+#include <array>
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <random>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "runtime/backends/xnnpack/blob_reader.h"
+#include "runtime/backends/xnnpack/native_conv.h"
+#include "runtime/backends/xnnpack/stages.h"
+#include "tests/support/random.h"
+#include "tests/support/xnnpack_blob_builder.h"
+
+namespace etc::testing::native_conv {
+
+using xnnpack::fb::BoundaryLayout;
+using xnnpack::fb::NodeType;
+using Spec = std::pair<std::string, std::string>;
+
+inline constexpr float kInf = std::numeric_limits<float>::infinity();
+
+// Runs a blob through the backend directly, as the executor would, with
+// compile specs and a thread count; arguments are caller-owned buffers (so a
+// test can move them between runs).
+class SpecRunner {
+ public:
+  explicit SpecRunner(int num_threads = 0) : init_context_(nullptr, nullptr, "forward", &options_) {
+    options_.num_threads = num_threads;
+  }
+  ~SpecRunner() {
+    if (handle_.ok()) backend_->destroy(handle_.get());
+  }
+  SpecRunner(const SpecRunner&) = delete;
+  SpecRunner& operator=(const SpecRunner&) = delete;
+
+  Status init(const std::vector<uint8_t>& blob, const std::vector<Spec>& specs = {}) {
+    blob_ = blob;
+    std::vector<CompileSpecView> views;
+    for (const Spec& s : specs)
+      views.push_back(CompileSpecView{
+          s.first, Span<const uint8_t>(reinterpret_cast<const uint8_t*>(s.second.data()), s.second.size())});
+    FreeableBuffer processed(blob_.data(), blob_.size());
+    handle_ = backend_->init(init_context_, &processed, Span<const CompileSpecView>(views));
+    if (!handle_.ok()) return handle_.failure();
+    return Status::Ok();
+  }
+
+  struct Arg {
+    Shape shape;
+    float* data;
+  };
+  Status execute(const std::vector<Arg>& args) {
+    std::vector<Tensor> tensors(args.size());
+    std::vector<EValue> values;
+    std::vector<EValue*> pointers;
+    values.reserve(args.size());
+    for (size_t i = 0; i < args.size(); ++i) {
+      tensors[i].spec = TensorSpec{DType::Float32, args[i].shape};
+      tensors[i].data = args[i].data;
+      values.emplace_back(&tensors[i]);
+    }
+    for (EValue& v : values) pointers.push_back(&v);
+    BackendExecutionContext context(nullptr, nullptr, "forward");
+    return backend_->execute(context, handle_.get(), Span<EValue*>(pointers));
+  }
+
+ private:
+  BackendInterface* backend_ = xnnpack::xnnpack_backend();
+  RuntimeOptions options_;
+  BackendInitContext init_context_;
+  Result<DelegateHandle*> handle_ = Error::InvalidState;
+  std::vector<uint8_t> blob_;
+};
+
+// One convolution: NHWC input [n, h, w, c], OHWI filter, output [n, oh, ow, o].
+struct Geometry {
+  const char* name = "";
+  uint64_t n = 1, h = 8, w = 8, c = 8, o = 32;
+  uint32_t kh = 1, kw = 1, sh = 1, sw = 1, dh = 1, dw = 1;
+  std::array<uint32_t, 4> pad = {0, 0, 0, 0};  // top, right, bottom, left
+  bool bias = true;
+  float lo = -kInf, hi = kInf;
+  uint32_t groups = 1;
+  bool nchw = false;         // NCHW delegate boundary (layout conversion) instead of NHWC bound in place
+  bool native = true;        // expected can_run_natively (native under "on")
+  bool auto_native = false;  // expected runs_natively (native under "auto")
+
+  uint64_t oh() const { return (h + pad[0] + pad[2] - (uint64_t{kh} - 1) * dh - 1) / sh + 1; }
+  uint64_t ow() const { return (w + pad[3] + pad[1] - (uint64_t{kw} - 1) * dw - 1) / sw + 1; }
+  size_t in_numel() const { return n * h * w * c; }
+  size_t out_numel() const { return n * oh() * ow() * o; }
+  size_t filter_numel() const { return o * kh * kw * (c / groups); }
+};
+
+struct ConvData {
+  std::vector<float> x, filter, bias;  // x NHWC, filter OHWI
+};
+
+inline ConvData random_data(const Geometry& g, uint32_t seed) {
+  std::mt19937 rng(seed);
+  ConvData d;
+  d.x = testing::random_floats(g.in_numel(), rng);
+  d.filter = testing::random_floats(g.filter_numel(), rng);
+  if (g.bias) d.bias = testing::random_floats(g.o, rng);
+  return d;
+}
+
+// Double-precision NHWC reference, then clamp.
+inline std::vector<float> reference(const Geometry& g, const std::vector<float>& x,
+                                    const std::vector<float>& filter, const std::vector<float>& bias) {
+  const int64_t oh = static_cast<int64_t>(g.oh()), ow = static_cast<int64_t>(g.ow());
+  const int64_t ig = static_cast<int64_t>(g.c / g.groups), og = static_cast<int64_t>(g.o / g.groups);
+  const int64_t h = static_cast<int64_t>(g.h), w = static_cast<int64_t>(g.w), c = static_cast<int64_t>(g.c);
+  const int64_t o = static_cast<int64_t>(g.o);
+  std::vector<float> y(g.out_numel());
+  for (int64_t b = 0; b < static_cast<int64_t>(g.n); ++b)
+    for (int64_t i = 0; i < oh; ++i)
+      for (int64_t j = 0; j < ow; ++j)
+        for (int64_t oc = 0; oc < o; ++oc) {
+          double acc = bias.empty() ? 0.0 : bias[static_cast<size_t>(oc)];
+          const int64_t group = oc / og;
+          for (int64_t u = 0; u < g.kh; ++u)
+            for (int64_t v = 0; v < g.kw; ++v) {
+              const int64_t yy = i * g.sh + u * g.dh - g.pad[0], xx = j * g.sw + v * g.dw - g.pad[3];
+              if (yy < 0 || yy >= h || xx < 0 || xx >= w) continue;
+              for (int64_t ic = 0; ic < ig; ++ic)
+                acc += double(x[static_cast<size_t>(((b * h + yy) * w + xx) * c + group * ig + ic)]) *
+                       double(filter[static_cast<size_t>(((oc * g.kh + u) * g.kw + v) * ig + ic)]);
+            }
+          const float r = static_cast<float>(acc);
+          y[static_cast<size_t>(((b * oh + i) * ow + j) * o + oc)] = r < g.lo ? g.lo : (r > g.hi ? g.hi : r);
+        }
+  return y;
+}
+
+inline void set_window(testing::XnnpackNodeSpec& node, const Geometry& g) {
+  node.padding = {g.pad[0], g.pad[1], g.pad[2], g.pad[3]};
+  node.kernel = {g.kh, g.kw};
+  node.stride = {g.sh, g.sw};
+  node.dilation = {g.dh, g.dw};
+  node.groups = g.groups;
+  node.group_input_channels = g.c / g.groups;
+  node.group_output_channels = g.o / g.groups;
+  node.output_min = g.lo;
+  node.output_max = g.hi;
+}
+
+// The delegate: input 0 -> Convolution2d -> output 0.
+inline std::vector<uint8_t> conv_blob(const Geometry& g, const ConvData& d, uint32_t flags = 0) {
+  XnnpackBlobBuilder b;
+  const uint32_t x =
+      b.input({g.n, g.h, g.w, g.c}, 0, g.nchw ? BoundaryLayout::NchwToNhwc : BoundaryLayout::Same);
+  const uint32_t filter = b.constant({g.o, g.kh, g.kw, g.c / g.groups}, d.filter);
+  std::vector<uint32_t> inputs = {x, filter};
+  if (g.bias) inputs.push_back(b.constant({g.o}, d.bias));
+  const uint32_t y =
+      b.output({g.n, g.oh(), g.ow(), g.o}, 0, g.nchw ? BoundaryLayout::NhwcToNchw : BoundaryLayout::Same);
+  auto& node = b.node(NodeType::Convolution2d, inputs, {y});
+  set_window(node, g);
+  node.flags = flags;
+  if (flags & XNN_FLAG_TENSORFLOW_SAME_PADDING) node.padding = {0, 0, 0, 0};
+  return b.build();
+}
+
+// NHWC <-> NCHW for the delegate arguments of `nchw` geometries.
+inline std::vector<float> nhwc_to_nchw(const std::vector<float>& v, uint64_t n, uint64_t hw, uint64_t c) {
+  std::vector<float> r(v.size());
+  for (uint64_t b = 0; b < n; ++b)
+    for (uint64_t p = 0; p < hw; ++p)
+      for (uint64_t ch = 0; ch < c; ++ch) r[(b * c + ch) * hw + p] = v[(b * hw + p) * c + ch];
+  return r;
+}
+inline std::vector<float> nchw_to_nhwc(const std::vector<float>& v, uint64_t n, uint64_t hw, uint64_t c) {
+  std::vector<float> r(v.size());
+  for (uint64_t b = 0; b < n; ++b)
+    for (uint64_t p = 0; p < hw; ++p)
+      for (uint64_t ch = 0; ch < c; ++ch) r[(b * hw + p) * c + ch] = v[(b * c + ch) * hw + p];
+  return r;
+}
+
+inline Shape shape_of(std::initializer_list<uint64_t> dims) {
+  Shape s;
+  for (uint64_t d : dims) s.push_back(static_cast<int64_t>(d));
+  return s;
+}
+
+// Runs the single-convolution blob once; returns the output in NHWC.
+inline std::vector<float> run_conv(const Geometry& g, const ConvData& d, const std::vector<Spec>& specs,
+                                   int threads = 0) {
+  SpecRunner runner(threads);
+  const Status s = runner.init(conv_blob(g, d), specs);
+  INFO(s.message());
+  REQUIRE(s.ok());
+  std::vector<float> x = g.nchw ? nhwc_to_nchw(d.x, g.n, g.h * g.w, g.c) : d.x;
+  std::vector<float> y(g.out_numel(), -12345.0f);
+  const Shape in_shape = g.nchw ? shape_of({g.n, g.c, g.h, g.w}) : shape_of({g.n, g.h, g.w, g.c});
+  const Shape out_shape =
+      g.nchw ? shape_of({g.n, g.o, g.oh(), g.ow()}) : shape_of({g.n, g.oh(), g.ow(), g.o});
+  const Status e = runner.execute({{in_shape, x.data()}, {out_shape, y.data()}});
+  INFO(e.message());
+  REQUIRE(e.ok());
+  return g.nchw ? nchw_to_nhwc(y, g.n, g.oh() * g.ow(), g.o) : y;
+}
+
+// Elements farther than `tolerance` relative (with an absolute floor of
+// `tolerance` near zero) from `want`.
+inline size_t count_far(const std::vector<float>& got, const std::vector<float>& want, double tolerance) {
+  REQUIRE(got.size() == want.size());
+  size_t bad = 0;
+  for (size_t i = 0; i < got.size(); ++i)
+    if (!(std::abs(double(got[i]) - double(want[i])) <= tolerance * (1.0 + std::abs(double(want[i]))))) {
+      if (bad < 3) UNSCOPED_INFO("element " << i << ": got " << got[i] << ", want " << want[i]);
+      ++bad;
+    }
+  return bad;
+}
+
+inline size_t count_different(const std::vector<float>& a, const std::vector<float>& b) {
+  REQUIRE(a.size() == b.size());
+  size_t differ = 0;
+  for (size_t i = 0; i < a.size(); ++i)
+    if (a[i] != b[i]) {
+      if (differ < 3) UNSCOPED_INFO("element " << i << ": " << a[i] << " vs " << b[i]);
+      ++differ;
+    }
+  return differ;
+}
+
+inline const std::vector<Spec> kOn = {{"native_convolution", "on"}};
+inline const std::vector<Spec> kAuto = {{"native_convolution", "auto"}};
+inline const std::vector<Spec> kOff = {{"native_convolution", "off"}};
+
+}  // namespace etc::testing::native_conv
