@@ -6,6 +6,8 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <new>
+#include <string>
 
 #include "runtime/backends/xnnpack/swish.h"
 
@@ -195,8 +197,20 @@ Result<NativeConvPtr> compile_native_conv(const BlobView& view, const fb::Node& 
     }
   }
   c.tiles = (c.pixels() + kRows - 1) / kRows;
-  c.indirection.resize(c.tiles * c.kernel_taps() * kRows);
   c.padded_rows = uses_padded_rows(view, node);
+  // One pointer per tile, tap and row: refused rather than thrown when a
+  // blob's convolution would need more than 2^31 of them.
+  size_t entries = 0;
+  if (__builtin_mul_overflow(c.tiles, c.kernel_taps() * kRows, &entries) || entries > (size_t{1} << 31))
+    return fail(Error::DelegateMemoryAllocationFailed, "xnnpack: a native convolution would need ",
+                std::to_string(c.tiles), " x ", std::to_string(c.kernel_taps() * kRows),
+                " input row pointers");
+  try {
+    c.indirection.resize(entries);
+  } catch (const std::bad_alloc&) {
+    return fail(Error::DelegateMemoryAllocationFailed, "xnnpack: cannot allocate ", std::to_string(entries),
+                " input row pointers for a native convolution");
+  }
   if (c.padded_rows) {
     c.padded_h = c.in_h + c.pad_top + dim(node.padding(), 2, 0);
     c.padded_w = c.in_w + c.pad_left + dim(node.padding(), 1, 0);
