@@ -238,6 +238,51 @@ inline size_t count_different(const std::vector<float>& a, const std::vector<flo
   return differ;
 }
 
+// How node 0 of `blob` is classified, and whether plan_stages makes stage 0
+// native in each mode (never with kOff).
+struct Classification {
+  bool can_run = false;     // can_run_natively
+  bool runs = false;        // runs_natively
+  bool all_stage = false;   // plan_stages(kAll) stage 0 native
+  bool auto_stage = false;  // plan_stages(kAuto) stage 0 native
+  bool bool_stage = false;  // plan_stages(view, true) stage 0 native
+};
+
+inline Classification classify(const std::vector<uint8_t>& blob) {
+  auto view = xnnpack::read_xnnpack_blob(blob.data(), blob.size());
+  INFO((view.ok() ? std::string() : view.message()));
+  REQUIRE(view.ok());
+  const xnnpack::fb::Node* node = view.get().graph->nodes()->Get(0);
+  Classification c;
+  c.can_run = xnnpack::can_run_natively(*node);
+  c.runs = xnnpack::runs_natively(view.get(), *node);
+  const auto stage0 = [&](xnnpack::NativeConvolutions mode) {
+    const xnnpack::StagePlan plan = xnnpack::plan_stages(view.get(), mode);
+    REQUIRE(plan.stages.size() == 1);
+    return plan.stages[0].native;
+  };
+  c.all_stage = stage0(xnnpack::NativeConvolutions::kAll);
+  c.auto_stage = stage0(xnnpack::NativeConvolutions::kAuto);
+  CHECK_FALSE(stage0(xnnpack::NativeConvolutions::kOff));
+  const xnnpack::StagePlan plan = xnnpack::plan_stages(view.get(), true);
+  REQUIRE(plan.stages.size() == 1);
+  c.bool_stage = plan.stages[0].native;
+  CHECK_FALSE(xnnpack::plan_stages(view.get()).stages[0].native);
+  return c;
+}
+
+// Checks the classification of `blob` against what `g` expects.
+inline void check_classification(const std::vector<uint8_t>& blob, bool native, bool auto_native) {
+  const Classification c = classify(blob);
+  CHECK(c.can_run == native);
+  CHECK(c.all_stage == native);
+  CHECK(c.runs == auto_native);
+  CHECK(c.auto_stage == auto_native);
+  CHECK(c.bool_stage == auto_native);
+}
+
+// Spec "on" runs every one-group case natively; a few are large enough for
+// "auto" (runs_natively) too.
 inline const std::vector<Spec> kOn = {{"native_convolution", "on"}};
 inline const std::vector<Spec> kAuto = {{"native_convolution", "auto"}};
 inline const std::vector<Spec> kOff = {{"native_convolution", "off"}};

@@ -1,0 +1,283 @@
+// Which convolutions the XNNPACK backend runs on its own kernel: runs_natively
+// ("auto", the default), can_run_natively ("on") and plan_stages pick the
+// convolutions they document, case by case at each boundary; the compile spec
+// native_convolution takes auto, on and off and refuses anything else; a
+// convolution too large to index is refused without allocating.
+#include <xnnpack.h>
+
+#include <array>
+#include <catch2/catch.hpp>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "runtime/backends/xnnpack/native_conv.h"
+#include "tests/support/native_conv_fixtures.h"
+#include "tests/support/xnnpack_blob_builder.h"
+
+namespace etc {
+namespace {
+
+using namespace testing::native_conv;
+using testing::XnnpackBlobBuilder;
+using xnnpack::fb::NodeType;
+
+TEST_CASE("xnnpack runs_natively, can_run_natively and plan_stages pick the convolutions they document",
+          "[xnnpack]") {
+  // native: can_run_natively (one group, no flags; spec "on").
+  // auto_native: runs_natively (spec "auto"): also at most 1/6 of the
+  // panel lanes idle (32-channel panels, the last one 16 wide when it has at
+  // most 16 channels), >= 48 output pixels and depth (taps x input
+  // channels) >= 32. Each case misses at most one of those.
+  const std::array<uint32_t, 4> p1 = {1, 1, 1, 1};
+  struct Case {
+    Geometry g;
+    uint32_t flags = 0;
+  };
+  const std::vector<Case> cases = {
+      {{.name = "2 groups: neither",
+        .h = 12,
+        .w = 12,
+        .c = 256,
+        .o = 64,
+        .kh = 3,
+        .kw = 3,
+        .pad = p1,
+        .groups = 2,
+        .native = false}},
+      {{.name = "TensorFlow SAME padding flag: neither",
+        .h = 12,
+        .w = 12,
+        .c = 128,
+        .o = 64,
+        .kh = 3,
+        .kw = 3,
+        .pad = p1,
+        .native = false},
+       XNN_FLAG_TENSORFLOW_SAME_PADDING},
+      {{.name = "16 output channels (one 16-wide panel): auto",
+        .h = 12,
+        .w = 12,
+        .c = 4096,
+        .o = 16,
+        .auto_native = true}},
+      {{.name = "48 output channels (a 32-wide and a 16-wide panel): auto",
+        .h = 12,
+        .w = 12,
+        .c = 160,
+        .o = 48,
+        .kh = 3,
+        .kw = 3,
+        .pad = p1,
+        .auto_native = true}},
+      {{.name = "20 output channels (one 32-wide panel, waste 12/32): not auto",
+        .h = 12,
+        .w = 12,
+        .c = 160,
+        .o = 20,
+        .kh = 3,
+        .kw = 3,
+        .pad = p1}},
+      {{.name = "80 output channels (96 padded, waste 1/6): auto",
+        .h = 12,
+        .w = 12,
+        .c = 96,
+        .o = 80,
+        .kh = 3,
+        .kw = 3,
+        .pad = p1,
+        .auto_native = true}},
+      {{.name = "100 output channels (96 + a 16-wide panel, waste 12/112): auto",
+        .h = 12,
+        .w = 12,
+        .c = 768,
+        .o = 100,
+        .auto_native = true}},
+      {{.name = "120 output channels (96 + a 32-wide panel, waste 8/128): auto",
+        .h = 12,
+        .w = 12,
+        .c = 768,
+        .o = 120,
+        .auto_native = true}},
+      {{.name = "116 output channels (96 + a 32-wide panel, waste 12/128): auto",
+        .h = 12,
+        .w = 12,
+        .c = 768,
+        .o = 116,
+        .auto_native = true}},
+      {{.name = "84 output channels (64 + a 32-wide panel, waste 12/96 < 1/6): auto",
+        .h = 12,
+        .w = 12,
+        .c = 768,
+        .o = 84,
+        .auto_native = true}},
+      {{.name = "52 output channels (32 + a 32-wide panel, waste 12/64 > 1/6): not auto",
+        .h = 12,
+        .w = 12,
+        .c = 768,
+        .o = 52}},
+      {{.name = "112 output channels (128 padded, waste 1/8): auto",
+        .h = 12,
+        .w = 12,
+        .c = 576,
+        .o = 112,
+        .auto_native = true}},
+      {{.name = "28 output channels (32 padded, waste 1/8): auto",
+        .h = 12,
+        .w = 12,
+        .c = 256,
+        .o = 28,
+        .kh = 3,
+        .kw = 3,
+        .pad = p1,
+        .auto_native = true}},
+      {{.name = "64 output channels, 1x1 spatial output: not auto",
+        .h = 3,
+        .w = 3,
+        .c = 16384,
+        .o = 64,
+        .kh = 3,
+        .kw = 3}},
+      {{.name = "64 output channels, 7x7 output (49 pixels): auto",
+        .h = 7,
+        .w = 7,
+        .c = 320,
+        .o = 64,
+        .kh = 3,
+        .kw = 3,
+        .pad = p1,
+        .auto_native = true}},
+      {{.name = "64 output channels, 47 pixels (1x47): not auto",
+        .h = 1,
+        .w = 47,
+        .c = 160,
+        .o = 64,
+        .kh = 1,
+        .kw = 3,
+        .pad = {0, 1, 0, 1}}},
+      {{.name = "64 output channels, 48 pixels (6x8): auto",
+        .h = 6,
+        .w = 8,
+        .c = 160,
+        .o = 64,
+        .kh = 3,
+        .kw = 3,
+        .pad = p1,
+        .auto_native = true}},
+      {{.name = "batch 2 of 4x6 (48 pixels): auto",
+        .n = 2,
+        .h = 4,
+        .w = 6,
+        .c = 160,
+        .o = 64,
+        .kh = 3,
+        .kw = 3,
+        .pad = p1,
+        .auto_native = true}},
+      {{.name = "depth 31 (1x1, 31 input channels), 4096 pixels: not auto",
+        .h = 64,
+        .w = 64,
+        .c = 31,
+        .o = 64}},
+      {{.name = "depth 32 (1x1, 32 input channels), 4096 pixels: auto",
+        .h = 64,
+        .w = 64,
+        .c = 32,
+        .o = 64,
+        .auto_native = true}},
+      {{.name = "depth 27 (3x3 kernel, 3 input channels, zero-bordered copy): auto",
+        .h = 64,
+        .w = 64,
+        .c = 3,
+        .o = 64,
+        .kh = 3,
+        .kw = 3,
+        .pad = p1,
+        .auto_native = true}},
+      {{.name = "depth 12 (2x2 kernel, 3 input channels, zero-bordered copy): not auto",
+        .h = 64,
+        .w = 64,
+        .c = 3,
+        .o = 64,
+        .kh = 2,
+        .kw = 2}},
+      {{.name = "depth 18 (3x3 kernel, 2 input channels, column dilation 2: no copy): not auto",
+        .h = 64,
+        .w = 64,
+        .c = 2,
+        .o = 64,
+        .kh = 3,
+        .kw = 3,
+        .dw = 2}},
+      {{.name = "a small convolution (48 pixels x depth 32 x 32 channels): auto, no minimum of work",
+        .h = 6,
+        .w = 8,
+        .c = 32,
+        .o = 32,
+        .auto_native = true}},
+  };
+  for (const Case& c : cases) {
+    INFO(c.g.name);
+    check_classification(conv_blob(c.g, random_data(c.g, 500), c.flags), c.g.native, c.g.auto_native);
+  }
+  SECTION("a depthwise convolution is never native") {
+    XnnpackBlobBuilder b;
+    const uint32_t x = b.input({1, 32, 32, 64}, 0);
+    const uint32_t y = b.output({1, 32, 32, 64}, 0);
+    auto& node = b.node(NodeType::DepthwiseConvolution2d,
+                        {x, b.constant({1, 3, 3, 64}, std::vector<float>(576, 0.5f))}, {y});
+    node.padding = {1, 1, 1, 1};
+    node.kernel = {3, 3};
+    node.input_channels = 64;
+    node.depth_multiplier = 1;
+    check_classification(b.build(), false, false);
+  }
+}
+
+TEST_CASE("xnnpack compile spec native_convolution accepts auto, on and off and refuses anything else",
+          "[xnnpack]") {
+  const Geometry g{.o = 64};
+  const std::vector<uint8_t> blob = conv_blob(g, random_data(g, 600));
+  for (const std::vector<Spec>& specs :
+       std::vector<std::vector<Spec>>{{},
+                                      kOn,
+                                      kOff,
+                                      kAuto,
+                                      {{"unrelated", "maybe"}},
+                                      {{"unrelated", "x"}, {"native_convolution", "off"}}}) {
+    SpecRunner runner;
+    const Status s = runner.init(blob, specs);
+    INFO(s.message());
+    CHECK(s.ok());
+  }
+  for (const std::string value : {"maybe", "ON", "Auto", "", "on "}) {
+    INFO("value '" << value << "'");
+    SpecRunner runner;
+    const Status s = runner.init(blob, {{"native_convolution", value}});
+    CHECK(s.error() == Error::InvalidArgument);
+    CHECK_THAT(s.message(), Catch::Contains("native_convolution"));
+    CHECK_THAT(s.message(), Catch::Contains("'" + value + "'"));
+  }
+}
+
+TEST_CASE("xnnpack refuses a native convolution too large to index, without allocating it", "[xnnpack]") {
+  REQUIRE(xnnpack::native_convolution_available());
+  // 2^30 pixels of one channel, 3x3: about 9.7e9 input row pointers (77 GB).
+  // The activations are delegate arguments, so nothing else is allocated.
+  XnnpackBlobBuilder b;
+  const uint32_t x = b.input({1, 32768, 32768, 1}, 0);
+  const uint32_t y = b.output({1, 32768, 32768, 1}, 0);
+  auto& conv =
+      b.node(NodeType::Convolution2d, {x, b.constant({1, 3, 3, 1}, std::vector<float>(9, 0.5f))}, {y});
+  conv.padding = {1, 1, 1, 1};
+  conv.kernel = {3, 3};
+  conv.group_input_channels = 1;
+  conv.group_output_channels = 1;
+  SpecRunner runner;
+  const Status s = runner.init(b.build(), kOn);
+  CHECK(s.error() == Error::DelegateMemoryAllocationFailed);
+  CHECK_THAT(s.message(), Catch::Contains("input row pointers"));
+}
+
+}  // namespace
+}  // namespace etc
