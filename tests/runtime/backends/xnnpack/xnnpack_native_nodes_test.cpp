@@ -2,8 +2,8 @@
 // compute what the blob schema documents, checked element for element
 // against plain reference loops; they mix with XNNPACK stages (values
 // crossing runtimes, delegate arguments read or written by native nodes,
-// shared buffers reused); plan_stages splits and shares as stages.h says;
-// defective native nodes are refused at init, naming the node.
+// shared buffers reused); defective native nodes are refused at init,
+// naming the node. Stage plans: xnnpack_stages_test.cpp.
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <string>
@@ -11,44 +11,19 @@
 
 #include "runtime/backends/xnnpack/blob_reader.h"
 #include "runtime/backends/xnnpack/stages.h"
+#include "tests/support/native_nodes_fixtures.h"
 #include "tests/support/xnnpack_blob_builder.h"
 
 namespace etc {
 namespace {
 
+using namespace testing::native_nodes;
 using testing::XnnpackArg;
 using testing::XnnpackBlobBuilder;
 using testing::XnnpackRunner;
 using testing::zeros;
 using xnnpack::fb::BoundaryLayout;
 using xnnpack::fb::NodeType;
-using Dims = std::vector<uint64_t>;
-
-Shape to_shape(const Dims& dims) {
-  Shape s;
-  for (uint64_t d : dims) s.push_back(static_cast<int64_t>(d));
-  return s;
-}
-
-size_t numel(const Dims& dims) {
-  size_t n = 1;
-  for (uint64_t d : dims) n *= static_cast<size_t>(d);
-  return n;
-}
-
-// Distinct, exactly representable values: start, start + 0.25, ...
-std::vector<float> ramp(size_t n, float start = 1) {
-  std::vector<float> v(n);
-  for (size_t i = 0; i < n; ++i) v[i] = start + 0.25f * static_cast<float>(i);
-  return v;
-}
-
-// Values in [-4, 4] in steps of 0.5, so clamps bite on both sides.
-std::vector<float> wave(size_t n, size_t phase = 0) {
-  std::vector<float> v(n);
-  for (size_t i = 0; i < n; ++i) v[i] = static_cast<float>((i * 7 + phase) % 17) * 0.5f - 4.0f;
-  return v;
-}
 
 std::vector<size_t> unravel(size_t flat, const Dims& dims) {
   std::vector<size_t> idx(dims.size());
@@ -64,11 +39,6 @@ size_t ravel(const std::vector<size_t>& idx, const Dims& dims) {
   for (size_t d = 0; d < dims.size(); ++d) flat = flat * dims[d] + idx[d];
   return flat;
 }
-
-struct Operand {
-  Dims dims;
-  std::vector<float> data;
-};
 
 // out[..., k, ...] = input j at [..., k - (sizes of inputs before j), ...].
 std::vector<float> reference_concat(const std::vector<Operand>& inputs, const Dims& out_dims, size_t axis) {
@@ -99,29 +69,6 @@ std::vector<float> reference_shuffle(const std::vector<float>& in, size_t c, siz
     for (size_t i = 0; i < groups; ++i)
       for (size_t j = 0; j < per_group; ++j) out[p * c + j * groups + i] = in[p * c + i * per_group + j];
   return out;
-}
-
-std::vector<float> clamp(std::vector<float> v, float lo, float hi) {
-  for (float& x : v) x = x < lo ? lo : (x > hi ? hi : x);
-  return v;
-}
-
-// Runs `blob` once on `inputs`; returns the outputs (of `out_dims`).
-std::vector<std::vector<float>> run_blob(const std::vector<uint8_t>& blob, const std::vector<Operand>& inputs,
-                                         const std::vector<Dims>& out_dims, int num_threads = 0) {
-  XnnpackRunner runner(num_threads);
-  const Status s = runner.init(blob);
-  INFO(s.message());
-  REQUIRE(s.ok());
-  std::vector<XnnpackArg> args;
-  for (const Operand& in : inputs) args.push_back({to_shape(in.dims), in.data});
-  for (const Dims& d : out_dims) args.push_back(zeros(to_shape(d)));
-  const Status e = runner.execute(args);
-  INFO(e.message());
-  REQUIRE(e.ok());
-  std::vector<std::vector<float>> outs;
-  for (size_t o = 0; o < out_dims.size(); ++o) outs.push_back(args[inputs.size() + o].data);
-  return outs;
 }
 
 // One concatenate of delegate inputs into the delegate output.
@@ -401,192 +348,6 @@ TEST_CASE("xnnpack native nodes at NCHW boundaries and on constants", "[xnnpack]
       expected[2 * 9 + p] = k_data[p];
     }
     CHECK(args[1].data == expected);
-  }
-}
-
-using xnnpack::kNoBuffer;
-
-xnnpack::StagePlan plan_of(const std::vector<uint8_t>& blob) {
-  auto view = xnnpack::read_xnnpack_blob(blob.data(), blob.size());
-  if (!view.ok()) FAIL(view.message());
-  return xnnpack::plan_stages(view.get());
-}
-
-TEST_CASE("xnnpack plan_stages splits nodes into stages and plans a buffer for every activation",
-          "[xnnpack]") {
-  SECTION("runs of XNNPACK nodes and single native nodes") {
-    // x -> Clamp -> a -> Abs -> b -> Slice -> c -> ChannelShuffle -> d
-    //   -> Negate -> e -> Abs -> y; constant k added to e inside the last stage.
-    XnnpackBlobBuilder b;
-    const uint32_t x = b.input({1, 2, 2, 6}, 0);
-    const uint32_t a = b.tensor({1, 2, 2, 6});
-    const uint32_t bb = b.tensor({1, 2, 2, 6});
-    const uint32_t c = b.tensor({1, 2, 2, 4});
-    const uint32_t d = b.tensor({1, 2, 2, 4});
-    const uint32_t e = b.tensor({1, 2, 2, 4});
-    const uint32_t k = b.constant({4}, {1, 2, 3, 4});
-    const uint32_t f = b.tensor({1, 2, 2, 4});
-    const uint32_t y = b.output({1, 2, 2, 4}, 0);
-    b.node(NodeType::Clamp, {x}, {a});
-    b.node(NodeType::Abs, {a}, {bb});
-    b.node(NodeType::Slice, {bb}, {c}).offsets = {0, 0, 0, 2};
-    b.node(NodeType::ChannelShuffle, {c}, {d}).groups = 2;
-    b.node(NodeType::Negate, {d}, {e});
-    b.node(NodeType::Add, {e, k}, {f});
-    b.node(NodeType::Abs, {f}, {y});
-    const xnnpack::StagePlan plan = plan_of(b.build());
-    REQUIRE(plan.stages.size() == 4);
-    CHECK(!plan.stages[0].native);
-    CHECK(plan.stages[0].first_node == 0);
-    CHECK(plan.stages[0].end_node == 2);
-    CHECK(plan.stages[1].native);
-    CHECK(plan.stages[1].first_node == 2);
-    CHECK(plan.stages[1].end_node == 3);
-    CHECK(plan.stages[2].native);
-    CHECK(plan.stages[2].first_node == 3);
-    CHECK(plan.stages[2].end_node == 4);
-    CHECK(!plan.stages[3].native);
-    CHECK(plan.stages[3].first_node == 4);
-    CHECK(plan.stages[3].end_node == 7);
-
-    // Every activation is shared: buffers are planned over the whole
-    // delegate, node by node, not left to per-stage XNNPACK arenas.
-    REQUIRE(plan.shared.size() == 9);
-    for (uint32_t t : {x, a, bb, c, d, e, f, y}) CHECK(plan.shared[t]);
-    CHECK(!plan.shared[k]);  // constant
-
-    REQUIRE(plan.buffer_of.size() == 9);
-    for (uint32_t t : {x, k, y}) CHECK(plan.buffer_of[t] == kNoBuffer);  // arguments and constants
-    const std::vector<uint32_t> chain = {a, bb, c, d, e, f};
-    for (uint32_t t : chain) {
-      REQUIRE(plan.buffer_of[t] != kNoBuffer);
-      REQUIRE(static_cast<size_t>(plan.buffer_of[t]) < plan.buffer_elements.size());
-    }
-    // Each node reads one intermediate and writes the next: the two never
-    // share a buffer, and two buffers serve the whole chain.
-    for (size_t i = 0; i + 1 < chain.size(); ++i)
-      CHECK(plan.buffer_of[chain[i]] != plan.buffer_of[chain[i + 1]]);
-    CHECK(plan.buffer_elements.size() == 2);
-    CHECK(plan.buffer_elements[static_cast<size_t>(plan.buffer_of[a])] >= 24);
-    CHECK(plan.buffer_elements[static_cast<size_t>(plan.buffer_of[bb])] >= 24);
-  }
-  SECTION("a graph of only XNNPACK nodes is one stage; its intermediate gets a planned buffer") {
-    XnnpackBlobBuilder b;
-    const uint32_t x = b.input({2, 3}, 0);
-    const uint32_t a = b.tensor({2, 3});
-    const uint32_t y = b.output({2, 3}, 0);
-    b.node(NodeType::Abs, {x}, {a});
-    b.node(NodeType::Negate, {a}, {y});
-    const xnnpack::StagePlan plan = plan_of(b.build());
-    REQUIRE(plan.stages.size() == 1);
-    CHECK(!plan.stages[0].native);
-    CHECK(plan.shared == std::vector<bool>{true, true, true});
-    CHECK(plan.buffer_of[x] == kNoBuffer);
-    CHECK(plan.buffer_of[y] == kNoBuffer);
-    REQUIRE(plan.buffer_elements.size() == 1);
-    CHECK(plan.buffer_elements[0] >= 6);
-  }
-}
-
-// x [1,4,4,8] -> Clamp -> t1 [1,4,4,8] -> Slice -> t2 [1,4,4,6] -> Clamp -> t3
-// [1,4,4,6] -> Slice -> t4 [1,4,4,4] -> Clamp -> y.
-struct Chain {
-  std::vector<uint8_t> blob;
-  uint32_t t[4];
-};
-
-Chain clamp_slice_chain() {
-  XnnpackBlobBuilder b;
-  Chain chain;
-  const uint32_t x = b.input({1, 4, 4, 8}, 0);
-  chain.t[0] = b.tensor({1, 4, 4, 8});
-  chain.t[1] = b.tensor({1, 4, 4, 6});
-  chain.t[2] = b.tensor({1, 4, 4, 6});
-  chain.t[3] = b.tensor({1, 4, 4, 4});
-  const uint32_t y = b.output({1, 4, 4, 4}, 0);
-  auto& c0 = b.node(NodeType::Clamp, {x}, {chain.t[0]});
-  c0.output_min = -3;
-  c0.output_max = 3;
-  b.node(NodeType::Slice, {chain.t[0]}, {chain.t[1]}).offsets = {0, 0, 0, 1};
-  auto& c1 = b.node(NodeType::Clamp, {chain.t[1]}, {chain.t[2]});
-  c1.output_min = -2;
-  c1.output_max = 2.5f;
-  b.node(NodeType::Slice, {chain.t[2]}, {chain.t[3]}).offsets = {0, 0, 0, 2};
-  auto& c2 = b.node(NodeType::Clamp, {chain.t[3]}, {y});
-  c2.output_min = -1.5f;
-  c2.output_max = 1;
-  chain.blob = b.build();
-  return chain;
-}
-
-TEST_CASE("xnnpack plan_stages reuses buffers of shared intermediates with disjoint lifetimes", "[xnnpack]") {
-  SECTION("a chain of XNNPACK and native stages") {
-    const Chain chain = clamp_slice_chain();
-    const xnnpack::StagePlan plan = plan_of(chain.blob);
-    REQUIRE(plan.stages.size() == 5);
-    const size_t sizes[] = {128, 96, 96, 64};
-    for (size_t i = 0; i < 4; ++i) {
-      CHECK(plan.shared[chain.t[i]]);
-      REQUIRE(plan.buffer_of[chain.t[i]] != kNoBuffer);
-      CHECK(plan.buffer_elements[static_cast<size_t>(plan.buffer_of[chain.t[i]])] >= sizes[i]);
-    }
-    // Neighbours are live together; t1/t3 and t2/t4 are not.
-    for (size_t i = 0; i < 3; ++i) CHECK(plan.buffer_of[chain.t[i]] != plan.buffer_of[chain.t[i + 1]]);
-    CHECK(plan.buffer_elements.size() < 4);
-    CHECK(plan.buffer_elements.size() == 2);
-
-    // And the chain computes through the reused buffers.
-    for (int threads : {1, 2}) {
-      XnnpackRunner runner(threads);
-      REQUIRE(runner.init(chain.blob).ok());
-      for (size_t phase : {0, 3}) {
-        const std::vector<float> x = wave(128, phase);
-        std::vector<XnnpackArg> args{{Shape{1, 4, 4, 8}, x}, zeros(Shape{1, 4, 4, 4})};
-        REQUIRE(runner.execute(args).ok());
-        std::vector<float> expected(64);
-        for (size_t p = 0; p < 16; ++p)
-          for (size_t c = 0; c < 4; ++c) {
-            const float t0 = clamp({x[p * 8 + 1 + 2 + c]}, -3, 3)[0];
-            expected[p * 4 + c] = clamp({clamp({t0}, -2, 2.5f)[0]}, -1.5f, 1)[0];
-          }
-        CHECK(args[1].data == expected);
-      }
-    }
-  }
-  SECTION("growing intermediates: a freed buffer too small is grown") {
-    // x [1,2,2,2] ++ x -> t1 [..,4] ++ t1 -> t2 [..,8] ++ t2 -> t3 [..,16] -> Clamp -> y.
-    XnnpackBlobBuilder b;
-    const uint32_t x = b.input({1, 2, 2, 2}, 0);
-    const uint32_t t1 = b.tensor({1, 2, 2, 4});
-    const uint32_t t2 = b.tensor({1, 2, 2, 8});
-    const uint32_t t3 = b.tensor({1, 2, 2, 16});
-    const uint32_t y = b.output({1, 2, 2, 16}, 0);
-    b.node(NodeType::Concatenate, {x, x}, {t1}).axis = 3;
-    b.node(NodeType::Concatenate, {t1, t1}, {t2}).axis = 3;
-    b.node(NodeType::Concatenate, {t2, t2}, {t3}).axis = 3;
-    auto& c = b.node(NodeType::Clamp, {t3}, {y});
-    c.output_min = 1;
-    c.output_max = 2;
-    const std::vector<uint8_t> blob = b.build();
-    const xnnpack::StagePlan plan = plan_of(blob);
-    REQUIRE(plan.stages.size() == 4);
-    const uint32_t ts[] = {t1, t2, t3};
-    const size_t sizes[] = {16, 32, 64};
-    for (size_t i = 0; i < 3; ++i) {
-      REQUIRE(plan.buffer_of[ts[i]] != kNoBuffer);
-      CHECK(plan.buffer_elements[static_cast<size_t>(plan.buffer_of[ts[i]])] >= sizes[i]);
-    }
-    CHECK(plan.buffer_of[t1] != plan.buffer_of[t2]);
-    CHECK(plan.buffer_of[t2] != plan.buffer_of[t3]);
-    CHECK(plan.buffer_elements.size() == 2);
-
-    const std::vector<float> in = ramp(8, 0.5f);  // 0.5 .. 2.25
-    const auto out = run_blob(blob, {{{1, 2, 2, 2}, in}}, {{1, 2, 2, 16}}, 2)[0];
-    std::vector<float> expected;
-    for (size_t p = 0; p < 4; ++p)
-      for (size_t r = 0; r < 8; ++r)
-        for (size_t c2 = 0; c2 < 2; ++c2) expected.push_back(clamp({in[p * 2 + c2]}, 1, 2)[0]);
-    CHECK(out == expected);
   }
 }
 
