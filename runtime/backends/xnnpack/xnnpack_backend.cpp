@@ -58,7 +58,6 @@ struct StageRun {
 
 struct XnnpackHandle {
   SharedThreadpool pool;
-  std::vector<Stage> stages;
   std::vector<StageRun> runs;  // one per stage
   std::vector<float*> data;    // per tensor: where a shared tensor lives
   std::vector<Argument> args;
@@ -159,7 +158,6 @@ Status place_shared_tensors(const StagePlan& plan, const std::vector<const void*
 // keep their compiled node.
 Status create_stages(const BlobView& view, const std::vector<const void*>& constant_data,
                      const StagePlan& plan, XnnpackHandle& handle) {
-  handle.stages = plan.stages;
   handle.runs.resize(plan.stages.size());
   for (size_t s = 0; s < plan.stages.size(); ++s) {
     StageRun& run = handle.runs[s];
