@@ -1,6 +1,7 @@
 #include "preprocessors/demo/demo_preprocess.h"
 
 #include <cstdio>
+#include <set>
 #include <sstream>
 
 #include "compiler/backend/delegate_mapping_builder.h"
@@ -84,6 +85,28 @@ const ir::Node* fusable_add(const ir::Graph& g, const ir::Node& mul,
   return &add;
 }
 
+// String identifiers (the demo backend exercises that kind of debug handle
+// map key): the ONNX name of the node, or "mul+add" of a fused pair, with
+// anything that is not a visible ASCII character replaced, made unique.
+class IdentifierNames {
+ public:
+  std::string make(const std::vector<const ir::Node*>& nodes) {
+    std::string id;
+    for (const ir::Node* n : nodes) {
+      if (!id.empty()) id += "+";
+      id += n->meta.onnx_name.empty() ? std::string(edge_op_name(n->op)) : n->meta.onnx_name;
+    }
+    for (char& c : id)
+      if (c <= ' ' || c > '~') c = '_';
+    std::string unique = id;
+    for (int k = 2; !used_.insert(unique).second; ++k) unique = id + "~" + std::to_string(k);
+    return unique;
+  }
+
+ private:
+  std::set<std::string> used_;
+};
+
 }  // namespace
 
 PreprocessResult DemoBackendDetails::preprocess(const ir::ExportedProgram& partition,
@@ -107,21 +130,26 @@ PreprocessResult DemoBackendDetails::preprocess(const ir::ExportedProgram& parti
     unused[n.outputs[0]] = true;
   }
   const OperandTable operands(g, unused);
-  DelegateMappingBuilder builder(/*generated_identifiers=*/true);
+  DelegateMappingBuilder builder;  // manual string identifiers
+  IdentifierNames names;
   std::ostringstream code;
   for (const ir::Node& n : g.nodes()) {
     if (n.dead || (n.op == EdgeOp::Mul && unused[n.outputs[0]])) continue;
     if (const ir::Node* mul = fused_mul[n.id]) {
       const ir::ValueId other = n.inputs[0] == mul->outputs[0] ? n.inputs[1] : n.inputs[0];
-      const auto id = builder.insert_delegate_mapping_entry(std::vector<const ir::Node*>{mul, &n});
+      const std::vector<const ir::Node*> covers{mul, &n};
+      const std::string id = names.make(covers);
+      builder.insert_delegate_mapping_entry(covers, id);
       code << "mul_add " << operands[n.outputs[0]] << " " << operands[mul->inputs[0]] << " "
-           << operands[mul->inputs[1]] << " " << operands[other] << " #" << std::get<int64_t>(id) << "\n";
+           << operands[mul->inputs[1]] << " " << operands[other] << " #" << id << "\n";
       continue;
     }
-    const auto id = builder.insert_delegate_mapping_entry(std::vector<const ir::Node*>{&n});
+    const std::vector<const ir::Node*> covers{&n};
+    const std::string id = names.make(covers);
+    builder.insert_delegate_mapping_entry(covers, id);
     code << edge_op_name(n.op) << " " << operands[n.outputs[0]];
     for (ir::ValueId in : n.inputs) code << " " << operands[in];
-    code << " #" << std::get<int64_t>(id) << "\n";
+    code << " #" << id << "\n";
   }
   std::string text = std::string(kDemoMagic) + " " + std::to_string(kDemoVersion) + "\n" +
                      operands.declarations() + code.str();

@@ -3,6 +3,7 @@
 // Every pointer is owned by the executor and outlives the call it is passed
 // to; the runtime allocator's memory lives as long as the Method.
 
+#include <cstdint>
 #include <string_view>
 
 #include "runtime/backend/options.h"
@@ -48,10 +49,26 @@ class BackendExecutionContext {
   EventTracer* event_tracer() const { return event_tracer_; }
   std::string_view get_method_name() const { return method_name_; }
 
+  // A backend whose execute fails names the node that failed by its key in
+  // the delegate's debug handle map (a string identifier, or an integer one
+  // with `name` empty, as for profiling events), so the executor's error can
+  // name the ONNX node(s) behind it. `name` must outlive the execute call.
+  void set_failed_node(std::string_view name, int64_t delegate_debug_id) {
+    failed_node_name_ = name;
+    failed_node_id_ = delegate_debug_id;
+    has_failed_node_ = true;
+  }
+  bool has_failed_node() const { return has_failed_node_; }
+  std::string_view failed_node_name() const { return failed_node_name_; }
+  int64_t failed_node_id() const { return failed_node_id_; }
+
  private:
   MemoryAllocator* temp_allocator_;
   EventTracer* event_tracer_;
   std::string_view method_name_;
+  std::string_view failed_node_name_;
+  int64_t failed_node_id_ = kUnsetDelegateDebugIntId;
+  bool has_failed_node_ = false;
 };
 
 }  // namespace etc

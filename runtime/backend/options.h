@@ -3,14 +3,28 @@
 // flags or an embedding application), visible to every backend at init.
 
 #include <cstddef>
+#include <cstdint>
 
 namespace etc {
+
+// How finely a delegate splits its work for developer tools.
+enum class DelegateDetail : uint8_t {
+  // As fast as the backend can run: fused nodes, few events.
+  kFused,
+  // Every profiling event belongs to exactly one entry of the delegate's
+  // debug handle map (XNNPACK: every node runs as its own stage).
+  kPerNode,
+  // As kPerNode, and every node's output is computed on its own (nothing
+  // folded into a neighbour), so each can be logged as an intermediate output.
+  kNodeOutputs,
+};
 
 struct RuntimeOptions {
   int num_threads = 0;  // 0: one per core of this machine
   // Bytes of per-call scratch each Method offers its delegates
   // (BackendExecutionContext::get_temp_allocator).
   size_t temp_allocator_bytes = 1 << 20;
+  DelegateDetail delegate_detail = DelegateDetail::kFused;
 };
 
 }  // namespace etc

@@ -1,35 +1,76 @@
 #pragma once
 // EventTracer: where the runtime and delegates report profiling events and
-// intermediate outputs. The executor passes the tracer (or nullptr: no
-// tracing) to backends through their contexts. The free functions below are
-// what delegates call; each is a no-op when `tracer` is null, so a backend
-// never branches on whether tracing is on.
+// intermediate outputs (ExecuTorch's EventTracer). The executor passes the
+// tracer (or nullptr: no tracing) to backends through their contexts. The
+// free functions below are what delegates call; each is a no-op when
+// `tracer` is null, so a backend never branches on whether tracing is on.
 //
-// Delegate events are identified by name (string identifiers) or by id
-// (integer identifiers), matching the identifiers in the delegate's debug
-// handle map. Timestamps are nanoseconds from a steady clock.
+// Identifiers (ExecuTorch's rule): a delegate event names the entry of its
+// delegate's debug handle map it belongs to, either by a string identifier in
+// `name` with `delegate_debug_id` left at kUnsetDelegateDebugIntId, or by an
+// integer identifier in `delegate_debug_id` with an empty `name`. A tracer
+// rejects (and counts) events that set both or neither.
+//
+// Who calls what:
+//   Method::execute   begin_run, then per instruction set_instruction and
+//                     start_profiling / end_profiling around the kernel or
+//                     delegate call, and log_instruction_output for each
+//                     output when intermediate_outputs() is on.
+//   backends          the event_tracer_*_delegate functions, during
+//                     execute, for the work inside one delegate call.
+// Timestamps are nanoseconds from a steady clock (event_tracer_now).
+// A tracer must not throw; it may drop events when full, but must say so.
 
 #include <cstddef>
 #include <cstdint>
 #include <string_view>
 
+#include "runtime/core/tensor.h"
+
 namespace etc {
 
+// ExecuTorch's kUnsetDelegateDebugIntId: the event carries a string identifier.
+inline constexpr int64_t kUnsetDelegateDebugIntId = -1;
+
 struct EventTracerEntry {
-  int64_t event_id = -1;
+  int64_t event_id = -1;  // tracer-defined; -1 when the tracer keeps nothing
   uint64_t start_time = 0;
-  int64_t delegate_debug_id = -1;  // -1: the event is named
-  std::string_view name;
+  int64_t delegate_debug_id = kUnsetDelegateDebugIntId;
+  std::string_view name;  // must stay valid until the matching end call
+  int32_t instruction = -1;
 };
 
 class EventTracer {
  public:
   virtual ~EventTracer() = default;
+
+  // Delegate events (ExecuTorch's shapes).
   virtual EventTracerEntry start_profiling_delegate(std::string_view name, int64_t delegate_debug_id) = 0;
   virtual void end_profiling_delegate(const EventTracerEntry& entry, const void* metadata,
                                       size_t metadata_len) = 0;
   virtual void log_profiling_delegate(std::string_view name, int64_t delegate_debug_id, uint64_t start_time,
                                       uint64_t end_time, const void* metadata, size_t metadata_len) = 0;
+  // One intermediate output of a delegate's node, in the layout of the
+  // program (the backend converts from its own). Copied before returning.
+  virtual void log_output_delegate(std::string_view /*name*/, int64_t /*delegate_debug_id*/,
+                                   const Tensor& /*output*/) {}
+
+  // Executor events. A run is one Method::execute.
+  virtual void begin_run() {}
+  virtual void end_run() {}
+  // The instruction (and, for a delegate call, the index of the delegate in
+  // the program) that the events until the next call belong to.
+  virtual void set_instruction(int32_t /*instruction*/, int32_t /*delegate_index*/) {}
+  virtual EventTracerEntry start_profiling(int32_t instruction) {
+    return EventTracerEntry{-1, 0, kUnsetDelegateDebugIntId, {}, instruction};
+  }
+  virtual void end_profiling(const EventTracerEntry& /*entry*/) {}
+  virtual void log_instruction_output(int32_t /*instruction*/, int32_t /*output_index*/,
+                                      const Tensor& /*output*/) {}
+
+  // Whether the executor and backends should log intermediate outputs;
+  // read once per run, so it must not change during one.
+  virtual bool intermediate_outputs() const { return false; }
 };
 
 // Steady-clock nanoseconds, the time base of every event.
@@ -52,6 +93,17 @@ inline void event_tracer_log_profiling_delegate(EventTracer* tracer, std::string
                                                 size_t metadata_len = 0) {
   if (tracer != nullptr)
     tracer->log_profiling_delegate(name, delegate_debug_id, start_time, end_time, metadata, metadata_len);
+}
+
+// ExecuTorch's event_tracer_log_output_delegate, for one tensor.
+inline void event_tracer_log_output_delegate(EventTracer* tracer, std::string_view name,
+                                             int64_t delegate_debug_id, const Tensor& output) {
+  if (tracer != nullptr) tracer->log_output_delegate(name, delegate_debug_id, output);
+}
+
+// Whether a delegate should log its nodes' outputs during this execute.
+inline bool event_tracer_logs_intermediate_outputs(const EventTracer* tracer) {
+  return tracer != nullptr && tracer->intermediate_outputs();
 }
 
 }  // namespace etc

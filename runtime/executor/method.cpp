@@ -5,6 +5,7 @@
 #include <cstring>
 #include <new>
 
+#include "runtime/executor/node_names.h"
 #include "runtime/executor/program_validation.h"
 
 namespace etc {
@@ -55,6 +56,8 @@ Result<std::unique_ptr<Method>> Method::init(const Program& program, int plan_in
     return fail(Error::InvalidArgument, "no execution plan ", std::to_string(plan_index));
   std::unique_ptr<Method> m(new Method());
   const fb::ExecutionPlan& plan = program.plan(plan_index);
+  m->program_ = &program;
+  m->plan_ = &plan;
   m->options_ = options;
   m->tracer_ = tracer;
   m->name_ = plan.name() && plan.name()->size() > 0 ? plan.name()->str() : "forward";
@@ -171,17 +174,60 @@ Status Method::set_input(size_t i, const TensorSpec& spec, const void* data) {
   return Status::Ok();
 }
 
-Status Method::execute() {
-  for (Step& step : steps_) {
-    if (step.delegate_call >= 0) {
-      ETC_TRY(execute_delegate(delegates_[static_cast<size_t>(step.delegate_call)]));
-      continue;
-    }
-    KernelArgs args{step.inputs, step.outputs, scratch_};
-    Status s = step.kernel->run(args);
-    if (!s.ok()) return fail(s.error(), "instruction ", std::to_string(step.instruction), ": ", s.message());
+std::string Method::describe_instruction(uint32_t instruction) const {
+  const fb::ExecutionPlan& plan = *plan_;
+  std::string out = "instruction " + std::to_string(instruction);
+  if (!plan.instructions() || instruction >= plan.instructions()->size()) return out;
+  const fb::Instruction& ins = *plan.instructions()->Get(instruction);
+  if (const fb::KernelCall* call = ins.args_as_KernelCall())
+    out += std::string(" (") + program_->fb().operators()->Get(call->op())->c_str() + ")";
+  if (ins.debug_handles()) {
+    const std::string nodes =
+        describe_onnx_nodes(*program_, {ins.debug_handles()->data(), ins.debug_handles()->size()});
+    if (!nodes.empty()) out += " from " + nodes;
   }
+  return out;
+}
+
+Status Method::run_step(Step& step) {
+  if (step.delegate_call >= 0) return execute_delegate(delegates_[static_cast<size_t>(step.delegate_call)]);
+  KernelArgs args{step.inputs, step.outputs, scratch_};
+  Status s = step.kernel->run(args);
+  if (!s.ok()) return fail(s.error(), describe_instruction(step.instruction), ": ", s.message());
   return Status::Ok();
+}
+
+// The untraced loop stays as lean as it was before tracing existed: the
+// only cost of tracing support is the branch below, once per execute.
+Status Method::execute() {
+  if (tracer_ != nullptr) return execute_traced();
+  for (Step& step : steps_) ETC_TRY(run_step(step));
+  return Status::Ok();
+}
+
+Status Method::execute_traced() {
+  EventTracer& tracer = *tracer_;
+  const bool log_outputs = tracer.intermediate_outputs();
+  tracer.begin_run();
+  Status status = Status::Ok();
+  for (Step& step : steps_) {
+    const auto instruction = static_cast<int32_t>(step.instruction);
+    const int32_t delegate =
+        step.delegate_call >= 0
+            ? static_cast<int32_t>(delegates_[static_cast<size_t>(step.delegate_call)].delegate)
+            : -1;
+    tracer.set_instruction(instruction, delegate);
+    const EventTracerEntry event = tracer.start_profiling(instruction);
+    status = run_step(step);
+    tracer.end_profiling(event);
+    if (!status.ok()) break;
+    if (log_outputs)
+      for (size_t k = 0; k < step.outputs.size(); ++k)
+        tracer.log_instruction_output(instruction, static_cast<int32_t>(k), *step.outputs[k]);
+  }
+  tracer.set_instruction(-1, -1);
+  tracer.end_run();
+  return status;
 }
 
 }  // namespace etc

@@ -7,7 +7,12 @@
 //             specs from the program).
 //   execute — runs the instructions in order; no allocation, no re-checks.
 //             A delegate call gets its inputs then its outputs as args, and
-//             a temp allocator that is reset after every call.
+//             a temp allocator that is reset after every call. With a
+//             tracer, each run is one begin_run/end_run, each instruction
+//             one profiling event (the delegate's own events nest inside),
+//             and, when the tracer asks, each instruction's outputs are
+//             logged. Errors name the instruction and the ONNX node(s) it
+//             came from (for a delegate, the node the backend says failed).
 //   ~Method — destroys every initialised delegate handle once, last first.
 // The Program must outlive the Method (constants and processed bytes are read
 // from its mapping), and so must the tracer and every backend it uses.
@@ -71,6 +76,10 @@ class Method {
     int delegate_call = -1;  // index in delegates_ for a delegate call
     uint32_t instruction = 0;
   };
+  Status run_step(Step& step);
+  Status execute_traced();
+  // "instruction 4 (conv) from ONNX node 'conv_1' (Conv)"
+  std::string describe_instruction(uint32_t instruction) const;
   // One initialised delegate call. Its address is stable for the Method's
   // life (delegates_ is reserved before the first init), because the backend
   // may keep the pointer to `processed` it was given.
@@ -93,6 +102,7 @@ class Method {
   Status prepare_delegates(const Program& program, const fb::ExecutionPlan& plan);
   Status create_delegate_step(const Program& program, const fb::DelegateCall& call, uint32_t index);
   Status execute_delegate(DelegateCall& call);
+  std::string describe_failed_node(const DelegateCall& call, const BackendExecutionContext& context) const;
   void destroy_delegates();
 
   std::vector<Tensor> tensors_;
@@ -105,6 +115,8 @@ class Method {
   uint8_t* scratch_ = nullptr;
   Tensor absent_;
 
+  const Program* program_ = nullptr;
+  const fb::ExecutionPlan* plan_ = nullptr;
   RuntimeOptions options_;
   EventTracer* tracer_ = nullptr;
   std::string name_;

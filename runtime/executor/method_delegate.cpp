@@ -4,6 +4,7 @@
 
 #include "runtime/backend/registry.h"
 #include "runtime/executor/method.h"
+#include "runtime/executor/node_names.h"
 
 namespace etc {
 namespace {
@@ -88,8 +89,12 @@ Status Method::create_delegate_step(const Program& program, const fb::DelegateCa
   dc.processed = FreeableBuffer(bytes.data(), bytes.size());
   if (call.inputs())
     for (int32_t v : *call.inputs()) dc.values.emplace_back(&tensors_[static_cast<size_t>(v)]);
+  Step step;
   if (call.outputs())
-    for (int32_t v : *call.outputs()) dc.values.emplace_back(&tensors_[static_cast<size_t>(v)]);
+    for (int32_t v : *call.outputs()) {
+      dc.values.emplace_back(&tensors_[static_cast<size_t>(v)]);
+      step.outputs.push_back(&tensors_[static_cast<size_t>(v)]);
+    }
   for (EValue& value : dc.values) dc.args.push_back(&value);
 
   const std::vector<CompileSpecView> specs = compile_spec_views(delegate);
@@ -103,7 +108,6 @@ Status Method::create_delegate_step(const Program& program, const fb::DelegateCa
                 "') failed to initialise: ", reason(handle.failure()));
   }
   dc.handle = handle.get();
-  Step step;
   step.delegate_call = static_cast<int>(delegates_.size() - 1);
   step.instruction = index;
   steps_.push_back(std::move(step));
@@ -116,8 +120,27 @@ Status Method::execute_delegate(DelegateCall& call) {
   temp_allocator_.reset();
   if (!s.ok())
     return fail(s.error(), "instruction ", str(call.instruction), ": delegate ", str(call.delegate),
-                " (backend '", call.backend_id, "') failed: ", reason(s.failure()));
+                " (backend '", call.backend_id, "') failed", describe_failed_node(call, context), ": ",
+                reason(s.failure()));
   return Status::Ok();
+}
+
+// " in its node 7, ONNX node 'conv_1' (Conv)" when the backend named the
+// node that failed; else " (it runs ONNX nodes 'a' (Conv), … and 9 more)".
+std::string Method::describe_failed_node(const DelegateCall& call,
+                                         const BackendExecutionContext& context) const {
+  if (context.has_failed_node()) {
+    const std::string key = context.failed_node_name().empty() ? str(context.failed_node_id())
+                                                               : "'" + std::string(context.failed_node_name()) + "'";
+    const Span<const int32_t> handles = delegate_debug_handles(
+        *program_, call.delegate, context.failed_node_name(), context.failed_node_id());
+    const std::string nodes = describe_onnx_nodes(*program_, handles);
+    if (nodes.empty()) return " in its node " + key + " (not in its debug handle map)";
+    return " in its node " + key + ", " + nodes;
+  }
+  const std::string all = describe_instruction(call.instruction);
+  const size_t from = all.find(" from ");
+  return from == std::string::npos ? std::string() : " (it runs " + all.substr(from + 6) + ")";
 }
 
 // Last initialised, first destroyed: a backend may share state between the

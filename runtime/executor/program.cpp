@@ -1,5 +1,6 @@
 #include "runtime/executor/program.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include "runtime/executor/program_validation.h"
@@ -48,6 +49,16 @@ Result<Program> Program::load_from_data(FileData data, const std::string& name) 
 Span<const uint8_t> Program::segment(uint32_t i) const {
   const fb::Segment* seg = root_->segments()->Get(i);
   return {data_.data() + segment_base_ + seg->offset(), static_cast<size_t>(seg->size())};
+}
+
+uint64_t Program::fingerprint() const {
+  uint64_t hash = 0xcbf29ce484222325ull;
+  const size_t end = std::min(segment_base_, data_.size());
+  for (size_t i = 0; i < end; ++i) {
+    hash ^= data_.data()[i];
+    hash *= 0x100000001b3ull;
+  }
+  return hash;
 }
 
 }  // namespace etc

@@ -32,6 +32,9 @@ class Program {
   Span<const uint8_t> segment(uint32_t i) const;
   const std::string& name() const { return name_; }
   size_t file_size() const { return data_.size(); }
+  // FNV-1a 64 of the flatbuffer part of the file (not the constant
+  // segments): identifies the program an ETDump was recorded from.
+  uint64_t fingerprint() const;
 
  private:
   FileData data_;

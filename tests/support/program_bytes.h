@@ -55,13 +55,27 @@ class ProgramBytes {
     delegates_.push_back(Delegate{backend_id, processed, std::move(compile_specs), placement});
     return static_cast<int>(delegates_.size() - 1);
   }
-  void call_delegate(int delegate, std::vector<int32_t> inputs, std::vector<int32_t> outputs) {
-    instructions_.push_back(
-        Call{true, static_cast<uint32_t>(delegate), {}, std::move(inputs), std::move(outputs)});
+  void call_delegate(int delegate, std::vector<int32_t> inputs, std::vector<int32_t> outputs,
+                     std::vector<int32_t> debug_handles = {}) {
+    instructions_.push_back(Call{true, static_cast<uint32_t>(delegate), {}, std::move(inputs), std::move(outputs),
+                                 std::move(debug_handles)});
   }
-  // `op` is an edge op name, e.g. "add" or "relu"; no attributes.
-  void call_kernel(const std::string& op, std::vector<int32_t> inputs, std::vector<int32_t> outputs) {
-    instructions_.push_back(Call{false, 0, op, std::move(inputs), std::move(outputs)});
+  // `op` is an edge op name, e.g. "add" or "relu"; integer attributes only.
+  void call_kernel(const std::string& op, std::vector<int32_t> inputs, std::vector<int32_t> outputs,
+                   std::vector<int32_t> debug_handles = {},
+                   std::vector<std::pair<std::string, int64_t>> int_attrs = {}) {
+    instructions_.push_back(Call{false, 0, op, std::move(inputs), std::move(outputs), std::move(debug_handles),
+                                 std::move(int_attrs)});
+  }
+  // Debug info: the ONNX node behind a debug handle.
+  void debug_handle(int32_t handle, const std::string& onnx_name, const std::string& onnx_op_type) {
+    debug_infos_.push_back(DebugInfo{handle, onnx_name, onnx_op_type});
+  }
+  // An entry of a delegate's debug handle map: a string identifier when
+  // `string_id` is not empty, else `int_id`.
+  void delegate_map_entry(int delegate, int64_t int_id, const std::string& string_id,
+                          std::vector<int32_t> handles) {
+    delegates_[static_cast<size_t>(delegate)].map.push_back(MapEntry{int_id, string_id, std::move(handles)});
   }
   void set_plan_name(std::string name) { plan_name_ = std::move(name); }
   // Overrides of the planned layout, to build damaged programs.
@@ -100,9 +114,13 @@ class ProgramBytes {
     }
     std::vector<flatbuffers::Offset<flatbuffers::String>> op_names;
     for (const std::string& op : ops) op_names.push_back(b.CreateString(op));
+    std::vector<flatbuffers::Offset<fb::DebugHandleInfo>> infos;
+    for (const DebugInfo& d : debug_infos_)
+      infos.push_back(fb::CreateDebugHandleInfo(b, d.handle, b.CreateString(d.name), b.CreateString(d.op_type)));
     auto root = fb::CreateProgram(b, kProgramVersion, b.CreateString("program_bytes"),
                                   b.CreateVector(op_names), b.CreateVector(std::vector{plan}),
-                                  b.CreateVector(delegates), b.CreateVectorOfStructs(segments));
+                                  b.CreateVector(delegates), b.CreateVectorOfStructs(segments),
+                                  b.CreateVector(infos));
     b.FinishSizePrefixed(root, kProgramIdentifier);
     std::vector<uint8_t> bytes(b.GetBufferPointer(), b.GetBufferPointer() + b.GetSize());
     for (const auto& s : segment_bytes) {
@@ -121,17 +139,29 @@ class ProgramBytes {
     uint64_t arena_offset = 0;
     uint64_t segment_offset = 0;
   };
+  struct MapEntry {
+    int64_t int_id;
+    std::string string_id;
+    std::vector<int32_t> handles;
+  };
   struct Delegate {
     std::string backend_id;
     std::string processed;
     std::vector<std::pair<std::string, std::string>> compile_specs;
     Placement placement;
+    std::vector<MapEntry> map = {};
   };
   struct Call {
     bool is_delegate;
     uint32_t delegate;
     std::string op;
     std::vector<int32_t> inputs, outputs;
+    std::vector<int32_t> debug_handles;
+    std::vector<std::pair<std::string, int64_t>> int_attrs = {};
+  };
+  struct DebugInfo {
+    int32_t handle;
+    std::string name, op_type;
   };
 
   uint64_t arena_size() const { return arena_size_override_ ? arena_size_override_ : arena_size_; }
@@ -168,26 +198,36 @@ class ProgramBytes {
       segment = static_cast<int32_t>(segment_bytes.size());
       segment_bytes.push_back(bytes);
     }
-    return fb::CreateDelegate(b, b.CreateString(d.backend_id), inline_data, segment, b.CreateVector(specs));
+    std::vector<flatbuffers::Offset<fb::DelegateMapEntry>> map;
+    for (const MapEntry& e : d.map)
+      map.push_back(fb::CreateDelegateMapEntry(b, e.int_id, e.string_id.empty() ? 0 : b.CreateString(e.string_id),
+                                               b.CreateVector(e.handles)));
+    return fb::CreateDelegate(b, b.CreateString(d.backend_id), inline_data, segment, b.CreateVector(specs),
+                              b.CreateVector(map));
   }
 
   static flatbuffers::Offset<fb::Instruction> build_call(flatbuffers::FlatBufferBuilder& b, const Call& c,
                                                          std::vector<std::string>& ops) {
     if (c.is_delegate) {
       auto call = fb::CreateDelegateCall(b, c.delegate, b.CreateVector(c.inputs), b.CreateVector(c.outputs));
-      return fb::CreateInstruction(b, fb::InstructionArgs::DelegateCall, call.Union());
+      return fb::CreateInstruction(b, fb::InstructionArgs::DelegateCall, call.Union(),
+                                   b.CreateVector(c.debug_handles));
     }
     uint32_t op = 0;
     while (op < ops.size() && ops[op] != c.op) ++op;
     if (op == ops.size()) ops.push_back(c.op);
-    auto call = fb::CreateKernelCall(b, op, b.CreateVector(c.inputs), b.CreateVector(c.outputs));
-    return fb::CreateInstruction(b, fb::InstructionArgs::KernelCall, call.Union());
+    std::vector<flatbuffers::Offset<fb::Attr>> attrs;
+    for (const auto& [name, value] : c.int_attrs)
+      attrs.push_back(fb::CreateAttr(b, b.CreateString(name), fb::AttrKind::Int, value));
+    auto call = fb::CreateKernelCall(b, op, b.CreateVector(c.inputs), b.CreateVector(c.outputs), b.CreateVector(attrs));
+    return fb::CreateInstruction(b, fb::InstructionArgs::KernelCall, call.Union(), b.CreateVector(c.debug_handles));
   }
 
   std::vector<Value> values_;
   std::vector<uint8_t> constants_;
   std::vector<Delegate> delegates_;
   std::vector<Call> instructions_;
+  std::vector<DebugInfo> debug_infos_;
   uint64_t arena_size_ = 0;
   uint64_t arena_size_override_ = 0;
   std::string plan_name_ = "forward";

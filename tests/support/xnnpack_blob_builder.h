@@ -227,6 +227,8 @@ class XnnpackRunner {
     handle_ = Error::InvalidState;
   }
   bool freed_by_init() const { return freed_by_init_; }
+  // Options the next init sees (delegate_detail, ...).
+  RuntimeOptions& options() { return options_; }
   std::vector<uint8_t>& blob() { return blob_; }
 
  private:

@@ -2,6 +2,7 @@
 #include <cmath>
 #include <string>
 
+#include "runtime/backends/demo/demo_format.h"
 #include "runtime/backends/demo/demo_program.h"
 
 namespace etc::demo {
@@ -83,14 +84,24 @@ Status check_demo_args(const DemoProgram& program, Span<EValue*> args) {
 }
 
 void run_demo_program(DemoProgram& program, Span<EValue*> args, EventTracer* tracer) {
+  const bool log_outputs = event_tracer_logs_intermediate_outputs(tracer);
   for (const DemoInstruction& ins : program.instructions) {
-    const bool profiled = tracer != nullptr && ins.debug_id >= 0;
+    const bool profiled = tracer != nullptr && !ins.debug_name.empty();
     EventTracerEntry event;
-    if (profiled) event = event_tracer_start_profiling_delegate(tracer, {}, ins.debug_id);
+    if (profiled)
+      event = event_tracer_start_profiling_delegate(tracer, ins.debug_name, kUnsetDelegateDebugIntId);
     const float* src[3] = {nullptr, nullptr, nullptr};
     for (uint8_t s = 0; s < ins.num_sources; ++s) src[s] = resolve(program, ins.src[s], args);
-    run(ins.op, ins.numel, resolve(program, ins.dst, args), src[0], src[1], src[2]);
-    if (profiled) event_tracer_end_profiling_delegate(tracer, event);
+    float* dst = resolve(program, ins.dst, args);
+    run(ins.op, ins.numel, dst, src[0], src[1], src[2]);
+    if (!profiled) continue;
+    uint8_t metadata[kDemoMetadataBytes];
+    for (size_t b = 0; b < kDemoMetadataBytes; ++b) metadata[b] = static_cast<uint8_t>(uint64_t{ins.numel} >> (8 * b));
+    event_tracer_end_profiling_delegate(tracer, event, metadata, sizeof(metadata));
+    if (log_outputs) {
+      Tensor result{TensorSpec{DType::Float32, Shape{static_cast<int64_t>(ins.numel)}}, dst};
+      event_tracer_log_output_delegate(tracer, ins.debug_name, kUnsetDelegateDebugIntId, result);
+    }
   }
 }
 

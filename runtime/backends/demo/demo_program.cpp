@@ -224,10 +224,8 @@ Status Parser::instruction(const Tokens& tokens) {
   ins.num_sources = info->num_sources;
   size_t num_operands = tokens.size() - 1;
   if (tokens.back()[0] == '#') {
-    uint64_t id = 0;
-    if (!parse_decimal(tokens.back().substr(1), INT64_MAX, id))
-      return bad("bad debug identifier ", quoted(tokens.back()), " (expected #<n>)");
-    ins.debug_id = static_cast<int64_t>(id);
+    if (tokens.back().size() == 1) return bad("empty debug identifier '#' (expected #<id>)");
+    ins.debug_name = std::string(tokens.back().substr(1));
     --num_operands;
   }
   if (num_operands != 1u + info->num_sources)

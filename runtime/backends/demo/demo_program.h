@@ -14,6 +14,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -42,7 +43,7 @@ struct DemoInstruction {
   DemoOperand dst;
   DemoOperand src[3];
   size_t numel = 0;
-  int64_t debug_id = -1;  // -1: the line had no `#<n>`
+  std::string debug_name;  // empty: the line had no `#<id>`
 };
 
 struct DemoProgram {
@@ -62,8 +63,9 @@ inline constexpr int64_t kMaxDemoElements = int64_t{1} << 28;
 Result<std::unique_ptr<DemoProgram>> parse_demo_program(std::string_view text);
 
 // Precondition: args are inputs then outputs, each a float32 tensor with the
-// declared element count (check_demo_args). Logs one profiling event per
-// instruction that has a debug identifier when `tracer` is not null.
+// declared element count (check_demo_args). With a tracer, each instruction
+// that has an identifier logs one profiling event (and its result, when the
+// tracer asks for intermediate outputs).
 void run_demo_program(DemoProgram& program, Span<EValue*> args, EventTracer* tracer);
 
 // Cheap per-call checks of what the executor passes against the declarations.

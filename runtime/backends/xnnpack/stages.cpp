@@ -66,7 +66,7 @@ std::vector<SwishPattern> find_swishes(const BlobView& view, const std::vector<i
 
 }  // namespace
 
-StagePlan plan_stages(const BlobView& view, NativeConvolutions convolutions) {
+StagePlan plan_stages(const BlobView& view, NativeConvolutions convolutions, DelegateDetail detail) {
   StagePlan plan;
   const size_t num_nodes = view.graph->nodes() == nullptr ? 0 : view.graph->nodes()->size();
   const size_t num_tensors = view.tensors.size();
@@ -83,15 +83,18 @@ StagePlan plan_stages(const BlobView& view, NativeConvolutions convolutions) {
   plan.writes_into.assign(num_nodes, ConvOutput{});
   plan.in_place.assign(num_nodes, {});
   plan.elided.assign(num_nodes, false);
+  plan.folded_into.assign(num_nodes, -1);
   plan.swish_input.assign(num_nodes, -1);
 
   // x * sigmoid(x) in one pass: in the epilogue of the native convolution
   // that alone produces x for it, or else as a native swish node in place of
   // the multiply (XNNPACK's sigmoid and multiply make two passes). Both
   // need AVX-512F, as the native convolution does.
-  if (convolutions != NativeConvolutions::kOff)
+  const bool fold = detail != DelegateDetail::kNodeOutputs;
+  if (convolutions != NativeConvolutions::kOff && fold)
     for (const SwishPattern& sw : find_swishes(view, producer, readers)) {
       plan.elided[sw.sigmoid] = true;
+      plan.folded_into[sw.sigmoid] = static_cast<int64_t>(sw.multiply);
       const int64_t p = producer[sw.x];
       if (p >= 0 && native[static_cast<size_t>(p)] && readers[sw.x] == 2 &&
           !view.tensors[sw.x].is_external() &&
@@ -100,6 +103,8 @@ StagePlan plan_stages(const BlobView& view, NativeConvolutions convolutions) {
         const TensorInfo& y = view.tensors[sw.y];
         plan.writes_into[static_cast<size_t>(p)] = ConvOutput{true, sw.y, 0, y.dims[y.rank - 1], true};
         plan.elided[sw.multiply] = true;
+        plan.folded_into[sw.multiply] = p;
+        plan.folded_into[sw.sigmoid] = p;
       } else {
         plan.swish_input[sw.multiply] = sw.x;
         native[sw.multiply] = true;
@@ -109,7 +114,7 @@ StagePlan plan_stages(const BlobView& view, NativeConvolutions convolutions) {
   // A residual Add(conv output, r) — no broadcasting, the convolution's
   // output read by nothing else, r computed before the convolution — folds
   // into the convolution's epilogue (resnet's blocks, mobilenet_v2's).
-  for (size_t n = 0; n < num_nodes; ++n) {
+  for (size_t n = 0; n < num_nodes && fold; ++n) {
     const fb::Node& add = node_at(view, n);
     if (add.type() != fb::NodeType::Add || add.inputs()->size() != 2) continue;
     const uint32_t y = add.outputs()->Get(0);
@@ -128,13 +133,14 @@ StagePlan plan_stages(const BlobView& view, NativeConvolutions convolutions) {
       out.residual_hi = add.output_max();
       plan.writes_into[static_cast<size_t>(p)] = out;
       plan.elided[n] = true;
+      plan.folded_into[n] = p;
       break;
     }
   }
 
   // Native convolutions whose output only a channel concatenation reads
   // write straight into the concatenation's output; it copies the rest.
-  for (size_t n = 0; n < num_nodes; ++n) {
+  for (size_t n = 0; n < num_nodes && fold; ++n) {
     const fb::Node& node = node_at(view, n);
     if (node.type() != fb::NodeType::Concatenate) continue;
     const TensorInfo& out = view.tensors[node.outputs()->Get(0)];
@@ -159,7 +165,7 @@ StagePlan plan_stages(const BlobView& view, NativeConvolutions convolutions) {
 
   for (size_t n = 0; n < num_nodes; ++n) {
     if (plan.elided[n]) continue;
-    if (native[n] || plan.stages.empty() || plan.stages.back().native)
+    if (native[n] || detail != DelegateDetail::kFused || plan.stages.empty() || plan.stages.back().native)
       plan.stages.push_back(Stage{native[n], n, n + 1});
     else
       plan.stages.back().end_node = n + 1;

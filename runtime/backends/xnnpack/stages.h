@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "runtime/backends/xnnpack/blob_reader.h"
+#include "runtime/backend/options.h"
 #include "runtime/backends/xnnpack/native_conv.h"
 
 namespace etc::xnnpack {
@@ -49,9 +50,12 @@ struct StagePlan {
   // output; for a Concatenate, which inputs are then already in place.
   std::vector<ConvOutput> writes_into;
   std::vector<std::vector<bool>> in_place;
-  // Per node: folded into another node (a sigmoid or multiply of a swish),
-  // so in no stage.
+  // Per node: folded into another node (a sigmoid or multiply of a swish, a
+  // residual Add), so in no stage.
   std::vector<bool> elided;
+  // Per node: the node whose stage computes it when it is folded (elided, or
+  // a sigmoid of a native swish), -1 otherwise.
+  std::vector<int64_t> folded_into;
   // Per node: for a Multiply that runs as a native swish, out = x *
   // sigmoid(x), the tensor x; -1 otherwise.
   std::vector<int64_t> swish_input;
@@ -60,7 +64,12 @@ struct StagePlan {
 // `view` must have passed read_xnnpack_blob. Convolutions the backend's
 // kernel takes (native_conv.h) are native stages too: none (kOff), those
 // runs_natively picks (kAuto) or every one can_run_natively allows (kAll).
-StagePlan plan_stages(const BlobView& view, NativeConvolutions convolutions);
+// `detail` (options.h): kFused merges runs of XNNPACK nodes into one stage;
+// kPerNode makes every node its own stage; kNodeOutputs also folds nothing
+// (no swish, residual or in-place concatenation), so every node's output
+// exists on its own.
+StagePlan plan_stages(const BlobView& view, NativeConvolutions convolutions,
+                      DelegateDetail detail = DelegateDetail::kFused);
 inline StagePlan plan_stages(const BlobView& view, bool native_convolutions = false) {
   return plan_stages(view, native_convolutions ? NativeConvolutions::kAuto : NativeConvolutions::kOff);
 }

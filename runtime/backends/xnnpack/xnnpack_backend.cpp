@@ -2,6 +2,7 @@
 
 #include <xnnpack.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -10,68 +11,16 @@
 #include <vector>
 
 #include "runtime/backends/xnnpack/blob_reader.h"
+#include "runtime/backends/xnnpack/delegate_handle.h"
 #include "runtime/backends/xnnpack/layout.h"
-#include "runtime/backends/xnnpack/native_ops.h"
 #include "runtime/backends/xnnpack/node_checks.h"
+#include "runtime/backends/xnnpack/profiling_metadata.h"
+#include "runtime/backends/xnnpack/run_stages.h"
 #include "runtime/backends/xnnpack/stages.h"
 #include "runtime/backends/xnnpack/subgraph_builder.h"
-#include "runtime/backends/xnnpack/threadpool.h"
 
 namespace etc::xnnpack {
 namespace {
-
-struct FreeDeleter {
-  void operator()(void* p) const { std::free(p); }
-};
-using FloatBuffer = std::unique_ptr<float, FreeDeleter>;
-
-constexpr size_t kBlobAlignment = 64;
-size_t round_up(size_t bytes) { return (bytes + kBlobAlignment - 1) / kBlobAlignment * kBlobAlignment; }
-
-// 64-byte aligned, with the XNN_EXTRA_BYTES XNNPACK may read past the end.
-FloatBuffer allocate_floats(size_t count) {
-  return FloatBuffer(static_cast<float*>(
-      std::aligned_alloc(kBlobAlignment, round_up(count * sizeof(float) + XNN_EXTRA_BYTES))));
-}
-
-// One delegate argument and how it reaches XNNPACK.
-struct Argument {
-  uint32_t tensor_id = 0;
-  bool is_input = true;
-  size_t index = 0;  // among inputs or among outputs
-  TensorInfo tensor;
-  // Layout conversion through `staging`; Same binds the argument directly.
-  fb::BoundaryLayout layout = fb::BoundaryLayout::Same;
-  size_t n = 0, c = 0, hw = 0;
-  float* staging = nullptr;
-};
-
-// One stage (stages.h): an XNNPACK runtime, or a native node.
-struct StageRun {
-  xnn_runtime_t runtime = nullptr;
-  std::vector<uint32_t> externals;        // tensor id of each external value id
-  std::vector<xnn_external_value> bound;  // what xnn_setup_runtime last saw
-  bool set_up = false;
-  NativeOp native;
-  int64_t debug_id = -1;  // native stages: the node's debug id, -1 when it has none
-};
-
-struct XnnpackHandle {
-  SharedThreadpool pool;
-  std::vector<StageRun> runs;  // one per stage
-  std::vector<float*> data;    // per tensor: where a shared tensor lives
-  std::vector<Argument> args;
-  std::vector<FloatBuffer> owned;  // staging and shared buffers, run-time constants
-
-  XnnpackHandle() = default;
-  XnnpackHandle(const XnnpackHandle&) = delete;
-  XnnpackHandle& operator=(const XnnpackHandle&) = delete;
-  // The runtimes go first: they may read the owned constants until deleted.
-  ~XnnpackHandle() {
-    for (StageRun& run : runs)
-      if (run.runtime != nullptr) xnn_delete_runtime(run.runtime);
-  }
-};
 
 Failure out_of_memory(const std::string& what) {
   return fail(Error::DelegateMemoryAllocationFailed, "xnnpack: cannot allocate ", what);
@@ -154,6 +103,60 @@ Status place_shared_tensors(const StagePlan& plan, const std::vector<const void*
   return Status::Ok();
 }
 
+// What developer tools see of a stage: its debug id (the one all its nodes
+// share), its profiling metadata and, when outputs are logged, what to log.
+void describe_stage(const BlobView& view, const StagePlan& plan, const Stage& stage, StageRun& run) {
+  const auto* nodes = view.graph->nodes();
+  const auto node_at = [&](size_t n) -> const fb::Node& { return *nodes->Get(static_cast<flatbuffers::uoffset_t>(n)); };
+  StageMetadata meta;
+  meta.runs_on = stage.native ? StageRunsOn::kNative : StageRunsOn::kXnnpack;
+  meta.node_type = static_cast<uint16_t>(node_at(stage.first_node).type());
+  meta.num_nodes = 0;
+  bool shared_id = true;
+  uint32_t id = kNoDebugId;
+  for (size_t n = stage.first_node; n < stage.end_node; ++n) {
+    if (plan.elided[n]) continue;
+    ++meta.num_nodes;
+    if (meta.num_nodes == 1) id = node_at(n).debug_id();
+    shared_id = shared_id && node_at(n).debug_id() == id;
+  }
+  if (shared_id && id != kNoDebugId) run.debug_id = id;
+  for (size_t n = 0; n < plan.folded_into.size(); ++n) {
+    const int64_t into = plan.folded_into[n];
+    const uint32_t folded = node_at(n).debug_id();
+    if (into < static_cast<int64_t>(stage.first_node) || into >= static_cast<int64_t>(stage.end_node) ||
+        folded == kNoDebugId || folded == id)
+      continue;
+    const auto folded_id = static_cast<int32_t>(folded);
+    if (std::find(meta.folded_ids.begin(), meta.folded_ids.end(), folded_id) == meta.folded_ids.end())
+      meta.folded_ids.push_back(folded_id);
+  }
+  run.metadata = encode_stage_metadata(meta);
+}
+
+// With outputs logged, every stage is one node: its outputs, and a buffer
+// for the largest rank-4 one (turned to NCHW before it is logged).
+Status prepare_output_logging(const BlobView& view, const StagePlan& plan, XnnpackHandle& handle) {
+  size_t largest = 0;
+  for (size_t s = 0; s < plan.stages.size(); ++s) {
+    StageRun& run = handle.runs[s];
+    if (run.debug_id == kUnsetDelegateDebugIntId) continue;
+    const fb::Node& node = *view.graph->nodes()->Get(static_cast<flatbuffers::uoffset_t>(plan.stages[s].first_node));
+    for (uint32_t t : *node.outputs()) {
+      const TensorInfo& info = view.tensors[t];
+      LoggedOutput out{t, info.rank, {}};
+      std::copy(info.dims, info.dims + info.rank, out.dims);
+      run.outputs.push_back(out);
+      if (info.rank == 4) largest = std::max(largest, info.numel);
+    }
+  }
+  FloatBuffer buffer = allocate_floats(std::max<size_t>(largest, 1));
+  if (buffer == nullptr) return out_of_memory("a buffer for logged outputs");
+  handle.log_buffer = buffer.get();
+  handle.owned.push_back(std::move(buffer));
+  return Status::Ok();
+}
+
 // One XNNPACK runtime per XNNPACK stage, on the shared pool; native stages
 // keep their compiled node.
 Status create_stages(const BlobView& view, const std::vector<const void*>& constant_data,
@@ -161,10 +164,10 @@ Status create_stages(const BlobView& view, const std::vector<const void*>& const
   handle.runs.resize(plan.stages.size());
   for (size_t s = 0; s < plan.stages.size(); ++s) {
     StageRun& run = handle.runs[s];
+    describe_stage(view, plan, plan.stages[s], run);
     if (plan.stages[s].native) {
       const size_t n = plan.stages[s].first_node;
       const fb::Node& node = *view.graph->nodes()->Get(static_cast<flatbuffers::uoffset_t>(n));
-      if (node.debug_id() != kNoDebugId) run.debug_id = node.debug_id();
       if (plan.swish_input[n] >= 0) {
         run.native = swish_op(view, static_cast<uint32_t>(plan.swish_input[n]), node.outputs()->Get(0));
         continue;
@@ -250,11 +253,13 @@ class XnnpackBackend final : public BackendInterface {
     auto handle = std::make_unique<XnnpackHandle>();
     ETC_ASSIGN_OR_RETURN(std::vector<const void*> constant_data, place_constants(view, *handle));
     ETC_ASSIGN_OR_RETURN(const NativeConvolutions convolutions, native_convolution_spec(compile_specs));
-    const StagePlan plan = plan_stages(view, convolutions);
+    const DelegateDetail detail = context.options().delegate_detail;
+    const StagePlan plan = plan_stages(view, convolutions, detail);
     ETC_TRY(place_shared_tensors(plan, constant_data, *handle));
     ETC_TRY(prepare_arguments(view, *handle));
     ETC_ASSIGN_OR_RETURN(handle->pool, SharedThreadpool::acquire(context.options().num_threads));
     ETC_TRY(create_stages(view, constant_data, plan, *handle));
+    if (detail == DelegateDetail::kNodeOutputs) ETC_TRY(prepare_output_logging(view, plan, *handle));
     // Weights are packed and run-time constants copied: the blob is no
     // longer needed.
     processed->free();
@@ -277,49 +282,12 @@ class XnnpackBackend final : public BackendInterface {
         return fail(Error::InvalidArgument, describe(arg));
       if (arg.staging == nullptr) handle.data[arg.tensor_id] = value->to_tensor().data_as<float>();
     }
-    for (StageRun& run : handle.runs) {
-      if (run.runtime == nullptr) continue;
-      bool changed = !run.set_up;
-      for (size_t k = 0; k < run.externals.size(); ++k) {
-        float* data = handle.data[run.externals[k]];
-        if (run.bound[k].data != data) changed = true;
-        run.bound[k].data = data;
-      }
-      if (!changed) continue;
-      run.set_up = false;
-      if (xnn_status s = xnn_setup_runtime(run.runtime, run.bound.size(), run.bound.data());
-          s != xnn_status_success)
-        return fail(Error::Internal, "xnnpack: xnn_setup_runtime failed (", xnn_status_name(s), ")");
-      run.set_up = true;
-    }
     for (size_t a = 0; a < args.size(); ++a) {
       const Argument& arg = handle.args[a];
       if (arg.is_input && arg.staging != nullptr)
         nchw_to_nhwc(args[a]->to_tensor().data_as<const float>(), arg.staging, arg.n, arg.c, arg.hw);
     }
-    // Events: the whole invoke ("xnnpack"), then each stage inside it. A
-    // native node reports its debug id (the key of the delegate's debug
-    // handle map, so the time reaches its ONNX nodes); this XNNPACK has no
-    // per-operator profiling, so an XNNPACK stage is one "xnnpack subgraph".
-    EventTracer* tracer = context.event_tracer();
-    const EventTracerEntry event = event_tracer_start_profiling_delegate(tracer, "xnnpack", -1);
-    xnn_status status = xnn_status_success;
-    for (StageRun& run : handle.runs) {
-      const EventTracerEntry stage_event =
-          run.runtime == nullptr && run.debug_id >= 0
-              ? event_tracer_start_profiling_delegate(tracer, {}, run.debug_id)
-              : event_tracer_start_profiling_delegate(
-                    tracer, run.runtime != nullptr ? "xnnpack subgraph" : "native", -1);
-      if (run.runtime == nullptr)
-        run_native_op(run.native, handle.data.data(), handle.pool.get());
-      else
-        status = xnn_invoke_runtime(run.runtime);
-      event_tracer_end_profiling_delegate(tracer, stage_event);
-      if (status != xnn_status_success) break;
-    }
-    event_tracer_end_profiling_delegate(tracer, event);
-    if (status != xnn_status_success)
-      return fail(Error::Internal, "xnnpack: xnn_invoke_runtime failed (", xnn_status_name(status), ")");
+    ETC_TRY(run_stages(handle, context));
     for (size_t a = 0; a < args.size(); ++a) {
       const Argument& arg = handle.args[a];
       if (!arg.is_input && arg.staging != nullptr)

@@ -32,7 +32,7 @@ TEST_CASE("demo preprocess writes the readable program, fusing mul into add", "[
 
   const PreprocessResult result = demo::DemoBackendDetails().preprocess(partition, {});
   CHECK(blob_text(result) ==
-        "etc-demo-program 1\n"
+        "etc-demo-program 2\n"
         "input in0 6\n"
         "input in1 6\n"
         "output out0 6\n"
@@ -41,13 +41,14 @@ TEST_CASE("demo preprocess writes the readable program, fusing mul into add", "[
         "buffer t0 6\n"
         "buffer t1 6\n"
         "buffer t2 6\n"
-        "mul_add t0 in0 in1 c0 #0\n"
-        "relu out1 t0 #1\n"
-        "sin t1 out1 #2\n"
-        "cos t2 out1 #3\n"
-        "sub out0 t1 t2 #4\n");
-  const auto& map = std::get<IntDelegateDebugMap>(result.debug_handle_map);
-  CHECK(map == IntDelegateDebugMap{{0, {1, 2}}, {1, {3}}, {2, {4}}, {3, {5}}, {4, {6}}});
+        "mul_add t0 in0 in1 c0 #mul_1+add_2\n"
+        "relu out1 t0 #relu_3\n"
+        "sin t1 out1 #sin_4\n"
+        "cos t2 out1 #cos_5\n"
+        "sub out0 t1 t2 #sub_6\n");
+  const auto& map = std::get<StringDelegateDebugMap>(result.debug_handle_map);
+  CHECK(map == StringDelegateDebugMap{
+                   {"mul_1+add_2", {1, 2}}, {"relu_3", {3}}, {"sin_4", {4}}, {"cos_5", {5}}, {"sub_6", {6}}});
 }
 
 TEST_CASE("demo preprocess fuses at the add when its other operand comes later", "[demo][backend]") {
@@ -59,13 +60,14 @@ TEST_CASE("demo preprocess fuses at the add when its other operand comes later",
   b.output(a);
   const PreprocessResult result = demo::DemoBackendDetails().preprocess(b.build(), {});
   CHECK(blob_text(result) ==
-        "etc-demo-program 1\n"
+        "etc-demo-program 2\n"
         "input in0 4\n"
         "output out0 4\n"
         "buffer t0 4\n"
-        "sin t0 in0 #0\n"
-        "mul_add out0 in0 in0 t0 #1\n");
-  CHECK(std::get<IntDelegateDebugMap>(result.debug_handle_map) == IntDelegateDebugMap{{0, {2}}, {1, {1, 3}}});
+        "sin t0 in0 #sin_2\n"
+        "mul_add out0 in0 in0 t0 #mul_1+add_3\n");
+  CHECK(std::get<StringDelegateDebugMap>(result.debug_handle_map) ==
+        StringDelegateDebugMap{{"sin_2", {2}}, {"mul_1+add_3", {1, 3}}});
 }
 
 TEST_CASE("demo preprocess keeps a mul whose product is also read elsewhere", "[demo][backend]") {
@@ -77,12 +79,25 @@ TEST_CASE("demo preprocess keeps a mul whose product is also read elsewhere", "[
   b.output(m);
   const PreprocessResult result = demo::DemoBackendDetails().preprocess(b.build(), {});
   CHECK(blob_text(result) ==
-        "etc-demo-program 1\n"
+        "etc-demo-program 2\n"
         "input in0 3\n"
         "output out0 3\n"
         "output out1 3\n"
-        "mul out1 in0 in0 #0\n"
-        "add out0 out1 in0 #1\n");
+        "mul out1 in0 in0 #mul_1\n"
+        "add out0 out1 in0 #add_2\n");
+}
+
+TEST_CASE("demo identifiers are made unique and free of spaces", "[demo][backend]") {
+  GraphBuilder b;
+  const auto x = b.input("x", DType::Float32, {2});
+  const auto s = b.op(EdgeOp::Sin, {x});
+  const auto c = b.op(EdgeOp::Cos, {s});
+  b.output(c);
+  ir::ExportedProgram partition = b.build();
+  for (ir::Node& n : partition.graph.nodes()) n.meta.onnx_name = "same name";
+  const PreprocessResult result = demo::DemoBackendDetails().preprocess(partition, {});
+  CHECK(blob_text(result).find("sin t0 in0 #same_name\ncos out0 t0 #same_name~2\n") != std::string::npos);
+  CHECK(std::get<StringDelegateDebugMap>(result.debug_handle_map).size() == 2);
 }
 
 TEST_CASE("demo preprocess fuses only one product into an add of two products", "[demo][backend]") {
@@ -94,14 +109,15 @@ TEST_CASE("demo preprocess fuses only one product into an add of two products", 
   b.output(b.op(EdgeOp::Add, {p, q}));       // handle 3
   const PreprocessResult result = demo::DemoBackendDetails().preprocess(b.build(), {});
   CHECK(blob_text(result) ==
-        "etc-demo-program 1\n"
+        "etc-demo-program 2\n"
         "input in0 3\n"
         "input in1 3\n"
         "output out0 3\n"
         "buffer t0 3\n"
-        "mul t0 in0 in1 #0\n"
-        "mul_add out0 in0 in0 t0 #1\n");
-  CHECK(std::get<IntDelegateDebugMap>(result.debug_handle_map) == IntDelegateDebugMap{{0, {2}}, {1, {1, 3}}});
+        "mul t0 in0 in1 #mul_2\n"
+        "mul_add out0 in0 in0 t0 #mul_1+add_3\n");
+  CHECK(std::get<StringDelegateDebugMap>(result.debug_handle_map) ==
+        StringDelegateDebugMap{{"mul_2", {2}}, {"mul_1+add_3", {1, 3}}});
 }
 
 TEST_CASE("demo preprocess rejects an op it cannot run, naming the node", "[demo][backend]") {

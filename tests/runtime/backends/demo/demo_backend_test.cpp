@@ -4,11 +4,13 @@
 
 #include <catch2/catch.hpp>
 #include <cmath>
+#include <cstring>
 #include <string>
 #include <vector>
 
 #include "runtime/backends/demo/demo_format.h"
 #include "runtime/backends/register_builtin.h"
+#include "runtime/devtools/event_recorder.h"
 #include "runtime/executor/method.h"
 #include "tests/support/program_bytes.h"
 
@@ -59,21 +61,29 @@ CompileSpecView spec(std::string_view key, const std::string& value) {
   return CompileSpecView{key, {reinterpret_cast<const uint8_t*>(value.data()), value.size()}};
 }
 
+// Records the identifier and metadata of every ended event.
 class CountingTracer : public EventTracer {
  public:
-  EventTracerEntry start_profiling_delegate(std::string_view, int64_t id) override {
-    return EventTracerEntry{static_cast<int64_t>(started.size()), event_tracer_now(), id, {}};
+  EventTracerEntry start_profiling_delegate(std::string_view name, int64_t id) override {
+    return EventTracerEntry{static_cast<int64_t>(started.size()), event_tracer_now(), id, name};
   }
-  void end_profiling_delegate(const EventTracerEntry& entry, const void*, size_t) override {
-    started.push_back(entry.delegate_debug_id);
+  void end_profiling_delegate(const EventTracerEntry& entry, const void* metadata, size_t len) override {
+    CHECK(entry.delegate_debug_id == kUnsetDelegateDebugIntId);
+    started.emplace_back(entry.name);
+    const auto* bytes = static_cast<const uint8_t*>(metadata);
+    uint64_t value = 0;
+    for (size_t b = 0; b < len; ++b) value |= uint64_t{bytes[b]} << (8 * b);
+    CHECK(len == demo::kDemoMetadataBytes);
+    elements.push_back(value);
     CHECK(event_tracer_now() >= entry.start_time);
   }
   void log_profiling_delegate(std::string_view, int64_t, uint64_t, uint64_t, const void*, size_t) override {}
-  std::vector<int64_t> started;
+  std::vector<std::string> started;
+  std::vector<uint64_t> elements;
 };
 
 const std::string kSample =
-    "etc-demo-program 1\n"
+    "etc-demo-program 2\n"
     "input in0 3\n"
     "input in1 3\n"
     "output out0 3\n"
@@ -107,7 +117,7 @@ TEST_CASE("a demo program computes what its text says", "[demo][backend]") {
 
 TEST_CASE("demo add, sub, mul and mul_add are exact float32 arithmetic", "[demo][backend]") {
   DemoRunner demo;
-  REQUIRE(demo.init("etc-demo-program 1\n"
+  REQUIRE(demo.init("etc-demo-program 2\n"
                     "input in0 4\n"
                     "output out0 4\n"
                     "output out1 4\n"
@@ -147,13 +157,14 @@ TEST_CASE("demo init frees the processed bytes once it has parsed them", "[demo]
 
 TEST_CASE("a demo program of another version is refused as incompatible", "[demo][backend]") {
   DemoRunner demo;
-  const Status s = demo.init("etc-demo-program 2\ninput in0 1\noutput out0 1\nrelu out0 in0\n");
+  // Version 1 had integer identifiers; its `#0` would not match a string map.
+  const Status s = demo.init("etc-demo-program 1\ninput in0 1\noutput out0 1\nrelu out0 in0 #0\n");
   CHECK(s.error() == Error::DelegateInvalidCompatibility);
-  CHECK(s.message().find("demo program version 2, this runtime reads version 1") == 0);
+  CHECK(s.message().find("demo program version 1, this runtime reads version 2") == 0);
 }
 
 TEST_CASE("bytes that are not a demo program are refused as incompatible", "[demo][backend]") {
-  const std::vector<std::string> texts = {"", "input in0 1\n", "\netc-demo-program 1\n",
+  const std::vector<std::string> texts = {"", "input in0 1\n", "\netc-demo-program 2\n",
                                           std::string("\x7f"
                                                       "ELF\0\1",
                                                       6)};
@@ -167,14 +178,14 @@ TEST_CASE("bytes that are not a demo program are refused as incompatible", "[dem
 }
 
 TEST_CASE("a malformed demo program is refused, naming the line", "[demo][backend]") {
-  const std::string head = "etc-demo-program 1\ninput in0 2\ninput in1 3\noutput out0 2\nbuffer t0 2\n";
+  const std::string head = "etc-demo-program 2\ninput in0 2\ninput in1 3\noutput out0 2\nbuffer t0 2\n";
   struct Case {
     std::string text;
     std::string message;
   };
   const Case cases[] = {
       {"etc-demo-program one\n", "line 1: expected 'etc-demo-program <version>'"},
-      {"etc-demo-program 1 extra\n", "line 1: expected 'etc-demo-program <version>'"},
+      {"etc-demo-program 2 extra\n", "line 1: expected 'etc-demo-program <version>'"},
       {head + "tanh out0 in0\n", "line 6: unknown instruction 'tanh'"},
       {head + "relu out0 x0\n", "line 6: bad operand 'x0'"},
       {head + "relu out0 in00\n", "line 6: bad operand 'in00'"},
@@ -185,7 +196,7 @@ TEST_CASE("a malformed demo program is refused, naming the line", "[demo][backen
       {head + "add out0 in0 in1\n", "line 6: add: in1 has 3 elements but out0 has 2"},
       {head + "relu in0 out0\n", "line 6: relu writes in0; only outputs and buffers can be written"},
       {head + "relu out0 t0\n", "line 6: relu reads t0 before any instruction writes it"},
-      {head + "relu out0 in0 #x\n", "line 6: bad debug identifier '#x'"},
+      {head + "relu out0 in0 #\n", "line 6: empty debug identifier '#'"},
       {head + "add out0 #1 in0\n", "line 6: bad operand '#1'"},
       {head + "\n\nrelu t0 in0\n", "line 4: output out0 is never written"},
       {head + "input in3 2\n", "line 6: expected in2, got 'in3'"},
@@ -209,7 +220,7 @@ TEST_CASE("a malformed demo program is refused, naming the line", "[demo][backen
 
 TEST_CASE("demo constants keep special values as written", "[demo][backend]") {
   DemoRunner demo;
-  REQUIRE(demo.init("etc-demo-program 1\ninput in0 4\noutput out0 4\nconst c0 4 inf -inf nan 1.17549435e-38\n"
+  REQUIRE(demo.init("etc-demo-program 2\ninput in0 4\noutput out0 4\nconst c0 4 inf -inf nan 1.17549435e-38\n"
                     "add out0 in0 c0 #7\n")
               .ok());
   std::vector<std::vector<float>> args = {{0, 0, 0, 0}, {1, 1, 1, 1}};
@@ -221,7 +232,7 @@ TEST_CASE("demo constants keep special values as written", "[demo][backend]") {
 }
 
 TEST_CASE("max_input_elements refuses a larger input at init", "[demo][backend]") {
-  const std::string text = "etc-demo-program 1\ninput in0 4\ninput in1 100\noutput out0 4\nrelu out0 in0\n";
+  const std::string text = "etc-demo-program 2\ninput in0 4\ninput in1 100\noutput out0 4\nrelu out0 in0\n";
   {
     DemoRunner demo;
     const Status s = demo.init(text, {spec(demo::kMaxInputElementsKey, "64")});
@@ -243,7 +254,7 @@ TEST_CASE("max_input_elements refuses a larger input at init", "[demo][backend]"
 
 TEST_CASE("demo execute checks its arguments against the declarations", "[demo][backend]") {
   DemoRunner demo;
-  REQUIRE(demo.init("etc-demo-program 1\ninput in0 2\noutput out0 2\nrelu out0 in0\n").ok());
+  REQUIRE(demo.init("etc-demo-program 2\ninput in0 2\noutput out0 2\nrelu out0 in0\n").ok());
   std::vector<std::vector<float>> too_few = {{1, 2}};
   Status s = demo.execute(too_few);
   CHECK(s.error() == Error::InvalidArgument);
@@ -258,16 +269,50 @@ TEST_CASE("demo execute checks its arguments against the declarations", "[demo][
   CHECK(s.message().find("argument in0 is int32") != std::string::npos);
 }
 
-TEST_CASE("demo instructions with a debug identifier are profiled", "[demo][backend]") {
+TEST_CASE("demo instructions with a string identifier are profiled with their element count",
+          "[demo][backend]") {
   DemoRunner demo;
-  REQUIRE(demo.init("etc-demo-program 1\ninput in0 1\noutput out0 1\nbuffer t0 1\n"
-                    "sin t0 in0 #4\ncos t0 t0\nrelu out0 t0 #9\n")
+  REQUIRE(demo.init("etc-demo-program 2\ninput in0 3\noutput out0 3\nbuffer t0 3\n"
+                    "sin t0 in0 #first\ncos t0 t0\nrelu out0 t0 #mul+relu~2\n")
               .ok());
   CountingTracer tracer;
-  std::vector<std::vector<float>> args = {{1}, {0}};
+  std::vector<std::vector<float>> args = {{1, 2, 3}, {0, 0, 0}};
   REQUIRE(demo.execute(args, DType::Float32, &tracer).ok());
-  CHECK(tracer.started == std::vector<int64_t>{4, 9});
+  CHECK(tracer.started == std::vector<std::string>{"first", "mul+relu~2"});
+  CHECK(tracer.elements == std::vector<uint64_t>{3, 3});
   CHECK(args[1][0] == std::cos(std::sin(1.0f)));
+}
+
+TEST_CASE("demo instructions log their results when the tracer asks for intermediate outputs",
+          "[demo][backend]") {
+  DemoRunner demo;
+  REQUIRE(demo.init("etc-demo-program 2\ninput in0 2\noutput out0 2\nbuffer t0 2\n"
+                    "sin t0 in0 #s\nrelu out0 t0 #r\n")
+              .ok());
+  std::vector<RecordedEvent> events(16);
+  std::vector<uint8_t> data(1024);
+  EventRecorder recorder(events, data);
+  std::vector<std::vector<float>> args = {{1, -2}, {0, 0}};
+  REQUIRE(demo.execute(args, DType::Float32, &recorder).ok());
+  CHECK(recorder.num_events() == 2);  // profiling only
+  recorder.reset();
+  recorder.set_intermediate_outputs(true);
+  REQUIRE(demo.execute(args, DType::Float32, &recorder).ok());
+  std::vector<std::string> logged;
+  for (size_t i = 0; i < recorder.num_events(); ++i) {
+    const RecordedEvent& e = recorder.event(i);
+    if (e.kind != RecordedEventKind::kDelegateOutput) continue;
+    logged.emplace_back(recorder.name_of(e));
+    REQUIRE(e.rank == 1);
+    CHECK(e.dims[0] == 2);
+    const auto bytes = recorder.bytes_of(e);
+    REQUIRE(bytes.size() == 2 * sizeof(float));
+    float values[2];
+    std::memcpy(values, bytes.data(), sizeof(values));
+    if (logged.back() == "s") CHECK(values[1] == std::sin(-2.0f));
+    if (logged.back() == "r") CHECK(values[1] == 0.0f);
+  }
+  CHECK(logged == std::vector<std::string>{"s", "r"});
 }
 
 TEST_CASE("a program delegating to the demo backend runs through Method", "[demo][backend]") {
@@ -277,7 +322,7 @@ TEST_CASE("a program delegating to the demo backend runs through Method", "[demo
   const int c = p.constant("c", {2, 2}, {1, 2, 3, 4});
   const int y = p.output("y", {2, 2});
   const std::string blob =
-      "etc-demo-program 1\ninput in0 4\ninput in1 4\noutput out0 4\nbuffer t0 4\n"
+      "etc-demo-program 2\ninput in0 4\ninput in1 4\noutput out0 4\nbuffer t0 4\n"
       "mul t0 in0 in1 #0\nrelu out0 t0 #1\n";
   p.call_delegate(
       p.delegate("demo", blob, {{"max_input_elements", "4"}}, testing::ProgramBytes::Placement::Segment),
@@ -311,7 +356,7 @@ TEST_CASE("a demo delegate whose blob is refused fails Method::init with the dem
   REQUIRE_FALSE(method.ok());
   CHECK(method.error() == Error::DelegateInvalidCompatibility);
   CHECK(method.message().find("model.etp: instruction 0: delegate 0 (backend 'demo') failed to initialise: "
-                              "demo program version 7, this runtime reads version 1") == 0);
+                              "demo program version 7, this runtime reads version 2") == 0);
 }
 
 }  // namespace

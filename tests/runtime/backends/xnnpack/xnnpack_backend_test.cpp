@@ -224,21 +224,20 @@ class CountingTracer : public EventTracer {
   int ended = 0;
 };
 
-TEST_CASE("xnnpack reports each invoke as an 'xnnpack' event around one event per stage", "[xnnpack]") {
+TEST_CASE("xnnpack reports each stage by the debug id its nodes share", "[xnnpack]") {
   XnnpackBlobBuilder b;
   const uint32_t x = b.input({4}, 0);
   const uint32_t y = b.output({4}, 0);
-  b.node(NodeType::Negate, {x}, {y});
+  b.node(NodeType::Negate, {x}, {y}).debug_id = 5;
   XnnpackRunner runner;
   REQUIRE(runner.init(b.build()).ok());
   CountingTracer tracer;
   std::vector<XnnpackArg> args = {{Shape{4}, {1, -2, 3, -4}}, zeros(Shape{4})};
   REQUIRE(runner.execute(args, &tracer).ok());
   REQUIRE(runner.execute(args, &tracer).ok());
-  CHECK(tracer.names ==
-        std::vector<std::string>{"xnnpack", "xnnpack subgraph", "xnnpack", "xnnpack subgraph"});
-  CHECK(tracer.ids == std::vector<int64_t>{-1, -1, -1, -1});
-  CHECK(tracer.ended == 4);
+  CHECK(tracer.names == std::vector<std::string>{"", ""});
+  CHECK(tracer.ids == std::vector<int64_t>{5, 5});
+  CHECK(tracer.ended == 2);
   CHECK(args[1].data == std::vector<float>{-1, 2, -3, 4});
 }
 
@@ -261,9 +260,9 @@ TEST_CASE("xnnpack native stages report their node's debug id", "[xnnpack]") {
   for (size_t i = 0; i < in.size(); ++i) in[i] = static_cast<float>(i);
   std::vector<XnnpackArg> args = {{Shape{1, 2, 2, 6}, in}, zeros(Shape{1, 2, 2, 4})};
   REQUIRE(runner.execute(args, &tracer).ok());
-  CHECK(tracer.names == std::vector<std::string>{"xnnpack", "xnnpack subgraph", "", "xnnpack subgraph"});
-  CHECK(tracer.ids == std::vector<int64_t>{-1, -1, 7, -1});
-  CHECK(tracer.ended == 4);
+  CHECK(tracer.names == std::vector<std::string>{"", "", ""});
+  CHECK(tracer.ids == std::vector<int64_t>{3, 7, 9});
+  CHECK(tracer.ended == 3);
   CHECK(args[1].data[0] == 1.0f);  // |-(x[1])|
   CHECK(args[1].data[3] == 4.0f);
 }

@@ -264,6 +264,19 @@ TEST_CASE("xnnpack folds a residual Add into the native convolution's epilogue",
     REQUIRE(plan.buffer_of[r] != xnnpack::kNoBuffer);
     const xnnpack::StagePlan off = xnnpack::plan_stages(view.get(), xnnpack::NativeConvolutions::kOff);
     CHECK(off.elided == std::vector<bool>{false, false, false});
+    // Per-node profiling keeps the fold (and says where the Add went);
+    // logging node outputs needs the Add's own.
+    const xnnpack::StagePlan per_node =
+        xnnpack::plan_stages(view.get(), xnnpack::NativeConvolutions::kAll, DelegateDetail::kPerNode);
+    CHECK(per_node.elided == std::vector<bool>{false, false, true});
+    CHECK(per_node.folded_into == std::vector<int64_t>{-1, -1, 1});
+    CHECK(per_node.stages.size() == 2);
+    const xnnpack::StagePlan outputs =
+        xnnpack::plan_stages(view.get(), xnnpack::NativeConvolutions::kAll, DelegateDetail::kNodeOutputs);
+    CHECK(outputs.elided == std::vector<bool>{false, false, false});
+    CHECK_FALSE(outputs.writes_into[1].active);
+    CHECK(outputs.stages.size() == 3);
+    CHECK(outputs.buffer_of[t] != xnnpack::kNoBuffer);
   }
   std::vector<float> r_ref = d.x;
   for (float& v : r_ref) v = std::min(std::max(v, -1.0f), 1.0f);

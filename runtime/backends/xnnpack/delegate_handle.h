@@ -1,0 +1,92 @@
+#pragma once
+// What one initialised XNNPACK delegate holds (the backend's DelegateHandle):
+// its stages (stages.h) ready to run, the memory of its shared tensors and
+// how each delegate argument reaches XNNPACK. Built by xnnpack_backend.cpp
+// at init, run by run_stages.h at execute.
+
+#include <xnnpack.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <cstdlib>
+#include <memory>
+#include <vector>
+
+#include "runtime/backends/xnnpack/blob_reader.h"
+#include "runtime/backends/xnnpack/native_ops.h"
+#include "runtime/backends/xnnpack/threadpool.h"
+#include "runtime/devtools/event_tracer.h"
+
+namespace etc::xnnpack {
+
+struct FreeDeleter {
+  void operator()(void* p) const { std::free(p); }
+};
+using FloatBuffer = std::unique_ptr<float, FreeDeleter>;
+
+inline constexpr size_t kBlobAlignment = 64;
+inline size_t round_up(size_t bytes) { return (bytes + kBlobAlignment - 1) / kBlobAlignment * kBlobAlignment; }
+
+// 64-byte aligned, with the XNN_EXTRA_BYTES XNNPACK may read past the end;
+// null when out of memory.
+inline FloatBuffer allocate_floats(size_t count) {
+  return FloatBuffer(static_cast<float*>(
+      std::aligned_alloc(kBlobAlignment, round_up(count * sizeof(float) + XNN_EXTRA_BYTES))));
+}
+
+// One delegate argument and how it reaches XNNPACK.
+struct Argument {
+  uint32_t tensor_id = 0;
+  bool is_input = true;
+  size_t index = 0;  // among inputs or among outputs
+  TensorInfo tensor;
+  // Layout conversion through `staging`; Same binds the argument directly.
+  fb::BoundaryLayout layout = fb::BoundaryLayout::Same;
+  size_t n = 0, c = 0, hw = 0;
+  float* staging = nullptr;
+};
+
+// A node output logged as an intermediate output (DelegateDetail::kNodeOutputs).
+struct LoggedOutput {
+  uint32_t tensor = 0;
+  size_t rank = 0;
+  size_t dims[kMaxTensorRank] = {};  // XNNPACK's: NHWC when rank 4
+};
+
+// One stage (stages.h): an XNNPACK runtime, or a native node when `runtime`
+// is null.
+struct StageRun {
+  xnn_runtime_t runtime = nullptr;
+  std::vector<uint32_t> externals;        // tensor id of each external value id
+  std::vector<xnn_external_value> bound;  // what xnn_setup_runtime last saw
+  bool set_up = false;
+  NativeOp native;
+  // The key of the delegate's debug handle map this stage's time belongs to:
+  // the debug id all its nodes share; unset when they have none or differ
+  // (a fused run of nodes), and then the stage reports no event.
+  int64_t debug_id = kUnsetDelegateDebugIntId;
+  std::vector<uint8_t> metadata;        // profiling_metadata.h
+  std::vector<LoggedOutput> outputs;  // empty unless outputs are logged
+};
+
+struct XnnpackHandle {
+  SharedThreadpool pool;
+  std::vector<StageRun> runs;  // one per stage
+  std::vector<float*> data;    // per tensor: where a shared tensor lives
+  std::vector<Argument> args;
+  std::vector<FloatBuffer> owned;  // staging and shared buffers, run-time constants
+  // Where a rank-4 output is turned into the program's NCHW before it is
+  // logged; null unless outputs are logged.
+  float* log_buffer = nullptr;
+
+  XnnpackHandle() = default;
+  XnnpackHandle(const XnnpackHandle&) = delete;
+  XnnpackHandle& operator=(const XnnpackHandle&) = delete;
+  // The runtimes go first: they may read the owned constants until deleted.
+  ~XnnpackHandle() {
+    for (StageRun& run : runs)
+      if (run.runtime != nullptr) xnn_delete_runtime(run.runtime);
+  }
+};
+
+}  // namespace etc::xnnpack
