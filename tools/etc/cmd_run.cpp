@@ -1,15 +1,19 @@
 // etc run MODEL.etp [--input NAME=FILE]... [--output-dir DIR] [--threads N] [--iterations N] [--json]
+//                   [--etdump FILE [--profile] [--debug-outputs]]
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <iostream>
 #include <nlohmann/json.hpp>
-#include <random>
 
 #include "compiler/common/compile_error.h"
+#include "compiler/emit/program_writer.h"
+#include "runtime/devtools/etdump_writer.h"
+#include "runtime/devtools/event_recorder.h"
 #include "runtime/executor/method.h"
 #include "runtime/executor/program.h"
 #include "tools/etc/commands.h"
+#include "tools/etc/input_flags.h"
 #include "tools/etc/tensor_io.h"
 
 namespace etc::cli {
@@ -22,28 +26,26 @@ std::string file_safe(const std::string& name) {
   return out.empty() ? "output" : out;
 }
 
-io::OwnedTensor random_tensor(const TensorSpec& spec, std::mt19937& rng) {
-  io::OwnedTensor t{spec, std::vector<uint8_t>(spec.nbytes())};
-  const int64_t n = spec.shape.numel();
-  std::uniform_real_distribution<float> uni(0.0f, 1.0f);
-  for (int64_t i = 0; i < n; ++i) {
-    switch (spec.dtype) {
-      case DType::Float32: reinterpret_cast<float*>(t.bytes.data())[i] = uni(rng); break;
-      case DType::Float64: reinterpret_cast<double*>(t.bytes.data())[i] = uni(rng); break;
-      case DType::Int64: reinterpret_cast<int64_t*>(t.bytes.data())[i] = 0; break;
-      case DType::Int32: reinterpret_cast<int32_t*>(t.bytes.data())[i] = 0; break;
-      default: t.bytes[i * dtype_size(spec.dtype)] = 0; break;
-    }
-  }
-  return t;
-}
+// The recording of `etc run --etdump`: an EventRecorder over buffers sized
+// from the flags. The data buffer is reserved, not touched, so a large
+// default costs address space only.
+struct Recording {
+  std::vector<RecordedEvent> events;
+  std::unique_ptr<uint8_t[]> data;
+  std::unique_ptr<EventRecorder> recorder;
 
-std::string describe_inputs(const Method& m) {
-  std::string s;
-  for (size_t i = 0; i < m.num_inputs(); ++i)
-    s += std::string(i ? ", " : "") + m.input_name(i) + ": " + dtype_name(m.input_spec(i).dtype) +
-         m.input_spec(i).shape.str();
-  return s;
+  Recording(size_t num_events, size_t data_bytes)
+      : events(num_events), data(new uint8_t[data_bytes]) {
+    recorder = std::make_unique<EventRecorder>(Span<RecordedEvent>(events), Span<uint8_t>(data.get(), data_bytes));
+  }
+};
+
+void write_etdump_file(const std::string& path, const Recording& rec, const Program& program) {
+  EtdumpHeader header{std::string("etc ") + ETC_VERSION_STRING,
+                      std::filesystem::path(program.name()).filename().string(), program.fingerprint()};
+  Result<std::vector<uint8_t>> bytes = write_etdump(*rec.recorder, header);
+  if (!bytes.ok()) throw CompileError(path + ": " + bytes.message());
+  emit::write_file_atomically(path, bytes.get());
 }
 
 }  // namespace
@@ -58,6 +60,11 @@ Action add_run(CLI::App& app) {
     int threads = 0;
     bool json = false;
     bool random_inputs = false;
+    std::string etdump;
+    bool profile = false;
+    bool debug_outputs = false;
+    size_t etdump_events = 0;
+    size_t etdump_buffer_mb = 0;
   };
   auto opt = std::make_shared<Options>();
   cmd->add_option("program", opt->program, "Program file (.etp)")->required();
@@ -71,45 +78,57 @@ Action add_run(CLI::App& app) {
       ->check(CLI::Range(0, 1000000));
   cmd->add_flag("--random-inputs", opt->random_inputs, "Fill inputs not given with random data (seeded)");
   cmd->add_flag("--json", opt->json, "Print a JSON summary");
+  auto* etdump = cmd->add_option("--etdump", opt->etdump,
+                                 "Record every timed run (instruction and delegate events) into FILE, an "
+                                 "ETDump for `etc inspect`");
+  cmd->add_flag("--profile", opt->profile,
+                "Delegates report each of their nodes (XNNPACK: every node its own stage)")
+      ->needs(etdump);
+  cmd->add_flag("--debug-outputs", opt->debug_outputs,
+                "Also record every instruction's and every delegate node's output")
+      ->needs(etdump);
+  cmd->add_option("--etdump-events", opt->etdump_events,
+                  "Capacity of the event buffer (default: sized from the program and --iterations)")
+      ->needs(etdump)
+      ->check(CLI::Range(size_t{1}, size_t{1} << 26));
+  cmd->add_option("--etdump-buffer-mb", opt->etdump_buffer_mb,
+                  "MiB for names, metadata and outputs (default: 64, or 2048 with --debug-outputs)")
+      ->needs(etdump)
+      ->check(CLI::Range(size_t{1}, size_t{1} << 16));
   return [opt]() {
     auto program = Program::load(opt->program);
     if (!program.ok()) throw CompileError(program.message());
     RuntimeOptions options;
     options.num_threads = opt->threads;
-    auto method = Method::init(program.get(), 0, options);
+    if (opt->profile) options.delegate_detail = DelegateDetail::kPerNode;
+    if (opt->debug_outputs) options.delegate_detail = DelegateDetail::kNodeOutputs;
+    std::unique_ptr<Recording> recording;
+    if (!opt->etdump.empty()) {
+      const size_t per_run = program->plan().instructions() ? program->plan().instructions()->size() : 0;
+      const size_t events = opt->etdump_events > 0
+                                ? opt->etdump_events
+                                : std::min<size_t>((4 * per_run + 4096) * static_cast<size_t>(opt->iterations),
+                                                   size_t{1} << 22);
+      const size_t mb = opt->etdump_buffer_mb > 0 ? opt->etdump_buffer_mb : opt->debug_outputs ? 2048 : 64;
+      recording = std::make_unique<Recording>(events, mb << 20);
+      recording->recorder->set_intermediate_outputs(opt->debug_outputs);
+    }
+    auto method =
+        Method::init(program.get(), 0, options, recording ? recording->recorder.get() : nullptr);
     if (!method.ok()) throw CompileError(method.message());
     Method& m = *method.get();
 
-    std::vector<bool> given(m.num_inputs(), false);
-    for (const std::string& flag : opt->inputs) {
-      const size_t eq = flag.find('=');
-      if (eq == std::string::npos) throw CompileError("--input '" + flag + "': expected NAME=FILE");
-      const std::string name = flag.substr(0, eq);
-      size_t index = m.num_inputs();
-      for (size_t i = 0; i < m.num_inputs(); ++i)
-        if (m.input_name(i) == name) index = i;
-      if (index == m.num_inputs())
-        throw CompileError("--input '" + name +
-                           "': the program has no such input (inputs: " + describe_inputs(m) + ")");
-      const io::OwnedTensor t = io::read_tensor_file(flag.substr(eq + 1));
-      Status s = m.set_input(index, t.spec, t.bytes.data());
-      if (!s.ok()) throw CompileError(flag.substr(eq + 1) + ": " + s.message());
-      given[index] = true;
-    }
-    std::mt19937 rng(42);
-    for (size_t i = 0; i < m.num_inputs(); ++i) {
-      if (given[i]) continue;
-      if (!opt->random_inputs)
-        throw CompileError(opt->program + ": input '" + m.input_name(i) + "' (" +
-                           dtype_name(m.input_spec(i).dtype) + m.input_spec(i).shape.str() +
-                           ") not given; pass --input " + m.input_name(i) + "=FILE or --random-inputs");
-      const io::OwnedTensor t = random_tensor(m.input_spec(i), rng);
-      if (Status s = m.set_input(i, t.spec, t.bytes.data()); !s.ok()) throw CompileError(s.message());
-    }
+    std::vector<ProgramInput> specs;
+    for (size_t i = 0; i < m.num_inputs(); ++i) specs.push_back({m.input_name(i), m.input_spec(i)});
+    const std::vector<LoadedInput> inputs = load_inputs(opt->inputs, specs, opt->random_inputs, opt->program);
+    for (size_t i = 0; i < inputs.size(); ++i)
+      if (Status s = m.set_input(i, inputs[i].tensor.spec, inputs[i].tensor.bytes.data()); !s.ok())
+        throw CompileError(inputs[i].source + ": " + s.message());
 
     for (int it = 0; it < opt->warmup; ++it)
       if (Status s = m.execute(); !s.ok())
         throw CompileError(opt->program + ": execution failed: " + s.message());
+    if (recording) recording->recorder->reset();  // warm-up runs are not recorded
     std::vector<double> times;
     for (int it = 0; it < opt->iterations; ++it) {
       const auto t0 = std::chrono::steady_clock::now();
@@ -117,6 +136,14 @@ Action add_run(CLI::App& app) {
       const auto t1 = std::chrono::steady_clock::now();
       if (!s.ok()) throw CompileError(opt->program + ": execution failed: " + s.message());
       times.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
+    }
+    nlohmann::json recorded;
+    if (recording) {
+      write_etdump_file(opt->etdump, *recording, program.get());
+      const EventRecorder& r = *recording->recorder;
+      recorded = {{"file", opt->etdump},       {"runs", r.num_runs()},
+                  {"events", r.num_events()},  {"dropped_events", r.dropped_events()},
+                  {"dropped_bytes", r.dropped_bytes()}, {"rejected_events", r.rejected_events()}};
     }
     nlohmann::json outputs = nlohmann::json::array();
     if (!opt->output_dir.empty()) std::filesystem::create_directories(opt->output_dir);
@@ -145,6 +172,7 @@ Action add_run(CLI::App& app) {
           {"latency_ms", {{"median", median}, {"min", sorted.front()}, {"max", sorted.back()}}},
           {"arena_bytes", m.arena_bytes()},
           {"outputs", outputs}};
+      if (recording) j["etdump"] = recorded;
       std::cout << j.dump(2) << "\n";
     } else {
       for (const auto& o : outputs)
@@ -153,6 +181,15 @@ Action add_run(CLI::App& app) {
                   << (o.contains("file") ? " -> " + o["file"].get<std::string>() : std::string()) << "\n";
       std::cout << "latency: median " << median << " ms, min " << sorted.front() << " ms, max "
                 << sorted.back() << " ms over " << opt->iterations << " iteration(s)\n";
+      if (recording) {
+        const EventRecorder& r = *recording->recorder;
+        std::cout << "etdump: " << opt->etdump << " (" << r.num_runs() << " run(s), " << r.num_events()
+                  << " events)";
+        if (r.dropped_events() + r.dropped_bytes() + r.rejected_events() > 0)
+          std::cout << "; dropped " << r.dropped_events() << " events and " << r.dropped_bytes()
+                    << " bytes (raise --etdump-events / --etdump-buffer-mb), rejected " << r.rejected_events();
+        std::cout << "; `etc inspect " << opt->program << " --etdump " << opt->etdump << "` shows it\n";
+      }
     }
     return kExitOk;
   };

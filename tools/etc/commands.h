@@ -14,6 +14,8 @@ Action add_run(CLI::App& app);
 Action add_info(CLI::App& app);
 Action add_partition(CLI::App& app);
 Action add_backends(CLI::App& app);
+Action add_debug(CLI::App& app);
+Action add_inspect(CLI::App& app);
 
 // Exit codes scripts can rely on.
 inline constexpr int kExitOk = 0;

@@ -42,6 +42,8 @@ int main(int argc, char** argv) {
   remember(etc::cli::add_run(app));
   remember(etc::cli::add_info(app));
   remember(etc::cli::add_backends(app));
+  remember(etc::cli::add_inspect(app));
+  remember(etc::cli::add_debug(app));
 
   try {
     app.parse(argc, argv);

@@ -1,0 +1,89 @@
+#include "compiler/devtools/metadata_parsers.h"
+
+#include <map>
+#include <mutex>
+
+#include "runtime/backends/demo/demo_format.h"
+#include "runtime/backends/xnnpack/profiling_metadata.h"
+#include "runtime/backends/xnnpack/xnnpack_blob.h"
+
+namespace etc::devtools {
+namespace {
+
+std::mutex& registry_mutex() {
+  static std::mutex m;
+  return m;
+}
+
+std::map<std::string, MetadataParser, std::less<>>& registry() {
+  static std::map<std::string, MetadataParser, std::less<>> parsers;
+  return parsers;
+}
+
+MetadataColumns unreadable(size_t size, const char* what) {
+  return {{"metadata", std::to_string(size) + " bytes, not " + what}};
+}
+
+// demo_format.h: the instruction's element count, little-endian uint64.
+MetadataColumns demo_metadata(const uint8_t* data, size_t size, const MetadataContext&) {
+  if (size == 0) return {};
+  if (data == nullptr || size != demo::kDemoMetadataBytes) return unreadable(size, "demo metadata");
+  uint64_t elements = 0;
+  for (size_t b = 0; b < size; ++b) elements |= static_cast<uint64_t>(data[b]) << (8 * b);
+  return {{"elements", std::to_string(elements)}};
+}
+
+// runtime/backends/xnnpack/profiling_metadata.h.
+MetadataColumns xnnpack_metadata(const uint8_t* data, size_t size, const MetadataContext& context) {
+  if (size == 0) return {};
+  const auto m = xnnpack::decode_stage_metadata(data, size);
+  if (!m) return unreadable(size, "XNNPACK stage metadata version 1");
+  const auto type = static_cast<xnnpack::fb::NodeType>(m->node_type);
+  const bool known = type >= xnnpack::fb::NodeType::MIN && type <= xnnpack::fb::NodeType::MAX;
+  MetadataColumns columns = {
+      {"runs_on", m->runs_on == xnnpack::StageRunsOn::kNative ? "native" : "xnnpack"},
+      {"xnn_node", known ? xnnpack::fb::EnumNameNodeType(type) : "node type " + std::to_string(m->node_type)}};
+  if (m->num_nodes != 1) columns.emplace_back("xnn_nodes", std::to_string(m->num_nodes));
+  if (!m->folded_ids.empty()) {
+    std::string folded;
+    for (int32_t id : m->folded_ids) {
+      std::string described = context.describe_id ? context.describe_id(id) : std::string();
+      if (described.empty()) described = "#" + std::to_string(id);
+      folded += (folded.empty() ? "" : ", ") + described;
+    }
+    columns.emplace_back("folded", folded);
+  }
+  return columns;
+}
+
+}  // namespace
+
+MetadataColumns hex_metadata(const uint8_t* data, size_t size, const MetadataContext&) {
+  if (size == 0 || data == nullptr) return {};
+  static constexpr char kDigits[] = "0123456789abcdef";
+  std::string hex;
+  hex.reserve(2 * size);
+  for (size_t i = 0; i < size; ++i) {
+    hex += kDigits[data[i] >> 4];
+    hex += kDigits[data[i] & 0xf];
+  }
+  return {{"metadata", hex}};
+}
+
+void register_metadata_parser(std::string_view backend_id, MetadataParser parser) {
+  std::lock_guard<std::mutex> lock(registry_mutex());
+  registry()[std::string(backend_id)] = std::move(parser);
+}
+
+MetadataParser metadata_parser_for(std::string_view backend_id) {
+  std::lock_guard<std::mutex> lock(registry_mutex());
+  const auto it = registry().find(backend_id);
+  return it != registry().end() && it->second ? it->second : MetadataParser(hex_metadata);
+}
+
+void register_builtin_metadata_parsers() {
+  register_metadata_parser(demo::kDemoBackendId, demo_metadata);
+  register_metadata_parser(xnnpack::kXnnpackBackendId, xnnpack_metadata);
+}
+
+}  // namespace etc::devtools

@@ -1,0 +1,32 @@
+#pragma once
+// The --input NAME=FILE and --random-inputs flags of `etc run` and
+// `etc debug`: one tensor per program input, read from its file or, when
+// allowed, filled with seeded random data.
+
+#include <string>
+#include <vector>
+
+#include "runtime/core/tensor.h"
+#include "tools/etc/tensor_io.h"
+
+namespace etc::cli {
+
+struct ProgramInput {
+  std::string name;
+  TensorSpec spec;
+};
+
+struct LoadedInput {
+  io::OwnedTensor tensor;
+  std::string source;  // the file it was read from, or "random data"
+};
+
+// Throws CompileError naming the flag, file or input: a malformed flag, an
+// unknown input name, an input given twice, or (without `random_fill`) an
+// input not given. Shapes and dtypes are checked by the caller's set_input,
+// whose message should name `source`.
+std::vector<LoadedInput> load_inputs(const std::vector<std::string>& flags,
+                                         const std::vector<ProgramInput>& inputs, bool random_fill,
+                                         const std::string& program_name);
+
+}  // namespace etc::cli
