@@ -41,12 +41,27 @@ inline void transpose_tile(const float* src, float* dst, size_t rows, size_t col
     for (size_t c = c0; c < c1; ++c) dst[c * rows + r] = src[r * cols + c];
 }
 
+// Few rows (an image's 2 to 4 channels into NHWC): interleave them, one
+// pass over each row. The tiled path would leave the SSE blocks unused and
+// store one strided float at a time (mobilenet_v2's 3x224x224 input: 106 us).
+template <size_t R>
+void interleave_rows(const float* src, float* dst, size_t cols) {
+  for (size_t c = 0; c < cols; ++c)
+    for (size_t r = 0; r < R; ++r) dst[c * R + r] = src[r * cols + c];
+}
+
 }  // namespace
 
 void transpose_plane(const float* src, float* dst, size_t rows, size_t cols) {
   if (rows == 1 || cols == 1) {
     for (size_t i = 0; i < rows * cols; ++i) dst[i] = src[i];
     return;
+  }
+  switch (rows) {
+    case 2: return interleave_rows<2>(src, dst, cols);
+    case 3: return interleave_rows<3>(src, dst, cols);
+    case 4: return interleave_rows<4>(src, dst, cols);
+    default: break;
   }
   for (size_t r0 = 0; r0 < rows; r0 += kTile) {
     const size_t r1 = r0 + kTile < rows ? r0 + kTile : rows;

@@ -36,6 +36,11 @@ TEST_CASE("xnnpack boundary layout conversion matches a naive transpose", "[xnnp
   check_layout(1, 5, 1, 1);
   check_layout(1, 4, 4, 4);
   check_layout(1, 33, 16, 1);
+  // 2 to 4 rows take the interleaving path: channels into NHWC, pixels back.
+  check_layout(2, 2, 5, 3);
+  check_layout(1, 3, 224, 224);
+  check_layout(1, 17, 1, 3);
+  check_layout(2, 9, 2, 2);
 }
 
 // A benchmark, not a test: the boundary conversion of a 64x56x56 activation.
