@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """What tracing costs. Prints, per model and thread count, the median latency of
-`etc run` (XNNPACK backend) with no tracer, with the event recorder attached
+`etc run` (XNNPACK backend), the median over rounds and the fastest single run, with no tracer, with the event recorder attached
 (instruction and delegate events, --etdump), and in profiling mode (--etdump
 --profile: every XNNPACK node its own stage), each as a ratio to no tracer.
 With --baseline-etc, the same program also runs on another etc build (e.g. one
@@ -41,10 +41,12 @@ def run(cmd):
     return proc.stdout
 
 
-def median_ms(etc, program, threads, iterations, extra):
+def latency_ms(etc, program, threads, iterations, extra):
+    """(median, min) latency of one `etc run` of `iterations` runs."""
     out = run([etc, "run", program, "--random-inputs", "--threads", str(threads), "--iterations",
                str(iterations), "--warmup", "5", "--json", *extra])
-    return json.loads(out)["latency_ms"]["median"]
+    latency = json.loads(out)["latency_ms"]
+    return latency["median"], latency["min"]
 
 
 def main():
@@ -64,20 +66,26 @@ def main():
             configs.insert(0, ("baseline", args.baseline_etc, []))
         configs += [("events", args.etc, ["--etdump", etdump]),
                     ("profile", args.etc, ["--etdump", etdump, "--profile"])]
-        header = f"{'model':<22}{'thr':>4}" + "".join(f"{name:>16}" for name, _, _ in configs)
-        print(header + "    (median ms; ratio to 'no tracer')")
+        header = f"{'model':<22}{'thr':>4}{'stat':>7}" + "".join(f"{name:>16}" for name, _, _ in configs)
+        print(header + "    (ms; ratio to 'no tracer')")
         for name in args.models.split(","):
             program = os.path.join(tmp, name + ".etp")
             run([args.etc, "preprocess", model_path(name), "--backend", "xnnpack", "-o", program])
             for threads in [int(t) for t in args.threads.split(",")]:
-                samples = {c[0]: [] for c in configs}
+                medians = {c[0]: [] for c in configs}
+                best = {c[0]: float("inf") for c in configs}
                 for _ in range(args.rounds):
                     for cname, etc, extra in configs:
-                        samples[cname].append(median_ms(etc, program, threads, args.iterations, extra))
-                medians = {c: statistics.median(v) for c, v in samples.items()}
-                base = medians["no tracer"]
-                cells = "".join(f"{medians[c]:>9.3f} {medians[c] / base:>5.3f}" for c, _, _ in configs)
-                print(f"{name:<22}{threads:>4}{cells}", flush=True)
+                        median, fastest = latency_ms(etc, program, threads, args.iterations, extra)
+                        medians[cname].append(median)
+                        best[cname] = min(best[cname], fastest)
+                # The median of the rounds' medians, and the fastest run of
+                # all rounds (least touched by other load on the machine).
+                for stat, values in (("median", {c: statistics.median(v) for c, v in medians.items()}),
+                                     ("min", best)):
+                    base = values["no tracer"]
+                    cells = "".join(f"{values[c]:>9.3f} {values[c] / base:>5.3f}" for c, _, _ in configs)
+                    print(f"{name:<22}{threads:>4}{stat:>7}{cells}", flush=True)
 
 
 if __name__ == "__main__":

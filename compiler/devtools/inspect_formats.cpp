@@ -49,6 +49,14 @@ std::string fit(const std::string& text, size_t width) {
   return text.substr(0, cut) + "...";
 }
 
+// A fused row's name when it does not fit: its first node and how many
+// more ("/layer1/layer1.0/conv1/Conv (+1)"); the op column lists them all.
+std::string short_name(const InspectorRow& row, size_t width) {
+  if (row.name.size() <= width || row.onnx_nodes.size() < 2) return fit(row.name, width);
+  const std::string more = " (+" + std::to_string(row.onnx_nodes.size() - 1) + ")";
+  return fit(row.onnx_nodes.front(), width > more.size() + 4 ? width - more.size() : 4) + more;
+}
+
 std::string pad(const std::string& text, size_t width, bool right = false) {
   if (text.size() >= width) return text;
   return right ? std::string(width - text.size(), ' ') + text : text + std::string(width - text.size(), ' ');
@@ -86,7 +94,7 @@ std::string table(const Inspector& inspector, SortBy sort) {
       << pad("max us", 11, true) << pad("share", 8, true) << "  details\n";
   size_t i = 0;
   for (const InspectorRow* row : inspector.sorted(sort)) {
-    out << pad(std::to_string(++i), 4, true) << "  " << pad(fit(row->name, 48), 48) << "  "
+    out << pad(std::to_string(++i), 4, true) << "  " << pad(short_name(*row, 48), 48) << "  "
         << pad(fit(row->op_type, 20), 20) << "  " << pad(row->placement, 9)
         << pad(std::to_string(row->durations_ns.size()), 7, true)
         << pad(fixed(us(row->mean_ns()), 1), 11, true) << pad(fixed(us(static_cast<double>(row->p50_ns())), 1), 11, true)
@@ -183,6 +191,7 @@ std::string chrome_trace(const Inspector& inspector) {
     for (size_t i = 0; i < run.profile_events.size(); ++i) {
       const ProfileEvent& e = run.profile_events[i];
       const InspectorRow* row = inspector.row_of(r, i);
+      if (row == nullptr && (e.in_delegate || e.delegate_index < 0)) continue;  // no instruction or delegate to show
       json args = {{"instruction", e.instruction}};
       std::string name;
       std::string category = "portable";
