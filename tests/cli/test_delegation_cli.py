@@ -8,13 +8,15 @@ import json
 import os
 import shutil
 import subprocess
+import sys
 import unittest
 
 import numpy as np
 
 from cli_support import ETC, HERE, TempDirCase
 
-MIXED = os.path.join(HERE, "..", "models", "example", "mixed_ops.onnx")
+EXAMPLES = os.path.join(HERE, "..", "models", "example")
+MIXED = os.path.join(EXAMPLES, "mixed_ops.onnx")
 ONNX_NODES = ["conv", "gate", "gate_square", "residual_add", "relu", "tanh", "sin", "cos", "sub", "pool",
               "flatten", "fc", "class_scale"]
 
@@ -59,6 +61,31 @@ class DelegationCli(TempDirCase):
         self.assertIn("inputs:", out)
         self.assertIn("summary: 6 of ", out)
         self.assertIn("2 partitions", out)
+
+    def test_text_report_columns_never_touch(self):
+        # A real model's long node names and partition tags: every cell ends
+        # at least two spaces before the next column starts.
+        out = self.etc("partition", os.path.join(EXAMPLES, "mini_cnn.onnx"), "--backend", "xnnpack").stdout
+        lines = out.splitlines()
+        header = next(i for i, line in enumerate(lines) if line.startswith("node"))
+        starts = [lines[header].index(name) for name in ("edge op", "placement", "flops", "reason")]
+        rows = lines[header + 1:lines.index("partitions:") - 1]
+        self.assertTrue(rows)
+        for row in rows:
+            for start in starts:
+                if len(row) > start:
+                    self.assertEqual(row[start - 2:start], "  ", row)
+
+    def test_partition_report_doc_agrees_with_the_tool(self):
+        script = os.path.join(HERE, "..", "..", "tools", "update_partition_doc.py")
+        proc = subprocess.run([sys.executable, script, "--etc", ETC, "--check"], capture_output=True, text=True)
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+
+    def test_global_flags_may_follow_the_subcommand(self):
+        out = self.path("q.etp")
+        self.etc("preprocess", "-q", MIXED, "--backend", "demo", "-o", out)
+        self.assertTrue(os.path.exists(out))
+        self.etc("info", out, "-v")
 
     def test_dot_report_renders_with_graphviz(self):
         dot_file = self.path("mixed.dot")

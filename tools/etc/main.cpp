@@ -28,6 +28,8 @@ int main(int argc, char** argv) {
   CLI::App app{"etc: compile ONNX models into deployable programs and run them"};
   app.set_version_flag("--version", "etc " ETC_VERSION_STRING);
   app.require_subcommand(1);
+  // -v and -q may also follow the subcommand (etc preprocess -q ...).
+  app.fallthrough();
   int verbose = 0;
   bool quiet = false;
   app.add_flag("-v,--verbose", verbose, "More log output (-vv for debug)");

@@ -1,5 +1,6 @@
 #include "tools/etc/partition_format.h"
 
+#include <array>
 #include <cstdio>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -52,15 +53,21 @@ std::string pad(std::string s, size_t width) {
 std::string format_partition_text(const PartitionReport& r) {
   std::ostringstream out;
   out << "model: " << r.model << "\nbackends: " << join(r.backends) << "\n\n";
-  size_t width = 4;
-  for (const NodeAssignment& a : r.nodes) width = std::max(width, node_label(a).size());
-  width = std::min<size_t>(width, 48);
-  out << pad("node", width) << "  " << pad("edge op", 14) << pad("placement", 18) << pad("flops", 9)
-      << "reason\n";
-  for (const NodeAssignment& a : r.nodes) {
-    const std::string place = a.tag.empty() ? "portable" : a.tag + " (" + a.backend + ")";
-    out << pad(node_label(a), width) << "  " << pad(a.edge_op, 14) << pad(place, 18) << pad(human(a.flops), 9)
-        << a.reason << "\n";
+  // Each column as wide as its widest cell, two spaces apart: no cell runs
+  // into the next, however long a node name or partition tag.
+  std::vector<std::array<std::string, 5>> rows = {{"node", "edge op", "placement", "flops", "reason"}};
+  for (const NodeAssignment& a : r.nodes)
+    rows.push_back({node_label(a), a.edge_op, a.tag.empty() ? "portable" : a.tag + " (" + a.backend + ")",
+                    human(a.flops), a.reason});
+  std::array<size_t, 5> width{};
+  for (const auto& row : rows)
+    for (size_t c = 0; c < row.size(); ++c) width[c] = std::max(width[c], row[c].size());
+  for (const auto& row : rows) {
+    std::string line;
+    for (size_t c = 0; c + 1 < row.size(); ++c) line += pad(row[c], width[c] + 2);
+    line += row.back();
+    while (!line.empty() && line.back() == ' ') line.pop_back();
+    out << line << "\n";
   }
   out << "\npartitions:\n";
   if (r.partitions.empty()) out << "  (none)\n";

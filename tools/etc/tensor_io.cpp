@@ -4,6 +4,7 @@
 #include <cctype>
 #include <cstring>
 #include <fstream>
+#include <iterator>
 #include <sstream>
 
 #include "compiler/common/compile_error.h"
@@ -144,16 +145,12 @@ std::vector<uint8_t> encode_npy(const TensorSpec& spec, const void* data) {
   const size_t total = (10 + header.size() + 1 + 63) / 64 * 64;
   header.append(total - 10 - header.size() - 1, ' ');
   header += '\n';
-  std::vector<uint8_t> out = {0x93,
-                              'N',
-                              'U',
-                              'M',
-                              'P',
-                              'Y',
-                              1,
-                              0,
-                              static_cast<uint8_t>(header.size() & 0xff),
-                              static_cast<uint8_t>(header.size() >> 8)};
+  static constexpr uint8_t kMagic[] = {0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0};
+  std::vector<uint8_t> out;
+  out.reserve(sizeof(kMagic) + 2 + header.size() + spec.nbytes());
+  out.insert(out.end(), std::begin(kMagic), std::end(kMagic));
+  out.push_back(static_cast<uint8_t>(header.size() & 0xff));
+  out.push_back(static_cast<uint8_t>(header.size() >> 8));
   out.insert(out.end(), header.begin(), header.end());
   const auto* p = static_cast<const uint8_t*>(data);
   out.insert(out.end(), p, p + spec.nbytes());

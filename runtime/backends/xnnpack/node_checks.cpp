@@ -3,6 +3,7 @@
 #include <xnnpack.h>
 
 #include <cmath>
+#include <cstdio>
 #include <initializer_list>
 #include <string>
 
@@ -78,7 +79,10 @@ Status expect_constant(const NodeCheck& c, size_t i) {
 
 Status expect_flags(const NodeCheck& c, uint32_t allowed) {
   if ((c.node.flags() & ~allowed) == 0) return Status::Ok();
-  return c.error("flags 0x" + std::to_string(c.node.flags()) + " (decimal) not allowed for this node");
+  char text[64];
+  std::snprintf(text, sizeof(text), "flags 0x%x not allowed for this node (allowed: 0x%x)",
+                static_cast<unsigned>(c.node.flags()), static_cast<unsigned>(allowed));
+  return c.error(text);
 }
 
 // Reads an optional [uint] parameter of `n` entries; absent means `fill`.
