@@ -15,9 +15,9 @@ if(ETC_BUILD_COMPILER)
     add_library(CLI11::CLI11 INTERFACE IMPORTED)
     target_include_directories(CLI11::CLI11 INTERFACE ${CLI11_INCLUDE_DIR})
   endif()
-  if(ETC_BUILD_TESTS)
-    find_package(Catch2 2 REQUIRED)
-  endif()
+endif()
+if(ETC_BUILD_TESTS)
+  find_package(Catch2 2 REQUIRED)
 endif()
 
 # Compiles a flatbuffer schema into a header-only target.

@@ -3,8 +3,10 @@
 #include "runtime/backend/interface.h"
 #include "runtime/backends/demo/demo_backend.h"
 #include "runtime/backends/demo/demo_format.h"
+#ifdef ETC_HAVE_XNNPACK_BACKEND
 #include "runtime/backends/xnnpack/xnnpack_backend.h"
 #include "runtime/backends/xnnpack/xnnpack_blob.h"
+#endif
 
 namespace etc {
 namespace {
@@ -19,7 +21,9 @@ Status register_once(const Backend& backend) {
 Status register_builtin_backends() {
   // One line per built-in backend.
   ETC_TRY(register_once(Backend{demo::kDemoBackendId, demo::demo_backend()}));
+#ifdef ETC_HAVE_XNNPACK_BACKEND  // the build option ETC_BACKEND_XNNPACK
   ETC_TRY(register_once(Backend{xnnpack::kXnnpackBackendId, xnnpack::xnnpack_backend()}));
+#endif
   return Status::Ok();
 }
 
