@@ -15,8 +15,8 @@
 #include <string>
 #include <vector>
 
-#include "compiler/backend/compile_spec.h"
-#include "compiler/backend/delegate_debug_map.h"
+#include "compiler/ir/compile_spec.h"
+#include "compiler/ir/delegate_debug_map.h"
 #include "compiler/ir/graph.h"
 
 namespace etc {

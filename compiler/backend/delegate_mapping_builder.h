@@ -28,7 +28,7 @@
 #include <variant>
 #include <vector>
 
-#include "compiler/backend/delegate_debug_map.h"
+#include "compiler/ir/delegate_debug_map.h"
 #include "compiler/ir/graph.h"
 
 namespace etc {

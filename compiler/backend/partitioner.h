@@ -23,7 +23,7 @@
 #include <string>
 #include <vector>
 
-#include "compiler/backend/compile_spec.h"
+#include "compiler/ir/compile_spec.h"
 #include "compiler/ir/graph.h"
 
 namespace etc {

@@ -34,7 +34,4 @@ struct EmitStats {
 // Serializes the program to bytes. Throws CompileError on unsupported content.
 std::vector<uint8_t> serialize_program(const ir::ExportedProgram& program, EmitStats* stats = nullptr);
 
-// Atomically writes bytes to `path` (temp file + rename). Throws CompileError.
-void write_file_atomically(const std::string& path, const std::vector<uint8_t>& bytes);
-
 }  // namespace etc::emit

@@ -11,8 +11,8 @@
 #include <string>
 #include <vector>
 
-#include "compiler/backend/compile_spec.h"
-#include "compiler/backend/delegate_debug_map.h"
+#include "compiler/ir/compile_spec.h"
+#include "compiler/ir/delegate_debug_map.h"
 #include "compiler/ir/attrs.h"
 #include "runtime/core/tensor.h"
 #include "runtime/kernels/edge_ops.h"

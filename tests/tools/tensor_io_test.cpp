@@ -5,7 +5,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "compiler/common/compile_error.h"
+#include "tools/etc/tool_error.h"
 
 using namespace etc;
 
@@ -53,6 +53,6 @@ TEST_CASE("a .npy whose data is shorter than its header says is refused", "[tens
 }
 
 TEST_CASE("unknown tensor file types are refused by name", "[tensor_io]") {
-  CHECK_THROWS_AS(io::read_tensor_file("input.bin"), CompileError);
+  CHECK_THROWS_AS(io::read_tensor_file("input.bin"), cli::ToolError);
   CHECK_THROWS_WITH(io::read_tensor_file("/no/such/x.npy"), Catch::Contains("/no/such/x.npy"));
 }

@@ -3,10 +3,10 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
-#include "compiler/common/compile_error.h"
 #include "runtime/executor/program.h"
 #include "runtime/executor/program_validation.h"
 #include "tools/etc/commands.h"
+#include "tools/etc/tool_error.h"
 
 namespace etc::cli {
 namespace {
@@ -102,7 +102,7 @@ Action add_info(CLI::App& app) {
   cmd->add_flag("--json", *json, "Print JSON");
   return [path, json]() {
     auto program = Program::load(*path);
-    if (!program.ok()) throw CompileError(program.message());
+    if (!program.ok()) throw ToolError(program.message());
     const nlohmann::json j = program_json(program.get());
     if (*json) {
       std::cout << j.dump(2) << "\n";

@@ -11,6 +11,8 @@
 #include "compiler/devtools/inspector.h"
 #include "compiler/emit/program_writer.h"
 #include "tools/etc/commands.h"
+#include "tools/etc/atomic_file.h"
+#include "tools/etc/tool_error.h"
 
 namespace etc::cli {
 
@@ -29,14 +31,14 @@ Action add_inspect(CLI::App& app) {
   cmd->add_option("-o,--output", opt->output, "Write to FILE (atomically) instead of standard output");
   return [opt]() {
     auto program = Program::load(opt->program);
-    if (!program.ok()) throw CompileError(program.message());
+    if (!program.ok()) throw ToolError(program.message());
     const devtools::Etdump etdump = devtools::read_etdump_file(opt->etdump);
     devtools::register_builtin_metadata_parsers();
     std::unique_ptr<devtools::Inspector> inspector;
     try {
       inspector = std::make_unique<devtools::Inspector>(program.get(), etdump);
     } catch (const CompileError& e) {
-      throw CompileError(opt->etdump + ": " + e.what());
+      throw ToolError(opt->etdump + ": " + e.what());
     }
     devtools::InspectFormat format = devtools::InspectFormat::kTable;
     devtools::parse_inspect_format(opt->format, format);
@@ -45,7 +47,7 @@ Action add_inspect(CLI::App& app) {
     if (opt->output.empty())
       std::cout << text;
     else
-      emit::write_file_atomically(opt->output, std::vector<uint8_t>(text.begin(), text.end()));
+      write_file_atomically(opt->output, std::vector<uint8_t>(text.begin(), text.end()));
     return kExitOk;
   };
 }

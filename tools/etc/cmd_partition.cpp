@@ -11,6 +11,7 @@
 #include "tools/etc/commands.h"
 #include "tools/etc/partition_format.h"
 #include "tools/etc/shape_flag.h"
+#include "tools/etc/atomic_file.h"
 
 namespace etc::cli {
 
@@ -45,7 +46,7 @@ Action add_partition(CLI::App& app) {
     if (opt->output.empty()) {
       std::cout << text;
     } else {
-      emit::write_file_atomically(opt->output, std::vector<uint8_t>(text.begin(), text.end()));
+      write_file_atomically(opt->output, std::vector<uint8_t>(text.begin(), text.end()));
     }
     const std::string gate = check_gates(opt->backend, report);
     if (!gate.empty()) {

@@ -16,6 +16,7 @@
 #include "tools/etc/backend_flags.h"
 #include "tools/etc/commands.h"
 #include "tools/etc/shape_flag.h"
+#include "tools/etc/atomic_file.h"
 
 namespace etc::cli {
 
@@ -57,7 +58,7 @@ Action add_preprocess(CLI::App& app) {
     if (opt->print_ir) std::cout << ir::print(program);
     emit::EmitStats stats;
     const std::vector<uint8_t> bytes = emit::serialize_program(program, &stats);
-    emit::write_file_atomically(opt->output, bytes);
+    write_file_atomically(opt->output, bytes);
     const double ms =
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
     if (opt->json) {

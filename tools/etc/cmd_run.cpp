@@ -6,7 +6,6 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 
-#include "compiler/common/compile_error.h"
 #include "compiler/emit/program_writer.h"
 #include "runtime/devtools/etdump_writer.h"
 #include "runtime/devtools/event_recorder.h"
@@ -15,6 +14,8 @@
 #include "tools/etc/commands.h"
 #include "tools/etc/input_flags.h"
 #include "tools/etc/tensor_io.h"
+#include "tools/etc/atomic_file.h"
+#include "tools/etc/tool_error.h"
 
 namespace etc::cli {
 namespace {
@@ -44,8 +45,8 @@ void write_etdump_file(const std::string& path, const Recording& rec, const Prog
   EtdumpHeader header{std::string("etc ") + ETC_VERSION_STRING,
                       std::filesystem::path(program.name()).filename().string(), program.fingerprint()};
   Result<std::vector<uint8_t>> bytes = write_etdump(*rec.recorder, header);
-  if (!bytes.ok()) throw CompileError(path + ": " + bytes.message());
-  emit::write_file_atomically(path, bytes.get());
+  if (!bytes.ok()) throw ToolError(path + ": " + bytes.message());
+  write_file_atomically(path, bytes.get());
 }
 
 }  // namespace
@@ -97,7 +98,7 @@ Action add_run(CLI::App& app) {
       ->check(CLI::Range(size_t{1}, size_t{1} << 16));
   return [opt]() {
     auto program = Program::load(opt->program);
-    if (!program.ok()) throw CompileError(program.message());
+    if (!program.ok()) throw ToolError(program.message());
     RuntimeOptions options;
     options.num_threads = opt->threads;
     if (opt->profile) options.delegate_detail = DelegateDetail::kPerNode;
@@ -115,7 +116,7 @@ Action add_run(CLI::App& app) {
     }
     auto method =
         Method::init(program.get(), 0, options, recording ? recording->recorder.get() : nullptr);
-    if (!method.ok()) throw CompileError(method.message());
+    if (!method.ok()) throw ToolError(method.message());
     Method& m = *method.get();
 
     std::vector<ProgramInput> specs;
@@ -123,18 +124,18 @@ Action add_run(CLI::App& app) {
     const std::vector<LoadedInput> inputs = load_inputs(opt->inputs, specs, opt->random_inputs, opt->program);
     for (size_t i = 0; i < inputs.size(); ++i)
       if (Status s = m.set_input(i, inputs[i].tensor.spec, inputs[i].tensor.bytes.data()); !s.ok())
-        throw CompileError(inputs[i].source + ": " + s.message());
+        throw ToolError(inputs[i].source + ": " + s.message());
 
     for (int it = 0; it < opt->warmup; ++it)
       if (Status s = m.execute(); !s.ok())
-        throw CompileError(opt->program + ": execution failed: " + s.message());
+        throw ToolError(opt->program + ": execution failed: " + s.message());
     if (recording) recording->recorder->reset();  // warm-up runs are not recorded
     std::vector<double> times;
     for (int it = 0; it < opt->iterations; ++it) {
       const auto t0 = std::chrono::steady_clock::now();
       Status s = m.execute();
       const auto t1 = std::chrono::steady_clock::now();
-      if (!s.ok()) throw CompileError(opt->program + ": execution failed: " + s.message());
+      if (!s.ok()) throw ToolError(opt->program + ": execution failed: " + s.message());
       times.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
     }
     nlohmann::json recorded;

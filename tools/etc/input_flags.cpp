@@ -1,8 +1,8 @@
 #include "tools/etc/input_flags.h"
+#include "tools/etc/tool_error.h"
 
 #include <random>
 
-#include "compiler/common/compile_error.h"
 
 namespace etc::cli {
 namespace {
@@ -40,15 +40,15 @@ std::vector<LoadedInput> load_inputs(const std::vector<std::string>& flags,
   std::vector<bool> given(inputs.size(), false);
   for (const std::string& flag : flags) {
     const size_t eq = flag.find('=');
-    if (eq == std::string::npos) throw CompileError("--input '" + flag + "': expected NAME=FILE");
+    if (eq == std::string::npos) throw ToolError("--input '" + flag + "': expected NAME=FILE");
     const std::string name = flag.substr(0, eq);
     size_t index = inputs.size();
     for (size_t i = 0; i < inputs.size(); ++i)
       if (inputs[i].name == name) index = i;
     if (index == inputs.size())
-      throw CompileError("--input '" + name + "': the program has no such input (inputs: " +
+      throw ToolError("--input '" + name + "': the program has no such input (inputs: " +
                          describe_inputs(inputs) + ")");
-    if (given[index]) throw CompileError("--input '" + name + "' is given twice");
+    if (given[index]) throw ToolError("--input '" + name + "' is given twice");
     out[index] = LoadedInput{io::read_tensor_file(flag.substr(eq + 1)), flag.substr(eq + 1)};
     given[index] = true;
   }
@@ -56,7 +56,7 @@ std::vector<LoadedInput> load_inputs(const std::vector<std::string>& flags,
   for (size_t i = 0; i < inputs.size(); ++i) {
     if (given[i]) continue;
     if (!random_fill)
-      throw CompileError(program_name + ": input '" + inputs[i].name + "' (" + dtype_name(inputs[i].spec.dtype) +
+      throw ToolError(program_name + ": input '" + inputs[i].name + "' (" + dtype_name(inputs[i].spec.dtype) +
                          inputs[i].spec.shape.str() + ") not given; pass --input " + inputs[i].name +
                          "=FILE or --random-inputs");
     out[i] = LoadedInput{random_tensor(inputs[i].spec, rng), "random data"};

@@ -21,7 +21,7 @@ struct LoadedInput {
   std::string source;  // the file it was read from, or "random data"
 };
 
-// Throws CompileError naming the flag, file or input: a malformed flag, an
+// Throws ToolError naming the flag, file or input: a malformed flag, an
 // unknown input name, an input given twice, or (without `random_fill`) an
 // input not given. Shapes and dtypes are checked by the caller's set_input,
 // whose message should name `source`.

@@ -10,6 +10,7 @@
 #include "runtime/backends/register_builtin.h"
 #include "runtime/core/log.h"
 #include "tools/etc/commands.h"
+#include "tools/etc/tool_error.h"
 
 namespace {
 
@@ -73,7 +74,10 @@ int main(int argc, char** argv) {
     } catch (const etc::CompileError& e) {
       std::cerr << "error: " << e.what() << "\n";
       return etc::cli::kExitError;
-    } catch (const std::exception& e) {
+    } catch (const etc::cli::ToolError& e) {
+      std::cerr << "error: " << e.what() << "\n";
+      return etc::cli::kExitError;
+    } catch (const std::exception& e) {  // a bug: say so rather than crash
       std::cerr << "error: " << e.what() << "\n";
       return etc::cli::kExitError;
     }

@@ -7,16 +7,19 @@
 #include <iterator>
 #include <sstream>
 
-#include "compiler/common/compile_error.h"
 #include "compiler/emit/program_writer.h"
 #include "compiler/import/onnx/tensor_proto.h"
+#include "tools/etc/atomic_file.h"
+#include "tools/etc/tool_error.h"
 
 namespace etc::io {
+
+using cli::ToolError;
 namespace {
 
 std::string read_all(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
-  if (!in) throw CompileError(path + ": cannot open (missing file?)");
+  if (!in) throw ToolError(path + ": cannot open (missing file?)");
   std::stringstream ss;
   ss << in.rdbuf();
   return ss.str();
@@ -49,9 +52,9 @@ DType dtype_from_descr(const std::string& d) {
 // Value of `'key': value` in a numpy header dict, up to the next ',' or '}' (or ')' for tuples).
 std::string header_field(const std::string& header, const std::string& key, const std::string& path) {
   const size_t k = header.find("'" + key + "'");
-  if (k == std::string::npos) throw CompileError(path + ": .npy header has no '" + key + "'");
+  if (k == std::string::npos) throw ToolError(path + ": .npy header has no '" + key + "'");
   size_t p = header.find(':', k);
-  if (p == std::string::npos) throw CompileError(path + ": malformed .npy header");
+  if (p == std::string::npos) throw ToolError(path + ": malformed .npy header");
   ++p;
   while (p < header.size() && header[p] == ' ') ++p;
   size_t end;
@@ -59,7 +62,7 @@ std::string header_field(const std::string& header, const std::string& key, cons
     end = header.find(')', p) + 1;
   else
     end = header.find_first_of(",}", p);
-  if (end == std::string::npos || end == 0) throw CompileError(path + ": malformed .npy header");
+  if (end == std::string::npos || end == 0) throw ToolError(path + ": malformed .npy header");
   return header.substr(p, end - p);
 }
 
@@ -68,44 +71,44 @@ std::string header_field(const std::string& header, const std::string& key, cons
 OwnedTensor read_npy(const std::string& path) {
   const std::string bytes = read_all(path);
   if (bytes.size() < 10 || std::memcmp(bytes.data(), "\x93NUMPY", 6) != 0)
-    throw CompileError(path + ": not a .npy file (bad magic)");
+    throw ToolError(path + ": not a .npy file (bad magic)");
   const int major = static_cast<uint8_t>(bytes[6]);
   size_t header_len = 0, header_start = 0;
   if (major == 1) {
     header_len = static_cast<uint8_t>(bytes[8]) | (static_cast<uint8_t>(bytes[9]) << 8);
     header_start = 10;
   } else if (major == 2 || major == 3) {
-    if (bytes.size() < 12) throw CompileError(path + ": truncated .npy header");
+    if (bytes.size() < 12) throw ToolError(path + ": truncated .npy header");
     uint32_t len = 0;
     std::memcpy(&len, bytes.data() + 8, 4);
     header_len = len;
     header_start = 12;
   } else {
-    throw CompileError(path + ": unsupported .npy version " + std::to_string(major));
+    throw ToolError(path + ": unsupported .npy version " + std::to_string(major));
   }
-  if (header_start + header_len > bytes.size()) throw CompileError(path + ": truncated .npy header");
+  if (header_start + header_len > bytes.size()) throw ToolError(path + ": truncated .npy header");
   const std::string header = bytes.substr(header_start, header_len);
   std::string descr = header_field(header, "descr", path);
   descr.erase(std::remove(descr.begin(), descr.end(), '\''), descr.end());
   if (header_field(header, "fortran_order", path).find("True") != std::string::npos)
-    throw CompileError(path + ": Fortran-order .npy arrays are not supported");
+    throw ToolError(path + ": Fortran-order .npy arrays are not supported");
   OwnedTensor t;
   t.spec.dtype = dtype_from_descr(descr);
-  if (t.spec.dtype == DType::Invalid) throw CompileError(path + ": unsupported .npy dtype '" + descr + "'");
+  if (t.spec.dtype == DType::Invalid) throw ToolError(path + ": unsupported .npy dtype '" + descr + "'");
   const std::string shape = header_field(header, "shape", path);
   std::string num;
   for (char ch : shape) {
     if (std::isdigit(static_cast<unsigned char>(ch))) {
       num += ch;
     } else if (!num.empty()) {
-      if (t.spec.shape.rank() == kMaxRank) throw CompileError(path + ": rank above 8");
+      if (t.spec.shape.rank() == kMaxRank) throw ToolError(path + ": rank above 8");
       t.spec.shape.push_back(std::stoll(num));
       num.clear();
     }
   }
   const size_t data_start = header_start + header_len;
   if (bytes.size() - data_start != t.spec.nbytes())
-    throw CompileError(path + ": .npy data holds " + std::to_string(bytes.size() - data_start) +
+    throw ToolError(path + ": .npy data holds " + std::to_string(bytes.size() - data_start) +
                        " bytes, its header needs " + std::to_string(t.spec.nbytes()));
   t.bytes.assign(bytes.begin() + static_cast<std::ptrdiff_t>(data_start), bytes.end());
   return t;
@@ -114,9 +117,9 @@ OwnedTensor read_npy(const std::string& path) {
 OwnedTensor read_pb(const std::string& path) {
   const std::string bytes = read_all(path);
   onnx::TensorProto proto;
-  if (!proto.ParseFromString(bytes)) throw CompileError(path + ": not an ONNX TensorProto file");
+  if (!proto.ParseFromString(bytes)) throw ToolError(path + ": not an ONNX TensorProto file");
   auto decoded = onnx_import::decode_tensor(proto);
-  if (!decoded.ok()) throw CompileError(path + ": " + decoded.message());
+  if (!decoded.ok()) throw ToolError(path + ": " + decoded.message());
   return OwnedTensor{decoded->spec, std::move(decoded->bytes)};
 }
 
@@ -127,7 +130,7 @@ OwnedTensor read_tensor_file(const std::string& path) {
   };
   if (ends_with(".npy")) return read_npy(path);
   if (ends_with(".pb")) return read_pb(path);
-  throw CompileError(path + ": unknown tensor file type (expected .npy or .pb)");
+  throw ToolError(path + ": unknown tensor file type (expected .npy or .pb)");
 }
 
 std::vector<uint8_t> encode_npy(const TensorSpec& spec, const void* data) {
@@ -158,7 +161,7 @@ std::vector<uint8_t> encode_npy(const TensorSpec& spec, const void* data) {
 }
 
 void write_npy(const std::string& path, const TensorSpec& spec, const void* data) {
-  emit::write_file_atomically(path, encode_npy(spec, data));
+  cli::write_file_atomically(path, encode_npy(spec, data));
 }
 
 }  // namespace etc::io

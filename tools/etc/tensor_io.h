@@ -1,6 +1,6 @@
 #pragma once
 // Reading and writing tensors as .npy files and ONNX TensorProto (.pb) files.
-// Errors are CompileError with the path and the reason.
+// Errors are cli::ToolError (tool_error.h) with the path and the reason.
 
 #include <string>
 #include <vector>

@@ -1,0 +1,85 @@
+#!/usr/bin/python3
+"""Fails when a source file includes across a forbidden layer (the dependency
+rules of the design: the runtime never reaches the compiler, ONNX, protobuf
+or spdlog; XNNPACK only in its backend; the IR below the rest of the
+compiler; a preprocessor reaches only its own backend's partitioner). Prints every offending include as FILE:LINE: reason.
+
+    tools/check_layers.py [ROOT]
+"""
+import os
+import re
+import sys
+
+ROOT = os.path.abspath(sys.argv[1]) if len(sys.argv) > 1 else os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+INCLUDE = re.compile(r'^\s*#\s*include\s*([<"])([^">]+)[">]')
+PROJECT = ("runtime/", "compiler/", "partitioners/", "preprocessors/", "tools/", "tests/")
+# Third-party headers the runtime must never see, and XNNPACK's, which only
+# its backend may include.
+NOT_IN_RUNTIME = ("onnx/", "google/protobuf/", "spdlog/", "nlohmann/", "CLI/")
+XNNPACK_HEADERS = ("xnnpack.h", "pthreadpool.h", "cpuinfo.h")
+
+# (folder, project folders it may include), most specific first.
+RULES = [
+    ("runtime/", ("runtime/",)),
+    ("compiler/ir/", ("compiler/ir/", "compiler/common/", "runtime/")),
+    ("compiler/", ("compiler/", "runtime/")),
+    ("partitioners/", ("partitioners/", "compiler/", "runtime/")),
+    ("preprocessors/", ("preprocessors/", "compiler/", "runtime/")),
+]
+
+
+def allowed_for(path):
+    for folder, allowed in RULES:
+        if path.startswith(folder):
+            return folder, allowed
+    return None, None
+
+
+def same_backend(path, header):
+    """A backend's preprocess re-checks nodes with its own partitioner's rules
+    (preprocessors/NAME may include partitioners/NAME), so the two agree."""
+    parts = path.split("/")
+    return parts[0] == "preprocessors" and len(parts) > 2 and header.startswith(f"partitioners/{parts[1]}/")
+
+
+def check(path, text):
+    folder, allowed = allowed_for(path)
+    problems = []
+    for number, line in enumerate(text.splitlines(), 1):
+        m = INCLUDE.match(line)
+        if not m:
+            continue
+        header = m.group(2)
+        where = f"{path}:{number}"
+        if header in XNNPACK_HEADERS and not path.startswith(("runtime/backends/xnnpack/", "tests/", "tools/")):
+            problems.append(f"{where}: <{header}> outside runtime/backends/xnnpack")
+        if folder is None:
+            continue
+        if folder == "runtime/" and header.startswith(NOT_IN_RUNTIME):
+            problems.append(f"{where}: the runtime includes {header}")
+        if header.startswith(PROJECT) and not header.startswith(allowed) and not same_backend(path, header):
+            problems.append(f"{where}: {folder} may not include {header}")
+    return problems
+
+
+def main():
+    problems = []
+    for top in ("runtime", "compiler", "partitioners", "preprocessors", "tools"):
+        for dirpath, _, files in os.walk(os.path.join(ROOT, top)):
+            for name in files:
+                if not name.endswith((".h", ".hpp", ".cpp", ".cc")):
+                    continue
+                full = os.path.join(dirpath, name)
+                rel = os.path.relpath(full, ROOT).replace(os.sep, "/")
+                with open(full, encoding="utf-8", errors="replace") as f:
+                    problems += check(rel, f.read())
+    for p in problems:
+        print(p)
+    if problems:
+        print(f"{len(problems)} include(s) cross a forbidden layer", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
