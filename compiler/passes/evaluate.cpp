@@ -1,8 +1,8 @@
 #include "compiler/passes/evaluate.h"
 
-#include <cstdlib>
 #include <memory>
 
+#include "runtime/core/aligned_buffer.h"
 #include "runtime/kernels/kernel.h"
 
 namespace etc::passes {
@@ -37,12 +37,14 @@ Result<std::vector<ir::ConstantData>> evaluate(const ir::Graph& graph, EdgeOp op
   for (const Tensor& t : in) in_ptrs.push_back(&t);
   std::vector<Tensor*> out_ptrs;
   for (Tensor& t : out) out_ptrs.push_back(&t);
-  std::unique_ptr<uint8_t, decltype(&std::free)> scratch(nullptr, &std::free);
+  AlignedBuffer scratch;
   if (kernel->scratch_bytes() > 0) {
-    const size_t size = (kernel->scratch_bytes() + 63) / 64 * 64;
-    scratch.reset(static_cast<uint8_t*>(std::aligned_alloc(64, size)));
+    scratch = AlignedBuffer::allocate(kernel->scratch_bytes());
+    if (!scratch)
+      return fail(Error::MemoryAllocationFailed, "cannot allocate ", std::to_string(kernel->scratch_bytes()),
+                  " bytes of kernel scratch");
   }
-  ETC_TRY(kernel->run(KernelArgs{in_ptrs, out_ptrs, scratch.get()}));
+  ETC_TRY(kernel->run(KernelArgs{in_ptrs, out_ptrs, scratch.data()}));
   std::vector<ir::ConstantData> result(buffers.begin(), buffers.end());
   return result;
 }

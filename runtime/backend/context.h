@@ -1,7 +1,10 @@
 #pragma once
 // What the executor hands a backend at init and at each execute.
 // Every pointer is owned by the executor and outlives the call it is passed
-// to; the runtime allocator's memory lives as long as the Method.
+// to. A backend allocates what its handle keeps itself (AlignedBuffer, the
+// heap); init is the place to do it, and allocation failure there is
+// reported as DelegateMemoryAllocationFailed (a std::bad_alloc that escapes
+// init becomes MemoryAllocationFailed naming the delegate).
 
 #include <cstdint>
 #include <string_view>
@@ -14,22 +17,15 @@ namespace etc {
 
 class BackendInitContext {
  public:
-  BackendInitContext(MemoryAllocator* runtime_allocator, EventTracer* event_tracer,
-                     std::string_view method_name, const RuntimeOptions* options)
-      : runtime_allocator_(runtime_allocator),
-        event_tracer_(event_tracer),
-        method_name_(method_name),
-        options_(options) {}
+  BackendInitContext(EventTracer* event_tracer, std::string_view method_name, const RuntimeOptions* options)
+      : event_tracer_(event_tracer), method_name_(method_name), options_(options) {}
 
-  // Memory that lives as long as the Method; may be null (then use the heap).
-  MemoryAllocator* get_runtime_allocator() const { return runtime_allocator_; }
   // nullptr when tracing is off.
   EventTracer* event_tracer() const { return event_tracer_; }
   std::string_view get_method_name() const { return method_name_; }
   const RuntimeOptions& options() const { return *options_; }
 
  private:
-  MemoryAllocator* runtime_allocator_;
   EventTracer* event_tracer_;
   std::string_view method_name_;
   const RuntimeOptions* options_;

@@ -6,6 +6,8 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstddef>
+#include <cstdint>
 #include <cstring>
 #include <utility>
 
@@ -56,6 +58,17 @@ FileData& FileData::operator=(FileData&& o) noexcept {
 
 FileData::~FileData() {
   if (mapped_) ::munmap(const_cast<uint8_t*>(data_), size_);
+}
+
+void FileData::release_pages(const void* begin, size_t size) const {
+  const auto* b = static_cast<const uint8_t*>(begin);
+  if (!mapped_ || b < data_ || size > size_ || b - data_ > static_cast<ptrdiff_t>(size_ - size)) return;
+  const long page_size = ::sysconf(_SC_PAGESIZE);
+  if (page_size <= 0) return;
+  const auto page = static_cast<uintptr_t>(page_size);
+  const uintptr_t first = (reinterpret_cast<uintptr_t>(b) + page - 1) / page * page;
+  const uintptr_t end = (reinterpret_cast<uintptr_t>(b) + size) / page * page;
+  if (end > first) ::madvise(reinterpret_cast<void*>(first), end - first, MADV_DONTNEED);
 }
 
 }  // namespace etc

@@ -26,6 +26,14 @@ class FileData {
 
   const uint8_t* data() const { return data_; }
   size_t size() const { return size_; }
+  bool is_mapped() const { return mapped_; }
+
+  // Returns the whole pages of [begin, begin + size) to the operating system
+  // (madvise MADV_DONTNEED): they leave the process's resident memory, and
+  // are read again from the file should anything touch them later, so the
+  // bytes never change. Partial pages at either end stay. Does nothing for
+  // borrowed bytes or a range outside the data.
+  void release_pages(const void* begin, size_t size) const;
 
  private:
   const uint8_t* data_ = nullptr;

@@ -11,17 +11,13 @@
 namespace etc {
 namespace {
 
-constexpr size_t kAlign = 64;
+constexpr size_t kAlign = AlignedBuffer::kAlignment;
 
 // Vectorized kernels (XNNPACK's among them) may read up to 16 bytes past the
 // end of a tensor they are handed; a tensor at the very end of the arena must
 // not turn that into a read past the allocation.
 constexpr size_t kTailPadding = 16;
 
-uint8_t* aligned_alloc_bytes(size_t size) {
-  const size_t rounded = (size + kTailPadding + kAlign - 1) / kAlign * kAlign;
-  return static_cast<uint8_t*>(std::aligned_alloc(kAlign, rounded == 0 ? kAlign : rounded));
-}
 
 // Views of a flatbuffer attribute list; they point into the program mapping.
 std::vector<AttrView> attr_views(const flatbuffers::Vector<flatbuffers::Offset<fb::Attr>>* attrs) {
@@ -45,27 +41,35 @@ std::vector<AttrView> attr_views(const flatbuffers::Vector<flatbuffers::Offset<f
 
 Method::~Method() {
   destroy_delegates();
-  std::free(arena_);
-  std::free(scratch_);
-  std::free(temp_);
 }
 
 Result<std::unique_ptr<Method>> Method::init(const Program& program, int plan_index,
                                              const RuntimeOptions& options, EventTracer* tracer) {
   if (plan_index < 0 || plan_index >= program.num_plans())
     return fail(Error::InvalidArgument, "no execution plan ", std::to_string(plan_index));
-  std::unique_ptr<Method> m(new Method());
-  const fb::ExecutionPlan& plan = program.plan(plan_index);
-  m->program_ = &program;
-  m->plan_ = &plan;
-  m->options_ = options;
-  m->tracer_ = tracer;
-  m->name_ = plan.name() && plan.name()->size() > 0 ? plan.name()->str() : "forward";
-  ETC_TRY(m->bind_values(program, plan));
-  ETC_TRY(m->prepare_delegates(program, plan));
-  // On failure, ~Method destroys the delegate handles initialised so far.
-  ETC_TRY(m->create_steps(program, plan));
-  return m;
+  // The runtime does not throw: the containers and objects init builds may
+  // (std::bad_alloc), so running out of memory here is reported, naming
+  // the stage it happened in. On any failure ~Method destroys the delegate
+  // handles initialised so far.
+  const char* stage = "the method";
+  try {
+    std::unique_ptr<Method> m(new Method());
+    const fb::ExecutionPlan& plan = program.plan(plan_index);
+    m->program_ = &program;
+    m->plan_ = &plan;
+    m->options_ = options;
+    m->tracer_ = tracer;
+    m->name_ = plan.name() && plan.name()->size() > 0 ? plan.name()->str() : "forward";
+    stage = "its values and arena";
+    ETC_TRY(m->bind_values(program, plan));
+    stage = "its delegates";
+    ETC_TRY(m->prepare_delegates(program, plan));
+    stage = "its kernels and delegate calls";
+    ETC_TRY(m->create_steps(program, plan));
+    return m;
+  } catch (const std::bad_alloc&) {
+    return fail(Error::MemoryAllocationFailed, program.name(), ": out of memory while setting up ", stage);
+  }
 }
 
 Status Method::create_steps(const Program& program, const fb::ExecutionPlan& plan) {
@@ -81,8 +85,10 @@ Status Method::create_steps(const Program& program, const fb::ExecutionPlan& pla
     }
   }
   if (scratch > 0) {
-    scratch_ = aligned_alloc_bytes(scratch);
-    if (!scratch_) return fail(Error::MemoryAllocationFailed, "cannot allocate scratch");
+    scratch_ = AlignedBuffer::allocate(scratch, kTailPadding);
+    if (!scratch_)
+      return fail(Error::MemoryAllocationFailed, "cannot allocate ", std::to_string(scratch),
+                  " bytes of kernel scratch");
   }
   return Status::Ok();
 }
@@ -101,7 +107,7 @@ Status Method::bind_values(const Program& program, const fb::ExecutionPlan& plan
       extent = std::max(extent, static_cast<size_t>(v.arena_offset()) + tensors_[i].nbytes());
   }
   arena_size_ = std::min(static_cast<size_t>(plan.arena_size()), (extent + kAlign - 1) / kAlign * kAlign);
-  arena_ = aligned_alloc_bytes(arena_size_);
+  arena_ = AlignedBuffer::allocate(arena_size_, kTailPadding);
   if (!arena_)
     return fail(Error::MemoryAllocationFailed, "cannot allocate a ", std::to_string(arena_size_),
                 "-byte arena");
@@ -112,7 +118,7 @@ Status Method::bind_values(const Program& program, const fb::ExecutionPlan& plan
       // Kernels never write their inputs, so constants stay in the read-only mapping.
       tensors_[i].data = const_cast<uint8_t*>(program.segment(v.segment()).data() + v.segment_offset());
     } else {
-      tensors_[i].data = arena_ + v.arena_offset();
+      tensors_[i].data = arena_.data() + v.arena_offset();
     }
   }
   if (plan.inputs()) inputs_.assign(plan.inputs()->begin(), plan.inputs()->end());
@@ -191,7 +197,7 @@ std::string Method::describe_instruction(uint32_t instruction) const {
 
 Status Method::run_step(Step& step) {
   if (step.delegate_call >= 0) return execute_delegate(delegates_[static_cast<size_t>(step.delegate_call)]);
-  KernelArgs args{step.inputs, step.outputs, scratch_};
+  KernelArgs args{step.inputs, step.outputs, scratch_.data()};
   Status s = step.kernel->run(args);
   if (!s.ok()) return fail(s.error(), describe_instruction(step.instruction), ": ", s.message());
   return Status::Ok();

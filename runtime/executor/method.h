@@ -22,6 +22,7 @@
 #include <string_view>
 #include <vector>
 
+#include "runtime/core/aligned_buffer.h"
 #include "runtime/backend/interface.h"
 #include "runtime/backend/options.h"
 #include "runtime/core/freeable_buffer.h"
@@ -110,9 +111,9 @@ class Method {
   std::vector<int> inputs_;
   std::vector<int> outputs_;
   std::vector<Step> steps_;
-  uint8_t* arena_ = nullptr;
+  AlignedBuffer arena_;
   size_t arena_size_ = 0;
-  uint8_t* scratch_ = nullptr;
+  AlignedBuffer scratch_;
   Tensor absent_;
 
   const Program* program_ = nullptr;
@@ -121,7 +122,7 @@ class Method {
   EventTracer* tracer_ = nullptr;
   std::string name_;
   std::vector<DelegateCall> delegates_;
-  uint8_t* temp_ = nullptr;
+  AlignedBuffer temp_;
   MemoryAllocator temp_allocator_;
 };
 

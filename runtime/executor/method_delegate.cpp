@@ -1,5 +1,6 @@
 // The delegate calls of a Method: backend lookup, init, execute, destroy.
 #include <cstdlib>
+#include <new>
 #include <string>
 
 #include "runtime/backend/registry.h"
@@ -9,9 +10,11 @@
 namespace etc {
 namespace {
 
-constexpr size_t kTempAlign = 64;
-
 std::string str(uint64_t v) { return std::to_string(v); }
+
+void release_program_bytes(void* program, const void* data, size_t size) {
+  static_cast<const Program*>(program)->release_pages(data, size);
+}
 
 // A backend's message, or the error's name when it gave none.
 std::string reason(const Failure& failure) {
@@ -65,13 +68,12 @@ Status Method::prepare_delegates(const Program& program, const fb::ExecutionPlan
   delegates_.reserve(count);
   const size_t temp_bytes = options_.temp_allocator_bytes;
   if (temp_bytes > 0) {
-    temp_ = static_cast<uint8_t*>(
-        std::aligned_alloc(kTempAlign, (temp_bytes + kTempAlign - 1) / kTempAlign * kTempAlign));
+    temp_ = AlignedBuffer::allocate(temp_bytes);
     if (!temp_)
       return fail(Error::MemoryAllocationFailed, program.name(), ": cannot allocate the ", str(temp_bytes),
                   "-byte temp allocator for delegates");
   }
-  temp_allocator_ = MemoryAllocator(temp_, temp_ ? temp_bytes : 0);
+  temp_allocator_ = MemoryAllocator(temp_.data(), temp_ ? temp_bytes : 0);
   return Status::Ok();
 }
 
@@ -85,8 +87,10 @@ Status Method::create_delegate_step(const Program& program, const fb::DelegateCa
   dc.delegate = call.delegate();
   dc.instruction = index;
   const Span<const uint8_t> bytes = processed_bytes(program, delegate);
-  // No free function: the bytes live in the program mapping.
-  dc.processed = FreeableBuffer(bytes.data(), bytes.size());
+  // The bytes live in the program: freeing them returns their whole pages
+  // to the operating system when the program is a mapped file.
+  dc.processed = FreeableBuffer(bytes.data(), bytes.size(), &release_program_bytes,
+                                const_cast<Program*>(&program));
   if (call.inputs())
     for (int32_t v : *call.inputs()) dc.values.emplace_back(&tensors_[static_cast<size_t>(v)]);
   Step step;
@@ -98,9 +102,14 @@ Status Method::create_delegate_step(const Program& program, const fb::DelegateCa
   for (EValue& value : dc.values) dc.args.push_back(&value);
 
   const std::vector<CompileSpecView> specs = compile_spec_views(delegate);
-  BackendInitContext context(/*runtime_allocator=*/nullptr, tracer_, name_, &options_);
-  Result<DelegateHandle*> handle =
-      dc.backend->init(context, &dc.processed, Span<const CompileSpecView>(specs));
+  BackendInitContext context(tracer_, name_, &options_);
+  Result<DelegateHandle*> handle = Error::DelegateMemoryAllocationFailed;
+  try {
+    handle = dc.backend->init(context, &dc.processed, Span<const CompileSpecView>(specs));
+  } catch (const std::bad_alloc&) {
+    // A backend that let allocation failure escape: its handle, if any, is lost.
+    handle = fail(Error::DelegateMemoryAllocationFailed, "out of memory");
+  }
   if (!handle.ok()) {
     delegates_.pop_back();  // never initialised: no destroy
     return fail(handle.error(), program.name(), ": instruction ", str(index), ": delegate ",

@@ -32,6 +32,9 @@ class Program {
   Span<const uint8_t> segment(uint32_t i) const;
   const std::string& name() const { return name_; }
   size_t file_size() const { return data_.size(); }
+  // See FileData::release_pages: for bytes of this program (a delegate's
+  // blob once its backend no longer needs it).
+  void release_pages(const void* begin, size_t size) const { data_.release_pages(begin, size); }
   // FNV-1a 64 of the flatbuffer part of the file (not the constant
   // segments): identifies the program an ETDump was recorded from.
   uint64_t fingerprint() const;

@@ -36,7 +36,7 @@ inline constexpr float kInf = std::numeric_limits<float>::infinity();
 // test can move them between runs).
 class SpecRunner {
  public:
-  explicit SpecRunner(int num_threads = 0) : init_context_(nullptr, nullptr, "forward", &options_) {
+  explicit SpecRunner(int num_threads = 0) : init_context_(nullptr, "forward", &options_) {
     options_.num_threads = num_threads;
   }
   ~SpecRunner() {

@@ -185,7 +185,7 @@ struct XnnpackArg {
 
 class XnnpackRunner {
  public:
-  explicit XnnpackRunner(int num_threads = 0) : init_context_(nullptr, nullptr, "forward", &options_) {
+  explicit XnnpackRunner(int num_threads = 0) : init_context_(nullptr, "forward", &options_) {
     options_.num_threads = num_threads;
   }
   ~XnnpackRunner() { reset(); }

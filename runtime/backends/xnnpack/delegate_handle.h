@@ -8,30 +8,22 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <cstdlib>
-#include <memory>
 #include <vector>
 
 #include "runtime/backends/xnnpack/blob_reader.h"
 #include "runtime/backends/xnnpack/native_ops.h"
 #include "runtime/backends/xnnpack/threadpool.h"
+#include "runtime/core/aligned_buffer.h"
 #include "runtime/devtools/event_tracer.h"
 
 namespace etc::xnnpack {
 
-struct FreeDeleter {
-  void operator()(void* p) const { std::free(p); }
-};
-using FloatBuffer = std::unique_ptr<float, FreeDeleter>;
+inline constexpr size_t kBlobAlignment = AlignedBuffer::kAlignment;
 
-inline constexpr size_t kBlobAlignment = 64;
-inline size_t round_up(size_t bytes) { return (bytes + kBlobAlignment - 1) / kBlobAlignment * kBlobAlignment; }
-
-// 64-byte aligned, with the XNN_EXTRA_BYTES XNNPACK may read past the end;
-// null when out of memory.
-inline FloatBuffer allocate_floats(size_t count) {
-  return FloatBuffer(static_cast<float*>(
-      std::aligned_alloc(kBlobAlignment, round_up(count * sizeof(float) + XNN_EXTRA_BYTES))));
+// Floats with the XNN_EXTRA_BYTES XNNPACK may read past the end; empty when
+// out of memory.
+inline AlignedBuffer allocate_floats(size_t count) {
+  return AlignedBuffer::allocate(count * sizeof(float), XNN_EXTRA_BYTES);
 }
 
 // One delegate argument and how it reaches XNNPACK.
@@ -74,7 +66,7 @@ struct XnnpackHandle {
   std::vector<StageRun> runs;  // one per stage
   std::vector<float*> data;    // per tensor: where a shared tensor lives
   std::vector<Argument> args;
-  std::vector<FloatBuffer> owned;  // staging and shared buffers, run-time constants
+  std::vector<AlignedBuffer> owned;  // staging and shared buffers, run-time constants
   // Where a rank-4 output is turned into the program's NCHW before it is
   // logged; null unless outputs are logged.
   float* log_buffer = nullptr;

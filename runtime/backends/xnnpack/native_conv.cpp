@@ -10,6 +10,7 @@
 #include <string>
 
 #include "runtime/backends/xnnpack/swish.h"
+#include "runtime/core/aligned_buffer.h"
 
 #if defined(__x86_64__)
 #include <immintrin.h>
@@ -20,18 +21,14 @@ namespace {
 
 constexpr size_t kRows = 12;      // output pixels per micro-kernel call
 constexpr size_t kChannels = 32;  // output channels per panel
-constexpr size_t kAlignment = 64;
-
-struct AlignedFree {
-  void operator()(float* p) const { std::free(p); }
-};
-using AlignedFloats = std::unique_ptr<float, AlignedFree>;
-
-AlignedFloats aligned_floats(size_t count) {
-  const size_t bytes = (count * sizeof(float) + kAlignment - 1) / kAlignment * kAlignment;
-  auto* p = static_cast<float*>(std::aligned_alloc(kAlignment, bytes == 0 ? kAlignment : bytes));
-  if (p != nullptr) std::memset(p, 0, bytes);
-  return AlignedFloats(p);
+// Zeroed floats, zero up to the next 64-byte boundary too (padding rows and
+// idle panel lanes read as zeros).
+AlignedBuffer aligned_floats(size_t count) {
+  const size_t bytes = (count * sizeof(float) + AlignedBuffer::kAlignment - 1) / AlignedBuffer::kAlignment *
+                       AlignedBuffer::kAlignment;
+  AlignedBuffer b = AlignedBuffer::allocate(bytes);
+  if (b) std::memset(b.data(), 0, bytes);
+  return b;
 }
 
 size_t dim(const flatbuffers::Vector<uint32_t>* v, flatbuffers::uoffset_t i, uint32_t fill) {
@@ -57,8 +54,8 @@ struct NativeConv {
   uint32_t residual = 0;
   float residual_lo = -INFINITY, residual_hi = INFINITY;
   size_t panels = 0, panel_floats = 0, tiles = 0;
-  AlignedFloats packed;                   // per panel: 32 biases, then [taps][in_c][32] weights
-  AlignedFloats zeros;                    // in_c zeros read for padding taps
+  AlignedBuffer packed;                   // per panel: 32 biases, then [taps][in_c][32] weights
+  AlignedBuffer zeros;                    // in_c zeros read for padding taps
   std::vector<const float*> indirection;  // [tile][tap][kRows] input pixel rows
   const float* indirection_input = nullptr;
   // With few input channels the input is copied into a zero-bordered
@@ -68,7 +65,7 @@ struct NativeConv {
   // instead of 49 taps of 3, each of which reloads 12 row pointers.
   bool padded_rows = false;
   size_t padded_h = 0, padded_w = 0;
-  AlignedFloats padded;
+  AlignedBuffer padded;
 
   size_t taps() const { return kernel_h * kernel_w; }
   size_t kernel_taps() const { return padded_rows ? kernel_h : taps(); }
@@ -141,7 +138,7 @@ void build_padded_indirection(NativeConv& c) {
       for (size_t kh = 0; kh < c.kernel_h; ++kh) {
         const size_t iy = oy * c.stride_h + kh * c.dilation_h;  // in padded rows
         c.indirection[(tile * c.kernel_h + kh) * kRows + r] =
-            c.padded.get() + ((n * c.padded_h + iy) * c.padded_w + ox * c.stride_w) * c.in_c;
+            c.padded.as<float>() + ((n * c.padded_h + iy) * c.padded_w + ox * c.stride_w) * c.in_c;
       }
     }
 }
@@ -151,7 +148,7 @@ void fill_padded(NativeConv& c, const float* x) {
   const size_t row = c.in_w * c.in_c;
   for (size_t n = 0; n < c.batch; ++n)
     for (size_t iy = 0; iy < c.in_h; ++iy)
-      std::memcpy(c.padded.get() + ((n * c.padded_h + iy + c.pad_top) * c.padded_w + c.pad_left) * c.in_c,
+      std::memcpy(c.padded.as<float>() + ((n * c.padded_h + iy + c.pad_top) * c.padded_w + c.pad_left) * c.in_c,
                   x + (n * c.in_h + iy) * row, row * sizeof(float));
 }
 
@@ -177,7 +174,7 @@ Result<NativeConvPtr> compile_native_conv(const BlobView& view, const fb::Node& 
   c.panel_floats = kChannels + c.taps() * c.in_c * kChannels;
   c.packed = aligned_floats(c.panels * c.panel_floats);
   c.zeros = aligned_floats(c.in_c);
-  if (c.packed == nullptr || c.zeros == nullptr)
+  if (!c.packed || !c.zeros)
     return fail(Error::DelegateMemoryAllocationFailed, "xnnpack: cannot allocate packed convolution weights");
   // The filter is OHWI: [out_c][taps][in_c].
   const auto* filter = reinterpret_cast<const float*>(view.tensors[node.inputs()->Get(1)].constant);
@@ -186,7 +183,7 @@ Result<NativeConvPtr> compile_native_conv(const BlobView& view, const fb::Node& 
                           : nullptr;
   const size_t k_total = c.taps() * c.in_c;
   for (size_t p = 0; p < c.panels; ++p) {
-    float* panel = c.packed.get() + p * c.panel_floats;
+    float* panel = c.packed.as<float>() + p * c.panel_floats;
     const size_t channels = std::min(kChannels, c.out_c - p * kChannels);
     for (size_t j = 0; j < channels; ++j) {
       const size_t o = p * kChannels + j;
@@ -215,7 +212,7 @@ Result<NativeConvPtr> compile_native_conv(const BlobView& view, const fb::Node& 
     c.padded_h = c.in_h + c.pad_top + dim(node.padding(), 2, 0);
     c.padded_w = c.in_w + c.pad_left + dim(node.padding(), 1, 0);
     c.padded = aligned_floats(c.batch * c.padded_h * c.padded_w * c.in_c);
-    if (c.padded == nullptr)
+    if (!c.padded)
       return fail(Error::DelegateMemoryAllocationFailed,
                   "xnnpack: cannot allocate a padded convolution input");
     build_padded_indirection(c);
@@ -241,7 +238,7 @@ void build_indirection(NativeConv& c, const float* x) {
         const size_t ix = ox * c.stride_w + kw * c.dilation_w - c.pad_left;
         const bool inside = iy < c.in_h && ix < c.in_w;
         c.indirection[(tile * taps + t) * kRows + r] =
-            inside ? x + ((n * c.in_h + iy) * c.in_w + ix) * c.in_c : c.zeros.get();
+            inside ? x + ((n * c.in_h + iy) * c.in_w + ix) * c.in_c : c.zeros.as<float>();
       }
     }
   c.indirection_input = x;
@@ -360,7 +357,7 @@ void conv_tile(void* context, size_t tile, size_t panel) {
   const size_t rows = std::min(kRows, c.pixels() - tile * kRows);
   const size_t channels = std::min(kChannels, c.out_c - panel * kChannels);
   const float* const* a = &c.indirection[tile * c.kernel_taps() * kRows];
-  const float* w = c.packed.get() + panel * c.panel_floats;
+  const float* w = c.packed.as<float>() + panel * c.panel_floats;
   float* out = y + tile * kRows * c.out_stride + c.out_offset + panel * kChannels;
   Epilogue e{c.lo, c.hi, nullptr, c.out_c, c.residual_lo, c.residual_hi};
   if (residual != nullptr) e.residual = residual + tile * kRows * c.out_c + panel * kChannels;

@@ -46,10 +46,10 @@ Result<std::vector<const void*>> place_constants(const BlobView& view, XnnpackHa
     if (!info.is_constant()) continue;
     data[t] = info.constant;
     if (!read_at_run_time[t]) continue;
-    FloatBuffer copy = allocate_floats(info.numel);
-    if (copy == nullptr) return out_of_memory("constant tensor " + std::to_string(t));
-    std::memcpy(copy.get(), info.constant, info.numel * sizeof(float));
-    data[t] = copy.get();
+    AlignedBuffer copy = allocate_floats(info.numel);
+    if (!copy) return out_of_memory("constant tensor " + std::to_string(t));
+    std::memcpy(copy.data(), info.constant, info.numel * sizeof(float));
+    data[t] = copy.as<float>();
     handle.owned.push_back(std::move(copy));
   }
   return data;
@@ -73,9 +73,9 @@ Status prepare_arguments(const BlobView& view, XnnpackHandle& handle) {
     arg.c = arg.tensor.dims[3];
     if (arg.c == 1 || arg.hw == 1) continue;
     arg.layout = arg.tensor.layout;
-    FloatBuffer staging = allocate_floats(arg.tensor.numel);
-    if (staging == nullptr) return out_of_memory("a staging buffer for argument " + std::to_string(a));
-    arg.staging = staging.get();
+    AlignedBuffer staging = allocate_floats(arg.tensor.numel);
+    if (!staging) return out_of_memory("a staging buffer for argument " + std::to_string(a));
+    arg.staging = staging.as<float>();
     handle.data[arg.tensor_id] = arg.staging;
     handle.owned.push_back(std::move(staging));
   }
@@ -87,11 +87,11 @@ Status place_shared_tensors(const StagePlan& plan, const std::vector<const void*
                             XnnpackHandle& handle) {
   std::vector<float*> buffers;
   for (size_t b = 0; b < plan.buffer_elements.size(); ++b) {
-    FloatBuffer buffer = allocate_floats(plan.buffer_elements[b]);
-    if (buffer == nullptr)
+    AlignedBuffer buffer = allocate_floats(plan.buffer_elements[b]);
+    if (!buffer)
       return out_of_memory("a buffer of " + std::to_string(plan.buffer_elements[b]) +
                            " floats between stages");
-    buffers.push_back(buffer.get());
+    buffers.push_back(buffer.as<float>());
     handle.owned.push_back(std::move(buffer));
   }
   handle.data.assign(plan.shared.size(), nullptr);
@@ -150,9 +150,9 @@ Status prepare_output_logging(const BlobView& view, const StagePlan& plan, Xnnpa
       if (info.rank == 4) largest = std::max(largest, info.numel);
     }
   }
-  FloatBuffer buffer = allocate_floats(std::max<size_t>(largest, 1));
-  if (buffer == nullptr) return out_of_memory("a buffer for logged outputs");
-  handle.log_buffer = buffer.get();
+  AlignedBuffer buffer = allocate_floats(std::max<size_t>(largest, 1));
+  if (!buffer) return out_of_memory("a buffer for logged outputs");
+  handle.log_buffer = buffer.as<float>();
   handle.owned.push_back(std::move(buffer));
   return Status::Ok();
 }
@@ -240,13 +240,12 @@ class XnnpackBackend final : public BackendInterface {
     // The flatbuffer holds 8-byte scalars; a blob placed at a less aligned
     // address (e.g. inline in the program) is read from an aligned copy.
     const void* blob = processed->data();
-    std::unique_ptr<uint8_t, FreeDeleter> aligned_copy;
+    AlignedBuffer aligned_copy;
     if (reinterpret_cast<uintptr_t>(blob) % kBlobAlignment != 0) {
-      aligned_copy.reset(
-          static_cast<uint8_t*>(std::aligned_alloc(kBlobAlignment, round_up(processed->size() + 1))));
-      if (aligned_copy == nullptr) return out_of_memory("an aligned copy of the blob");
-      std::memcpy(aligned_copy.get(), blob, processed->size());
-      blob = aligned_copy.get();
+      aligned_copy = AlignedBuffer::allocate(processed->size());
+      if (!aligned_copy) return out_of_memory("an aligned copy of the blob");
+      std::memcpy(aligned_copy.data(), blob, processed->size());
+      blob = aligned_copy.data();
     }
     ETC_ASSIGN_OR_RETURN(BlobView view, read_xnnpack_blob(blob, processed->size()));
 

@@ -2,7 +2,9 @@
 // test swaps: what init and execute receive, how their failures surface, and
 // that every handle is destroyed exactly once.
 #include <catch2/catch.hpp>
+#include <cstdint>
 #include <cstring>
+#include <new>
 #include <string>
 #include <vector>
 
@@ -183,6 +185,42 @@ TEST_CASE("every delegate handle is destroyed once, last first", "[backend]") {
     CHECK(destroyed.empty());
   }
   CHECK(destroyed == std::vector<DelegateHandle*>{&handles[1], &handles[0]});
+}
+
+TEST_CASE("a delegate init that runs out of memory by throwing fails Method::init, not the process",
+          "[backend]") {
+  StubBackend& stub = stub_backend();
+  int first = 0;
+  std::vector<DelegateHandle*> destroyed;
+  stub.on_init = [&](BackendInitContext&, FreeableBuffer* processed,
+                     Span<const CompileSpecView>) -> Result<DelegateHandle*> {
+    const std::string blob(static_cast<const char*>(processed->data()), processed->size());
+    if (blob == "second") throw std::bad_alloc();
+    return static_cast<DelegateHandle*>(&first);
+  };
+  stub.on_destroy = [&](DelegateHandle* h) { destroyed.push_back(h); };
+  const auto bytes = two_delegate_program();
+  auto program = load_program_bytes(bytes);
+  REQUIRE(program.ok());
+  auto method = Method::init(program.get());
+  REQUIRE_FALSE(method.ok());
+  CHECK(method.error() == Error::DelegateMemoryAllocationFailed);
+  CHECK(method.message() ==
+        "test.etp: instruction 1: delegate 1 (backend 'stub') failed to initialise: out of memory");
+  CHECK(destroyed == std::vector<DelegateHandle*>{&first});
+}
+
+TEST_CASE("a method's allocations that cannot be made are errors naming them", "[backend]") {
+  const auto bytes = one_delegate_program();
+  auto program = load_program_bytes(bytes);
+  REQUIRE(program.ok());
+  RuntimeOptions options;
+  options.temp_allocator_bytes = SIZE_MAX - 8;  // no machine has it
+  auto method = Method::init(program.get(), 0, options);
+  REQUIRE_FALSE(method.ok());
+  CHECK(method.error() == Error::MemoryAllocationFailed);
+  CHECK(method.message().find("cannot allocate the") != std::string::npos);
+  CHECK(method.message().find("temp allocator for delegates") != std::string::npos);
 }
 
 TEST_CASE("when a later delegate fails to initialise, the earlier ones are destroyed", "[backend]") {

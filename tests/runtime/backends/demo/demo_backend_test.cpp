@@ -20,7 +20,7 @@ namespace {
 // Runs the demo backend directly on float32 buffers, as the executor would.
 class DemoRunner {
  public:
-  DemoRunner() : init_context_(nullptr, nullptr, "forward", &options_) {}
+  DemoRunner() : init_context_(nullptr, "forward", &options_) {}
   ~DemoRunner() {
     if (handle_.ok()) backend_->destroy(handle_.get());
   }
@@ -147,7 +147,7 @@ TEST_CASE("demo init frees the processed bytes once it has parsed them", "[demo]
   auto count = [](void* context, const void*, size_t) { ++*static_cast<int*>(context); };
   FreeableBuffer processed(kSample.data(), kSample.size(), count, &frees);
   RuntimeOptions options;
-  BackendInitContext context(nullptr, nullptr, "forward", &options);
+  BackendInitContext context(nullptr, "forward", &options);
   auto handle = demo::demo_backend()->init(context, &processed, {});
   REQUIRE(handle.ok());
   CHECK(frees == 1);
