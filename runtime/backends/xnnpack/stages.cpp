@@ -64,68 +64,83 @@ std::vector<SwishPattern> find_swishes(const BlobView& view, const std::vector<i
   return found;
 }
 
-}  // namespace
+// What the passes below share: who produces and how many read each tensor,
+// and which nodes run natively.
+struct Graph {
+  explicit Graph(const BlobView& v) : view(v) {}
+  const BlobView& view;
+  size_t num_nodes = 0, num_tensors = 0;
+  std::vector<int64_t> producer, readers;
+  std::vector<bool> native;
 
-StagePlan plan_stages(const BlobView& view, NativeConvolutions convolutions, DelegateDetail detail) {
-  StagePlan plan;
-  const size_t num_nodes = view.graph->nodes() == nullptr ? 0 : view.graph->nodes()->size();
-  const size_t num_tensors = view.tensors.size();
-  std::vector<int64_t> producer(num_tensors, -1), readers(num_tensors, 0);
-  std::vector<bool> native(num_nodes, false);
-  for (size_t n = 0; n < num_nodes; ++n) {
-    const fb::Node& node = node_at(view, n);
-    native[n] = is_native_node(node.type()) ||
-                (convolutions == NativeConvolutions::kAuto && runs_natively(view, node)) ||
-                (convolutions == NativeConvolutions::kAll && can_run_natively(node));
-    for (uint32_t id : *node.inputs()) ++readers[id];
-    for (uint32_t id : *node.outputs()) producer[id] = static_cast<int64_t>(n);
+  const fb::Node& node(size_t n) const { return node_at(view, n); }
+};
+
+Graph analyse(const BlobView& view, NativeConvolutions convolutions) {
+  Graph g(view);
+  g.num_nodes = view.graph->nodes() == nullptr ? 0 : view.graph->nodes()->size();
+  g.num_tensors = view.tensors.size();
+  g.producer.assign(g.num_tensors, -1);
+  g.readers.assign(g.num_tensors, 0);
+  g.native.assign(g.num_nodes, false);
+  for (size_t n = 0; n < g.num_nodes; ++n) {
+    const fb::Node& node = g.node(n);
+    g.native[n] = is_native_node(node.type()) ||
+                  (convolutions == NativeConvolutions::kAuto && runs_natively(view, node)) ||
+                  (convolutions == NativeConvolutions::kAll && can_run_natively(node));
+    for (uint32_t id : *node.inputs()) ++g.readers[id];
+    for (uint32_t id : *node.outputs()) g.producer[id] = static_cast<int64_t>(n);
   }
-  plan.writes_into.assign(num_nodes, ConvOutput{});
-  plan.in_place.assign(num_nodes, {});
-  plan.elided.assign(num_nodes, false);
-  plan.folded_into.assign(num_nodes, -1);
-  plan.swish_input.assign(num_nodes, -1);
+  return g;
+}
 
-  // x * sigmoid(x) in one pass: in the epilogue of the native convolution
-  // that alone produces x for it, or else as a native swish node in place of
-  // the multiply (XNNPACK's sigmoid and multiply make two passes). Both
-  // need AVX-512F, as the native convolution does.
-  const bool fold = detail != DelegateDetail::kNodeOutputs;
-  if (convolutions != NativeConvolutions::kOff && fold)
-    for (const SwishPattern& sw : find_swishes(view, producer, readers)) {
-      plan.elided[sw.sigmoid] = true;
-      plan.folded_into[sw.sigmoid] = static_cast<int64_t>(sw.multiply);
-      const int64_t p = producer[sw.x];
-      if (p >= 0 && native[static_cast<size_t>(p)] && readers[sw.x] == 2 &&
-          !view.tensors[sw.x].is_external() &&
-          node_at(view, static_cast<size_t>(p)).type() == fb::NodeType::Convolution2d &&
-          !plan.writes_into[static_cast<size_t>(p)].active) {
-        const TensorInfo& y = view.tensors[sw.y];
-        plan.writes_into[static_cast<size_t>(p)] = ConvOutput{true, sw.y, 0, y.dims[y.rank - 1], true};
-        plan.elided[sw.multiply] = true;
-        plan.folded_into[sw.multiply] = p;
-        plan.folded_into[sw.sigmoid] = p;
-      } else {
-        plan.swish_input[sw.multiply] = sw.x;
-        native[sw.multiply] = true;
-      }
+// The native convolution whose output `t` is and that may write elsewhere
+// instead (into a swish's, a residual Add's or a concatenation's output):
+// `t` is read by exactly `readers` nodes and is not a delegate argument, and
+// the convolution writes nowhere else yet. -1 when there is none.
+int64_t redirectable_convolution(const Graph& g, const StagePlan& plan, uint32_t t, int64_t readers) {
+  const int64_t p = g.producer[t];
+  if (p < 0 || !g.native[static_cast<size_t>(p)] || g.readers[t] != readers || g.view.tensors[t].is_external())
+    return -1;
+  if (g.node(static_cast<size_t>(p)).type() != fb::NodeType::Convolution2d) return -1;
+  return plan.writes_into[static_cast<size_t>(p)].active ? -1 : p;
+}
+
+// x * sigmoid(x) in one pass: in the epilogue of the native convolution that
+// alone produces x for it, or else as a native swish node in place of the
+// multiply (XNNPACK's sigmoid and multiply make two passes). Both need
+// AVX-512F, as the native convolution does.
+void fold_swishes(Graph& g, StagePlan& plan) {
+  for (const SwishPattern& sw : find_swishes(g.view, g.producer, g.readers)) {
+    plan.elided[sw.sigmoid] = true;
+    plan.folded_into[sw.sigmoid] = static_cast<int64_t>(sw.multiply);
+    const int64_t p = redirectable_convolution(g, plan, sw.x, 2);  // read by the sigmoid and the multiply
+    if (p >= 0) {
+      const TensorInfo& y = g.view.tensors[sw.y];
+      plan.writes_into[static_cast<size_t>(p)] = ConvOutput{true, sw.y, 0, y.dims[y.rank - 1], true};
+      plan.elided[sw.multiply] = true;
+      plan.folded_into[sw.multiply] = p;
+      plan.folded_into[sw.sigmoid] = p;
+    } else {
+      plan.swish_input[sw.multiply] = sw.x;
+      g.native[sw.multiply] = true;
     }
+  }
+}
 
-  // A residual Add(conv output, r) — no broadcasting, the convolution's
-  // output read by nothing else, r computed before the convolution — folds
-  // into the convolution's epilogue (resnet's blocks, mobilenet_v2's).
-  for (size_t n = 0; n < num_nodes && fold; ++n) {
-    const fb::Node& add = node_at(view, n);
+// A residual Add(conv output, r) — no broadcasting, the convolution's output
+// read by nothing else, r computed before the convolution — folds into the
+// convolution's epilogue (resnet's blocks, mobilenet_v2's).
+void fold_residual_adds(const Graph& g, StagePlan& plan) {
+  for (size_t n = 0; n < g.num_nodes; ++n) {
+    const fb::Node& add = g.node(n);
     if (add.type() != fb::NodeType::Add || add.inputs()->size() != 2) continue;
     const uint32_t y = add.outputs()->Get(0);
     for (flatbuffers::uoffset_t k = 0; k < 2; ++k) {
       const uint32_t t = add.inputs()->Get(k), r = add.inputs()->Get(1 - k);
-      const int64_t p = producer[t];
-      const TensorInfo &tt = view.tensors[t], &tr = view.tensors[r], &ty = view.tensors[y];
-      if (p < 0 || !native[static_cast<size_t>(p)] || readers[t] != 1 || tt.is_external() ||
-          tr.is_constant() || t == r || tt.numel != ty.numel || tr.numel != ty.numel || producer[r] >= p ||
-          node_at(view, static_cast<size_t>(p)).type() != fb::NodeType::Convolution2d ||
-          plan.writes_into[static_cast<size_t>(p)].active)
+      const int64_t p = redirectable_convolution(g, plan, t, 1);
+      const TensorInfo &tt = g.view.tensors[t], &tr = g.view.tensors[r], &ty = g.view.tensors[y];
+      if (p < 0 || tr.is_constant() || t == r || tt.numel != ty.numel || tr.numel != ty.numel || g.producer[r] >= p)
         continue;
       ConvOutput out{true, y, 0, ty.dims[ty.rank - 1], false};
       out.residual = r;
@@ -137,24 +152,23 @@ StagePlan plan_stages(const BlobView& view, NativeConvolutions convolutions, Del
       break;
     }
   }
+}
 
-  // Native convolutions whose output only a channel concatenation reads
-  // write straight into the concatenation's output; it copies the rest.
-  for (size_t n = 0; n < num_nodes && fold; ++n) {
-    const fb::Node& node = node_at(view, n);
+// Native convolutions whose output only a channel concatenation reads write
+// straight into the concatenation's output; it copies the rest.
+void concatenate_in_place(const Graph& g, StagePlan& plan) {
+  for (size_t n = 0; n < g.num_nodes; ++n) {
+    const fb::Node& node = g.node(n);
     if (node.type() != fb::NodeType::Concatenate) continue;
-    const TensorInfo& out = view.tensors[node.outputs()->Get(0)];
+    const TensorInfo& out = g.view.tensors[node.outputs()->Get(0)];
     if (node.axis() + 1 != out.rank || out.is_external()) continue;
     plan.in_place[n].assign(node.inputs()->size(), false);
     size_t offset = 0;
     for (flatbuffers::uoffset_t i = 0; i < node.inputs()->size(); ++i) {
       const uint32_t t = node.inputs()->Get(i);
-      const TensorInfo& in = view.tensors[t];
-      const int64_t p = producer[t];
-      const bool fits = p >= 0 && native[static_cast<size_t>(p)] && readers[t] == 1 && !in.is_external() &&
-                        node_at(view, static_cast<size_t>(p)).type() == fb::NodeType::Convolution2d &&
-                        !plan.writes_into[static_cast<size_t>(p)].active;
-      if (fits) {
+      const TensorInfo& in = g.view.tensors[t];
+      const int64_t p = redirectable_convolution(g, plan, t, 1);
+      if (p >= 0) {
         plan.writes_into[static_cast<size_t>(p)] =
             ConvOutput{true, node.outputs()->Get(0), offset, out.dims[out.rank - 1], false};
         plan.in_place[n][i] = true;
@@ -162,61 +176,83 @@ StagePlan plan_stages(const BlobView& view, NativeConvolutions convolutions, Del
       offset += in.dims[in.rank - 1];
     }
   }
+}
 
-  for (size_t n = 0; n < num_nodes; ++n) {
+// Runs of XNNPACK nodes share a stage when fused; native nodes, and every
+// node at a finer detail, have one of their own.
+void form_stages(const Graph& g, DelegateDetail detail, StagePlan& plan) {
+  for (size_t n = 0; n < g.num_nodes; ++n) {
     if (plan.elided[n]) continue;
-    if (native[n] || detail != DelegateDetail::kFused || plan.stages.empty() || plan.stages.back().native)
-      plan.stages.push_back(Stage{native[n], n, n + 1});
+    if (g.native[n] || detail != DelegateDetail::kFused || plan.stages.empty() || plan.stages.back().native)
+      plan.stages.push_back(Stage{g.native[n], n, n + 1});
     else
       plan.stages.back().end_node = n + 1;
   }
+}
 
-  // Every activation is an external value of the XNNPACK runtimes, held in
-  // buffers planned over the whole delegate. XNNPACK gives each runtime its
-  // own arena, so tensors left internal to stages would each take memory of
-  // their own, and a delegate split into many stages would touch far more
-  // memory than one arena (efficientnet_b0 with every convolution native:
-  // 10.0 ms with per-stage arenas, 8.7 ms planned here).
-  // Node of each tensor's producer and last reader (-1: none).
-  std::vector<int64_t> last_reader(num_tensors, -1);
-  for (size_t n = 0; n < num_nodes; ++n) {
-    const fb::Node& node = node_at(view, n);
-    for (uint32_t id : *node.inputs())
+// Every activation is an external value of the XNNPACK runtimes, held in
+// buffers planned over the whole delegate. XNNPACK gives each runtime its own
+// arena, so tensors left internal to stages would each take memory of their
+// own, and a delegate split into many stages would touch far more memory
+// than one arena (efficientnet_b0 with every convolution native: 10.0 ms
+// with per-stage arenas, 8.7 ms planned here).
+void plan_buffers(Graph& g, StagePlan& plan) {
+  const BlobView& view = g.view;
+  std::vector<int64_t> last_reader(g.num_tensors, -1);
+  for (size_t n = 0; n < g.num_nodes; ++n)
+    for (uint32_t id : *g.node(n).inputs())
       if (!view.tensors[id].is_constant()) last_reader[id] = static_cast<int64_t>(n);
-  }
   // A tensor a convolution writes in place of its own output lives from that
   // convolution on; the outputs so replaced, and the sigmoids folded into
   // swishes, need no memory.
-  std::vector<bool> replaced(num_tensors, false);
-  for (size_t n = 0; n < num_nodes; ++n) {
-    if (plan.elided[n] && node_at(view, n).type() == fb::NodeType::Sigmoid)
-      replaced[node_at(view, n).outputs()->Get(0)] = true;
+  std::vector<bool> replaced(g.num_tensors, false);
+  for (size_t n = 0; n < g.num_nodes; ++n) {
+    if (plan.elided[n] && g.node(n).type() == fb::NodeType::Sigmoid) replaced[g.node(n).outputs()->Get(0)] = true;
     const ConvOutput& out = plan.writes_into[n];
     if (!out.active) continue;
-    replaced[node_at(view, n).outputs()->Get(0)] = true;
-    producer[out.tensor] = std::min(producer[out.tensor], static_cast<int64_t>(n));
+    replaced[g.node(n).outputs()->Get(0)] = true;
+    g.producer[out.tensor] = std::min(g.producer[out.tensor], static_cast<int64_t>(n));
   }
-  plan.shared.assign(num_tensors, false);
-  for (size_t t = 0; t < num_tensors; ++t)
+  plan.shared.assign(g.num_tensors, false);
+  for (size_t t = 0; t < g.num_tensors; ++t)
     plan.shared[t] = !view.tensors[t].is_constant() &&
-                     (producer[t] >= 0 || last_reader[t] >= 0 || view.tensors[t].is_external());
-
+                     (g.producer[t] >= 0 || last_reader[t] >= 0 || view.tensors[t].is_external());
   // A buffer is taken when its tensor is produced and returned once its last
   // reader has run: no node reads and writes the same buffer.
-  plan.buffer_of.assign(num_tensors, kNoBuffer);
-  std::vector<std::vector<uint32_t>> produced_at(num_nodes), released_at(num_nodes);
-  for (size_t t = 0; t < num_tensors; ++t) {
-    if (!plan.shared[t] || view.tensors[t].is_external() || producer[t] < 0 || replaced[t]) continue;
+  plan.buffer_of.assign(g.num_tensors, kNoBuffer);
+  std::vector<std::vector<uint32_t>> produced_at(g.num_nodes), released_at(g.num_nodes);
+  for (size_t t = 0; t < g.num_tensors; ++t) {
+    if (!plan.shared[t] || view.tensors[t].is_external() || g.producer[t] < 0 || replaced[t]) continue;
     const auto id = static_cast<uint32_t>(t);
-    produced_at[static_cast<size_t>(producer[t])].push_back(id);
-    released_at[static_cast<size_t>(std::max(producer[t], last_reader[t]))].push_back(id);
+    produced_at[static_cast<size_t>(g.producer[t])].push_back(id);
+    released_at[static_cast<size_t>(std::max(g.producer[t], last_reader[t]))].push_back(id);
   }
   std::vector<int32_t> free_list;
-  for (size_t n = 0; n < num_nodes; ++n) {
+  for (size_t n = 0; n < g.num_nodes; ++n) {
     for (uint32_t t : produced_at[n])
       plan.buffer_of[t] = take_buffer(plan.buffer_elements, free_list, view.tensors[t].numel);
     for (uint32_t t : released_at[n]) free_list.push_back(plan.buffer_of[t]);
   }
+}
+
+}  // namespace
+
+StagePlan plan_stages(const BlobView& view, NativeConvolutions convolutions, DelegateDetail detail) {
+  Graph g = analyse(view, convolutions);
+  StagePlan plan;
+  plan.writes_into.assign(g.num_nodes, ConvOutput{});
+  plan.in_place.assign(g.num_nodes, {});
+  plan.elided.assign(g.num_nodes, false);
+  plan.folded_into.assign(g.num_nodes, -1);
+  plan.swish_input.assign(g.num_nodes, -1);
+  // Logging every node's output needs every node's output: nothing folds.
+  if (detail != DelegateDetail::kNodeOutputs) {
+    if (convolutions != NativeConvolutions::kOff) fold_swishes(g, plan);
+    fold_residual_adds(g, plan);
+    concatenate_in_place(g, plan);
+  }
+  form_stages(g, detail, plan);
+  plan_buffers(g, plan);
   return plan;
 }
 
