@@ -8,6 +8,8 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
+#include <variant>
 #include <vector>
 
 #include "runtime/backends/xnnpack/blob_reader.h"
@@ -45,19 +47,26 @@ struct LoggedOutput {
   size_t dims[kMaxTensorRank] = {};  // XNNPACK's: NHWC when rank 4
 };
 
-// One stage (stages.h): an XNNPACK runtime, or a native node when `runtime`
-// is null.
-struct StageRun {
-  xnn_runtime_t runtime = nullptr;
+// A run of XNNPACK nodes as one XNNPACK runtime.
+struct XnnpackStage {
+  struct RuntimeDeleter {
+    void operator()(xnn_runtime_t r) const { xnn_delete_runtime(r); }
+  };
+  std::unique_ptr<xnn_runtime, RuntimeDeleter> runtime;
   std::vector<uint32_t> externals;        // tensor id of each external value id
   std::vector<xnn_external_value> bound;  // what xnn_setup_runtime last saw
   bool set_up = false;
-  NativeOp native;
+};
+
+// One stage (stages.h): an XNNPACK runtime or a native node, and what
+// developer tools see of it.
+struct StageRun {
+  std::variant<XnnpackStage, NativeOp> work;
   // The key of the delegate's debug handle map this stage's time belongs to:
   // the debug id all its nodes share; unset when they have none or differ
   // (a fused run of nodes), and then the stage reports no event.
   int64_t debug_id = kUnsetDelegateDebugIntId;
-  std::vector<uint8_t> metadata;        // profiling_metadata.h
+  std::vector<uint8_t> metadata;      // profiling_metadata.h
   std::vector<LoggedOutput> outputs;  // empty unless outputs are logged
 };
 
@@ -75,10 +84,7 @@ struct XnnpackHandle {
   XnnpackHandle(const XnnpackHandle&) = delete;
   XnnpackHandle& operator=(const XnnpackHandle&) = delete;
   // The runtimes go first: they may read the owned constants until deleted.
-  ~XnnpackHandle() {
-    for (StageRun& run : runs)
-      if (run.runtime != nullptr) xnn_delete_runtime(run.runtime);
-  }
+  ~XnnpackHandle() { runs.clear(); }
 };
 
 }  // namespace etc::xnnpack

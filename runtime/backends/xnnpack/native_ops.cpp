@@ -82,13 +82,14 @@ size_t tile_rows(size_t row_elements) {
   return row_elements >= elements ? 1 : elements / (row_elements == 0 ? 1 : row_elements);
 }
 
+template <typename Op>
 struct RunContext {
-  const NativeOp* op;
+  const Op* op;
   float* const* data;
 };
 
 void concatenate_rows(void* context, size_t first, size_t count) {
-  const auto& [op, data] = *static_cast<const RunContext*>(context);
+  const auto& [op, data] = *static_cast<const RunContext<ConcatenateOp>*>(context);
   size_t out_row = 0;
   for (size_t e : op->row_elements) out_row += e;
   float* out = data[op->output] + first * out_row;
@@ -105,10 +106,10 @@ void concatenate_rows(void* context, size_t first, size_t count) {
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"  // as in swish.h
 __attribute__((target("avx512f"))) void swish_rows(void* context, size_t first, size_t count) {
-  const auto& [op, data] = *static_cast<const RunContext*>(context);
-  const size_t e = op->row_elements[0];
+  const auto& [op, data] = *static_cast<const RunContext<SwishOp>*>(context);
+  const size_t e = op->row_elements;
   const size_t begin = first * e, end = std::min(op->total, (first + count) * e);
-  const float* x = data[op->inputs[0]];
+  const float* x = data[op->input];
   float* y = data[op->output];
   size_t i = begin;
   for (; i + 16 <= end; i += 16) _mm512_storeu_ps(y + i, swish_ps(_mm512_loadu_ps(x + i)));
@@ -123,13 +124,13 @@ void swish_rows(void*, size_t, size_t) {}
 #endif
 
 void slice_rows(void* context, size_t first, size_t count) {
-  const auto& [op, data] = *static_cast<const RunContext*>(context);
-  const size_t e = op->row_elements[0];
+  const auto& [op, data] = *static_cast<const RunContext<SliceOp>*>(context);
+  const size_t e = op->row_elements;
   const size_t outer = op->out_dims.size();
-  const float* in = data[op->inputs[0]];
+  const float* in = data[op->input];
   float* out = data[op->output];
   for (size_t r = first; r < first + count; ++r) {
-    size_t offset = op->slice_start, rest = r;
+    size_t offset = op->start, rest = r;
     for (size_t d = outer; d-- > 0;) {
       offset += (rest % op->out_dims[d]) * op->in_stride[d];
       rest /= op->out_dims[d];
@@ -139,15 +140,86 @@ void slice_rows(void* context, size_t first, size_t count) {
 }
 
 void shuffle_rows(void* context, size_t first, size_t count) {
-  const auto& [op, data] = *static_cast<const RunContext*>(context);
-  const size_t c = op->row_elements[0], g = op->groups, per_group = c / g;
+  const auto& [op, data] = *static_cast<const RunContext<ChannelShuffleOp>*>(context);
+  const size_t c = op->channels, g = op->groups, per_group = c / g;
   for (size_t r = first; r < first + count; ++r) {
-    const float* in = data[op->inputs[0]] + r * c;
+    const float* in = data[op->input] + r * c;
     float* out = data[op->output] + r * c;
     for (size_t i = 0; i < g; ++i)
       for (size_t j = 0; j < per_group; ++j) out[j * g + i] = in[i * per_group + j];
   }
 }
+
+ConcatenateOp compile_concatenate(const BlobView& view, const fb::Node& node) {
+  ConcatenateOp op;
+  for (uint32_t id : *node.inputs()) op.inputs.push_back(id);
+  op.output = node.outputs()->Get(0);
+  const TensorInfo& out = view.tensors[op.output];
+  const size_t axis = node.axis();
+  op.rows = 1;
+  for (size_t d = 0; d < axis; ++d) op.rows *= out.dims[d];
+  for (uint32_t id : op.inputs) {
+    const TensorInfo& t = view.tensors[id];
+    size_t e = 1;
+    for (size_t d = axis; d < t.rank; ++d) e *= t.dims[d];
+    op.row_elements.push_back(e);
+  }
+  return op;
+}
+
+SliceOp compile_slice(const BlobView& view, const fb::Node& node) {
+  SliceOp op;
+  op.input = node.inputs()->Get(0);
+  op.output = node.outputs()->Get(0);
+  const TensorInfo &in = view.tensors[op.input], &out = view.tensors[op.output];
+  std::vector<size_t> in_dims(in.dims, in.dims + in.rank), out_dims(out.dims, out.dims + out.rank);
+  std::vector<size_t> offsets;
+  for (uint64_t o : *node.offsets()) offsets.push_back(static_cast<size_t>(o));
+  // Trailing dimensions taken whole merge into the contiguous row.
+  while (out_dims.size() > 1 && out_dims.back() == in_dims.back()) {
+    const size_t k = out_dims.size();
+    out_dims[k - 2] *= out_dims[k - 1];
+    offsets[k - 2] *= in_dims[k - 1];
+    in_dims[k - 2] *= in_dims[k - 1];
+    out_dims.pop_back(), in_dims.pop_back(), offsets.pop_back();
+  }
+  const size_t k = out_dims.size();
+  op.row_elements = out_dims[k - 1];
+  op.in_stride.assign(k, 1);
+  for (size_t d = k - 1; d-- > 0;) op.in_stride[d] = op.in_stride[d + 1] * in_dims[d + 1];
+  op.start = offsets[k - 1];
+  for (size_t d = 0; d + 1 < k; ++d) op.start += offsets[d] * op.in_stride[d];
+  op.out_dims.assign(out_dims.begin(), out_dims.end() - 1);
+  op.in_stride.pop_back();
+  op.rows = 1;
+  for (size_t d : op.out_dims) op.rows *= d;
+  return op;
+}
+
+ChannelShuffleOp compile_channel_shuffle(const BlobView& view, const fb::Node& node) {
+  ChannelShuffleOp op;
+  op.input = node.inputs()->Get(0);
+  op.output = node.outputs()->Get(0);
+  const TensorInfo& in = view.tensors[op.input];
+  op.channels = in.dims[in.rank - 1];
+  op.rows = in.numel / op.channels;
+  op.groups = node.groups();
+  return op;
+}
+
+template <typename Op>
+void parallel_rows(const Op& op, float* const* data, pthreadpool_t pool, pthreadpool_task_1d_tile_1d_t task,
+                   size_t tile) {
+  RunContext<Op> context{&op, data};
+  pthreadpool_parallelize_1d_tile_1d(pool, task, &context, op.rows, tile, 0);
+}
+
+template <typename... F>
+struct Overloaded : F... {
+  using F::operator()...;
+};
+template <typename... F>
+Overloaded(F...) -> Overloaded<F...>;
 
 }  // namespace
 
@@ -184,92 +256,47 @@ Status check_native_node(const BlobView& view, const fb::Node& node, size_t inde
 }
 
 NativeOp swish_op(const BlobView& view, uint32_t x, uint32_t y) {
-  NativeOp op;
-  op.type = NodeType::Multiply;
-  op.swish = true;
-  op.inputs = {x};
+  SwishOp op;
+  op.input = x;
   op.output = y;
-  // Rows of 1024 floats (the last one shorter) split the work for threads.
   op.total = view.tensors[x].numel;
-  op.row_elements = {std::min<size_t>(op.total, 1024)};
-  op.rows = (op.total + op.row_elements[0] - 1) / op.row_elements[0];
+  op.row_elements = std::min<size_t>(op.total, 1024);
+  op.rows = (op.total + op.row_elements - 1) / op.row_elements;
   return op;
 }
 
 Result<NativeOp> compile_native_op(const BlobView& view, const fb::Node& node) {
-  NativeOp op;
-  op.type = node.type();
-  if (op.type == NodeType::Convolution2d) {
-    ETC_ASSIGN_OR_RETURN(op.conv, compile_native_conv(view, node));
-    return op;
-  }
-  for (uint32_t id : *node.inputs()) op.inputs.push_back(id);
-  op.output = node.outputs()->Get(0);
-  const TensorInfo& out = view.tensors[op.output];
-  const TensorInfo& in = view.tensors[op.inputs[0]];
-  switch (op.type) {
-    case NodeType::Concatenate: {
-      const size_t axis = node.axis();
-      op.rows = 1;
-      for (size_t d = 0; d < axis; ++d) op.rows *= out.dims[d];
-      for (uint32_t id : op.inputs) {
-        const TensorInfo& t = view.tensors[id];
-        size_t e = 1;
-        for (size_t d = axis; d < t.rank; ++d) e *= t.dims[d];
-        op.row_elements.push_back(e);
-      }
-      break;
+  switch (node.type()) {
+    case NodeType::Convolution2d: {
+      ETC_ASSIGN_OR_RETURN(NativeConvPtr conv, compile_native_conv(view, node));
+      return NativeOp(ConvolutionOp{std::move(conv)});
     }
-    case NodeType::Slice: {
-      std::vector<size_t> in_dims(in.dims, in.dims + in.rank), out_dims(out.dims, out.dims + out.rank);
-      std::vector<size_t> offsets;
-      for (uint64_t o : *node.offsets()) offsets.push_back(static_cast<size_t>(o));
-      // Trailing dimensions taken whole merge into the contiguous row.
-      while (out_dims.size() > 1 && out_dims.back() == in_dims.back()) {
-        const size_t k = out_dims.size();
-        out_dims[k - 2] *= out_dims[k - 1];
-        offsets[k - 2] *= in_dims[k - 1];
-        in_dims[k - 2] *= in_dims[k - 1];
-        out_dims.pop_back(), in_dims.pop_back(), offsets.pop_back();
-      }
-      const size_t k = out_dims.size();
-      op.row_elements.push_back(out_dims[k - 1]);
-      op.in_stride.assign(k, 1);
-      for (size_t d = k - 1; d-- > 0;) op.in_stride[d] = op.in_stride[d + 1] * in_dims[d + 1];
-      op.slice_start = offsets[k - 1];
-      for (size_t d = 0; d + 1 < k; ++d) op.slice_start += offsets[d] * op.in_stride[d];
-      op.out_dims.assign(out_dims.begin(), out_dims.end() - 1);
-      op.in_stride.pop_back();
-      op.rows = 1;
-      for (size_t d : op.out_dims) op.rows *= d;
-      break;
-    }
-    case NodeType::ChannelShuffle:
-      op.row_elements.push_back(in.dims[in.rank - 1]);
-      op.rows = in.numel / in.dims[in.rank - 1];
-      op.groups = node.groups();
-      break;
-    default: break;
+    case NodeType::Concatenate: return NativeOp(compile_concatenate(view, node));
+    case NodeType::Slice: return NativeOp(compile_slice(view, node));
+    case NodeType::ChannelShuffle: return NativeOp(compile_channel_shuffle(view, node));
+    default:
+      return fail(Error::Internal, "xnnpack: node type ", std::to_string(static_cast<int>(node.type())),
+                  " has no native kernel");
   }
-  return op;
 }
 
-void run_native_op(const NativeOp& op, float* const* data, pthreadpool_t pool) {
-  if (op.conv != nullptr) return run_native_conv(*op.conv, data, pool);
-  if (!op.in_place.empty() && std::all_of(op.in_place.begin(), op.in_place.end(), [](bool b) { return b; }))
-    return;
-  RunContext context{&op, data};
-  size_t row = 0;
-  for (size_t e : op.row_elements) row += e;
-  if (op.swish) return pthreadpool_parallelize_1d_tile_1d(pool, swish_rows, &context, op.rows, 16, 0);
-  pthreadpool_task_1d_tile_1d_t task = nullptr;
-  switch (op.type) {
-    case NodeType::Concatenate: task = concatenate_rows; break;
-    case NodeType::Slice: task = slice_rows; break;
-    case NodeType::ChannelShuffle: task = shuffle_rows; break;
-    default: return;
-  }
-  pthreadpool_parallelize_1d_tile_1d(pool, task, &context, op.rows, tile_rows(row), 0);
+void run_native_op(const NativeOp& native, float* const* data, pthreadpool_t pool) {
+  std::visit(Overloaded{
+                 [&](const ConvolutionOp& op) { run_native_conv(*op.conv, data, pool); },
+                 [&](const ConcatenateOp& op) {
+                   if (!op.in_place.empty() && std::all_of(op.in_place.begin(), op.in_place.end(), [](bool b) { return b; }))
+                     return;  // every input already wrote its slice
+                   size_t row = 0;
+                   for (size_t e : op.row_elements) row += e;
+                   parallel_rows(op, data, pool, concatenate_rows, tile_rows(row));
+                 },
+                 [&](const SliceOp& op) { parallel_rows(op, data, pool, slice_rows, tile_rows(op.row_elements)); },
+                 [&](const ChannelShuffleOp& op) {
+                   parallel_rows(op, data, pool, shuffle_rows, tile_rows(op.channels));
+                 },
+                 [&](const SwishOp& op) { parallel_rows(op, data, pool, swish_rows, 16); },
+             },
+             native);
 }
 
 }  // namespace etc::xnnpack

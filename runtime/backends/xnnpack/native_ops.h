@@ -14,6 +14,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <variant>
 #include <vector>
 
 #include "runtime/backends/xnnpack/blob_reader.h"
@@ -29,31 +30,48 @@ inline constexpr size_t kMaxConcatInputs = 256;
 // node's inputs and outputs exist and hold valid tensor ids.
 Status check_native_node(const BlobView& view, const fb::Node& node, size_t index);
 
-// A checked native node, in a form that outlives the blob. Each kind is a
-// copy of `rows` rows; what a row is depends on the kind.
-struct NativeOp {
-  fb::NodeType type{};
+// A checked native node, in a form that outlives the blob: one struct per
+// kind. Each copies `rows` rows; what a row is depends on the kind.
+
+// Row r of the output is row r of each input in turn, input i contributing
+// row_elements[i] floats. in_place: inputs a native convolution already
+// wrote into the output (stages.h ConvOutput); empty when none.
+struct ConcatenateOp {
   std::vector<uint32_t> inputs;  // tensor ids
   uint32_t output = 0;
   size_t rows = 0;
-  // Concatenate: row r of the output is row r of each input in turn, input i
-  // contributing row_elements[i] floats.
-  // Slice: output row r (of row_elements[0] floats) starts at input element
-  // slice_start + sum_d index_d(r) * in_stride[d], for d over the output's
-  // outer dimensions (out_dims without the last).
-  // ChannelShuffle: one row per pixel, row_elements[0] = C.
   std::vector<size_t> row_elements;
-  size_t slice_start = 0;
-  std::vector<size_t> out_dims, in_stride;
-  size_t groups = 1;
-  NativeConvPtr conv;  // Convolution2d run by native_conv.h
-  // Concatenate: inputs a native convolution already wrote into the output
-  // (stages.h ConvOutput); empty when none.
   std::vector<bool> in_place;
-  // A swish (swish_op): rows of row_elements[0] floats, `total` in all.
-  bool swish = false;
-  size_t total = 0;
 };
+
+// Output row r (of row_elements floats) starts at input element start +
+// sum_d index_d(r) * in_stride[d], for d over the output's outer dimensions
+// (out_dims: the output's dims without the last).
+struct SliceOp {
+  uint32_t input = 0, output = 0;
+  size_t rows = 0, row_elements = 0, start = 0;
+  std::vector<size_t> out_dims, in_stride;
+};
+
+// One row per pixel: `channels` floats in `groups` groups, transposed.
+struct ChannelShuffleOp {
+  uint32_t input = 0, output = 0;
+  size_t rows = 0, channels = 0, groups = 1;
+};
+
+// y = x * sigmoid(x) over `total` floats, in rows of row_elements (the last
+// one shorter) that split the work for threads.
+struct SwishOp {
+  uint32_t input = 0, output = 0;
+  size_t rows = 0, row_elements = 0, total = 0;
+};
+
+// A Convolution2d run by native_conv.h.
+struct ConvolutionOp {
+  NativeConvPtr conv;
+};
+
+using NativeOp = std::variant<ConcatenateOp, SliceOp, ChannelShuffleOp, SwishOp, ConvolutionOp>;
 
 // x * sigmoid(x) of tensor x into tensor y (same element count), in one
 // pass (stages.h swish_input); needs AVX-512F.

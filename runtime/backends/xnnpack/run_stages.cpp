@@ -6,7 +6,7 @@
 namespace etc::xnnpack {
 namespace {
 
-Status set_up(XnnpackHandle& handle, StageRun& run, BackendExecutionContext& context) {
+Status set_up(XnnpackHandle& handle, XnnpackStage& run, int64_t debug_id, BackendExecutionContext& context) {
   bool changed = !run.set_up;
   for (size_t k = 0; k < run.externals.size(); ++k) {
     float* data = handle.data[run.externals[k]];
@@ -15,8 +15,9 @@ Status set_up(XnnpackHandle& handle, StageRun& run, BackendExecutionContext& con
   }
   if (!changed) return Status::Ok();
   run.set_up = false;
-  if (xnn_status s = xnn_setup_runtime(run.runtime, run.bound.size(), run.bound.data()); s != xnn_status_success) {
-    if (run.debug_id != kUnsetDelegateDebugIntId) context.set_failed_node({}, run.debug_id);
+  if (xnn_status s = xnn_setup_runtime(run.runtime.get(), run.bound.size(), run.bound.data());
+      s != xnn_status_success) {
+    if (debug_id != kUnsetDelegateDebugIntId) context.set_failed_node({}, debug_id);
     return fail(Error::Internal, "xnnpack: xnn_setup_runtime failed (", xnn_status_name(s), ")");
   }
   run.set_up = true;
@@ -43,17 +44,17 @@ void log_outputs(const XnnpackHandle& handle, const StageRun& run, EventTracer* 
 
 Status run_stages(XnnpackHandle& handle, BackendExecutionContext& context) {
   for (StageRun& run : handle.runs)
-    if (run.runtime != nullptr) ETC_TRY(set_up(handle, run, context));
+    if (auto* stage = std::get_if<XnnpackStage>(&run.work)) ETC_TRY(set_up(handle, *stage, run.debug_id, context));
   EventTracer* tracer = context.event_tracer();
   const bool log = handle.log_buffer != nullptr && event_tracer_logs_intermediate_outputs(tracer);
   for (StageRun& run : handle.runs) {
     const bool traced = tracer != nullptr && run.debug_id != kUnsetDelegateDebugIntId;
     const EventTracerEntry event = traced ? tracer->start_profiling_delegate({}, run.debug_id) : EventTracerEntry{};
     xnn_status status = xnn_status_success;
-    if (run.runtime == nullptr)
-      run_native_op(run.native, handle.data.data(), handle.pool.get());
+    if (auto* stage = std::get_if<XnnpackStage>(&run.work))
+      status = xnn_invoke_runtime(stage->runtime.get());
     else
-      status = xnn_invoke_runtime(run.runtime);
+      run_native_op(std::get<NativeOp>(run.work), handle.data.data(), handle.pool.get());
     if (traced) tracer->end_profiling_delegate(event, run.metadata.data(), run.metadata.size());
     if (status != xnn_status_success) {
       if (run.debug_id != kUnsetDelegateDebugIntId) context.set_failed_node({}, run.debug_id);

@@ -157,8 +157,39 @@ Status prepare_output_logging(const BlobView& view, const StagePlan& plan, Xnnpa
   return Status::Ok();
 }
 
-// One XNNPACK runtime per XNNPACK stage, on the shared pool; native stages
-// keep their compiled node.
+// A native stage's node, compiled, with what the plan folded into it.
+Result<NativeOp> create_native_stage(const BlobView& view, const StagePlan& plan, size_t n) {
+  const fb::Node& node = *view.graph->nodes()->Get(static_cast<flatbuffers::uoffset_t>(n));
+  if (plan.swish_input[n] >= 0)
+    return swish_op(view, static_cast<uint32_t>(plan.swish_input[n]), node.outputs()->Get(0));
+  ETC_ASSIGN_OR_RETURN(NativeOp op, compile_native_op(view, node));
+  const ConvOutput& out = plan.writes_into[n];
+  if (auto* conv = std::get_if<ConvolutionOp>(&op)) {
+    if (out.active) redirect_output(*conv->conv, out.tensor, out.channel_offset, out.pixel_stride, out.swish);
+    if (out.residual >= 0)
+      add_residual(*conv->conv, static_cast<uint32_t>(out.residual), out.residual_lo, out.residual_hi);
+  }
+  if (auto* concatenate = std::get_if<ConcatenateOp>(&op)) concatenate->in_place = plan.in_place[n];
+  return op;
+}
+
+// An XNNPACK stage's runtime, on the shared pool.
+Result<XnnpackStage> create_xnnpack_stage(const BlobView& view, const std::vector<const void*>& constant_data,
+                                          const StagePlan& plan, size_t s, const XnnpackHandle& handle) {
+  XnnpackStage stage;
+  ETC_ASSIGN_OR_RETURN(SubgraphPtr subgraph, build_subgraph(view, constant_data, plan, s, stage.externals));
+  xnn_runtime_t runtime = nullptr;
+  if (xnn_status st = xnn_create_runtime_v2(subgraph.get(), handle.pool.get(), 0, &runtime);
+      st != xnn_status_success)
+    return fail(Error::DelegateInvalidCompatibility,
+                "xnnpack: XNNPACK cannot create a runtime for this blob (", xnn_status_name(st), ")");
+  stage.runtime.reset(runtime);
+  stage.bound.resize(stage.externals.size());
+  for (size_t k = 0; k < stage.externals.size(); ++k)
+    stage.bound[k] = xnn_external_value{static_cast<uint32_t>(k), nullptr};
+  return stage;
+}
+
 Status create_stages(const BlobView& view, const std::vector<const void*>& constant_data,
                      const StagePlan& plan, XnnpackHandle& handle) {
   handle.runs.resize(plan.stages.size());
@@ -166,29 +197,10 @@ Status create_stages(const BlobView& view, const std::vector<const void*>& const
     StageRun& run = handle.runs[s];
     describe_stage(view, plan, plan.stages[s], run);
     if (plan.stages[s].native) {
-      const size_t n = plan.stages[s].first_node;
-      const fb::Node& node = *view.graph->nodes()->Get(static_cast<flatbuffers::uoffset_t>(n));
-      if (plan.swish_input[n] >= 0) {
-        run.native = swish_op(view, static_cast<uint32_t>(plan.swish_input[n]), node.outputs()->Get(0));
-        continue;
-      }
-      ETC_ASSIGN_OR_RETURN(run.native, compile_native_op(view, node));
-      const ConvOutput& out = plan.writes_into[n];
-      if (run.native.conv != nullptr && out.active)
-        redirect_output(*run.native.conv, out.tensor, out.channel_offset, out.pixel_stride, out.swish);
-      if (run.native.conv != nullptr && out.residual >= 0)
-        add_residual(*run.native.conv, static_cast<uint32_t>(out.residual), out.residual_lo, out.residual_hi);
-      run.native.in_place = plan.in_place[n];
-      continue;
+      ETC_ASSIGN_OR_RETURN(run.work, create_native_stage(view, plan, plan.stages[s].first_node));
+    } else {
+      ETC_ASSIGN_OR_RETURN(run.work, create_xnnpack_stage(view, constant_data, plan, s, handle));
     }
-    ETC_ASSIGN_OR_RETURN(SubgraphPtr subgraph, build_subgraph(view, constant_data, plan, s, run.externals));
-    if (xnn_status st = xnn_create_runtime_v2(subgraph.get(), handle.pool.get(), 0, &run.runtime);
-        st != xnn_status_success)
-      return fail(Error::DelegateInvalidCompatibility,
-                  "xnnpack: XNNPACK cannot create a runtime for this blob (", xnn_status_name(st), ")");
-    run.bound.resize(run.externals.size());
-    for (size_t k = 0; k < run.externals.size(); ++k)
-      run.bound[k] = xnn_external_value{static_cast<uint32_t>(k), nullptr};
   }
   return Status::Ok();
 }
