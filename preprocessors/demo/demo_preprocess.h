@@ -2,8 +2,8 @@
 // The demo backend's ahead-of-time half: writes the text program described in
 // runtime/backends/demo/demo_format.h. A mul whose only reader is an add (and
 // that is not a partition output) fuses with it into one mul_add instruction,
-// whose debug map entry covers both nodes. Identifiers are generated (0, 1, …
-// in instruction order).
+// whose debug map entry covers both nodes. Identifiers are strings: the ONNX
+// node's name, or "mul+add" names joined for a fused pair, made unique.
 
 #include "compiler/backend/backend_details.h"
 
