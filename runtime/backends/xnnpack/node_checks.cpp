@@ -15,12 +15,15 @@ namespace {
 using fb::NodeType;
 using UintVector = flatbuffers::Vector<uint32_t>;
 
+// No node kind takes more inputs (node_kinds.def).
+constexpr size_t kMaxNodeInputs = 3;
+
 struct NodeCheck {
   const BlobView& view;
   const fb::Node& node;
   size_t index;
-  const TensorInfo* in[3] = {};
-  uint32_t in_ids[3] = {};
+  const TensorInfo* in[kMaxNodeInputs] = {};
+  uint32_t in_ids[kMaxNodeInputs] = {};
   size_t num_in = 0;
   const TensorInfo* out = nullptr;
   uint32_t out_id = 0;
@@ -33,25 +36,6 @@ struct NodeCheck {
   }
   std::string output_name() const { return "output (tensor " + std::to_string(out_id) + ")"; }
 };
-
-// Inputs allowed for each node type (every type has one output).
-void arity(NodeType type, size_t& min_inputs, size_t& max_inputs) {
-  switch (type) {
-    case NodeType::Convolution2d:
-    case NodeType::DepthwiseConvolution2d:
-    case NodeType::Deconvolution2d:
-    case NodeType::FullyConnected: min_inputs = 2, max_inputs = 3; return;
-    case NodeType::Add:
-    case NodeType::Subtract:
-    case NodeType::Multiply:
-    case NodeType::Divide:
-    case NodeType::Maximum:
-    case NodeType::Minimum:
-    case NodeType::SquaredDifference:
-    case NodeType::PRelu: min_inputs = max_inputs = 2; return;
-    default: min_inputs = max_inputs = 1;
-  }
-}
 
 Status expect_dims(const NodeCheck& c, const TensorInfo& t, const std::string& role,
                    std::initializer_list<uint64_t> dims) {
@@ -253,6 +237,9 @@ Status check_pooling(const NodeCheck& c, bool has_dilation) {
   return expect_dims(c, *c.out, c.output_name(), {x.dims[0], hw[0], hw[1], x.dims[3]});
 }
 
+Status check_max_pooling(const NodeCheck& c) { return check_pooling(c, true); }
+Status check_average_pooling(const NodeCheck& c) { return check_pooling(c, false); }
+
 Status check_global_pooling(const NodeCheck& c) {
   ETC_TRY(expect_flags(c, 0));
   const TensorInfo& x = *c.in[0];
@@ -289,9 +276,13 @@ Status check_same_dims(const NodeCheck& c) {
 
 Status check_unary(const NodeCheck& c) {
   ETC_TRY(expect_flags(c, 0));
-  if (c.in[0]->rank == 0 && c.node.type() == NodeType::Softmax) return c.error("softmax of a scalar");
   if (!std::isfinite(c.node.alpha())) return c.error("alpha is not finite");
   return check_same_dims(c);
+}
+
+Status check_softmax(const NodeCheck& c) {
+  if (c.in[0]->rank == 0) return c.error("softmax of a scalar");
+  return check_unary(c);
 }
 
 Status check_prelu(const NodeCheck& c) {
@@ -363,29 +354,54 @@ Status check_activation_range(const NodeCheck& c) {
   return Status::Ok();
 }
 
-Status check_by_type(const NodeCheck& c) {
-  switch (c.node.type()) {
-    case NodeType::Convolution2d: return check_convolution(c);
-    case NodeType::DepthwiseConvolution2d: return check_depthwise(c);
-    case NodeType::Deconvolution2d: return check_deconvolution(c);
-    case NodeType::FullyConnected: return check_fully_connected(c);
-    case NodeType::MaxPooling2d: return check_pooling(c, true);
-    case NodeType::AveragePooling2d: return check_pooling(c, false);
-    case NodeType::GlobalAveragePooling2d: return check_global_pooling(c);
-    case NodeType::Add:
-    case NodeType::Subtract:
-    case NodeType::Multiply:
-    case NodeType::Divide:
-    case NodeType::Maximum:
-    case NodeType::Minimum:
-    case NodeType::SquaredDifference: return check_binary(c);
-    case NodeType::PRelu: return check_prelu(c);
-    case NodeType::StaticConstantPad: return check_pad(c);
-    case NodeType::StaticReshape: return check_reshape(c);
-    case NodeType::StaticResizeBilinear2d: return check_resize(c);
-    case NodeType::DepthToSpace: return check_depth_to_space(c);
-    default: return check_unary(c);
+// One row of node_kinds.def.
+struct NodeKind {
+  size_t min_inputs, max_inputs;
+  uint32_t packed_inputs;  // bit i: input i
+  bool output_range;
+  Status (*check)(const NodeCheck&);
+};
+
+// Null for a kind the table does not list.
+const NodeKind* node_kind(NodeType type) {
+  switch (type) {
+#define ETC_XNN_NODE(kind, min_in, max_in, packed, range, check, define) \
+  case NodeType::kind: {                                                 \
+    static_assert((min_in) <= (max_in) && (max_in) <= kMaxNodeInputs);   \
+    static constexpr NodeKind k{min_in, max_in, packed, range, &check};  \
+    return &k;                                                           \
   }
+#include "runtime/backends/xnnpack/node_kinds.def"
+#undef ETC_XNN_NODE
+    default: return nullptr;
+  }
+}
+
+// Input and output ids and tensors into `c`, once their count fits `kind`.
+Status read_operands(NodeCheck& c, const NodeKind& kind) {
+  const auto* inputs = c.node.inputs();
+  const auto* outputs = c.node.outputs();
+  const size_t num_in = inputs == nullptr ? 0 : inputs->size();
+  if (num_in < kind.min_inputs || num_in > kind.max_inputs)
+    return c.error(std::to_string(num_in) + " inputs, expected " + std::to_string(kind.min_inputs) +
+                   (kind.max_inputs != kind.min_inputs ? " or " + std::to_string(kind.max_inputs) : ""));
+  if (outputs == nullptr || outputs->size() != 1)
+    return c.error(std::to_string(outputs == nullptr ? 0 : outputs->size()) + " outputs, expected 1");
+  c.num_in = num_in;
+  for (size_t i = 0; i < num_in; ++i) {
+    c.in_ids[i] = inputs->Get(static_cast<flatbuffers::uoffset_t>(i));
+    if (c.in_ids[i] >= c.view.tensors.size())
+      return c.error("input " + std::to_string(i) + " is tensor " + std::to_string(c.in_ids[i]) +
+                     ", but there are " + std::to_string(c.view.tensors.size()) + " tensors");
+    c.in[i] = &c.view.tensors[c.in_ids[i]];
+  }
+  c.out_id = outputs->Get(0);
+  if (c.out_id >= c.view.tensors.size())
+    return c.error("output is tensor " + std::to_string(c.out_id) + ", but there are " +
+                   std::to_string(c.view.tensors.size()) + " tensors");
+  c.out = &c.view.tensors[c.out_id];
+  if (c.out->is_constant()) return c.error(c.output_name() + " is a constant");
+  return Status::Ok();
 }
 
 }  // namespace
@@ -398,59 +414,19 @@ std::string node_name(const fb::Node& node, size_t index) {
 
 Status check_node(const BlobView& view, const fb::Node& node, size_t index) {
   NodeCheck c{view, node, index};
-  if (node.type() > NodeType::MAX) return c.error("unknown node type");
   if (is_native_node(node.type())) return check_native_node(view, node, index);
-  size_t min_inputs = 1, max_inputs = 1;
-  arity(node.type(), min_inputs, max_inputs);
-  const auto* inputs = node.inputs();
-  const auto* outputs = node.outputs();
-  const size_t num_in = inputs == nullptr ? 0 : inputs->size();
-  if (num_in < min_inputs || num_in > max_inputs)
-    return c.error(std::to_string(num_in) + " inputs, expected " + std::to_string(min_inputs) +
-                   (max_inputs != min_inputs ? " or " + std::to_string(max_inputs) : ""));
-  if (outputs == nullptr || outputs->size() != 1)
-    return c.error(std::to_string(outputs == nullptr ? 0 : outputs->size()) + " outputs, expected 1");
-  c.num_in = num_in;
-  for (size_t i = 0; i < num_in; ++i) {
-    c.in_ids[i] = inputs->Get(static_cast<flatbuffers::uoffset_t>(i));
-    if (c.in_ids[i] >= view.tensors.size())
-      return c.error("input " + std::to_string(i) + " is tensor " + std::to_string(c.in_ids[i]) +
-                     ", but there are " + std::to_string(view.tensors.size()) + " tensors");
-    c.in[i] = &view.tensors[c.in_ids[i]];
-  }
-  c.out_id = outputs->Get(0);
-  if (c.out_id >= view.tensors.size())
-    return c.error("output is tensor " + std::to_string(c.out_id) + ", but there are " +
-                   std::to_string(view.tensors.size()) + " tensors");
-  c.out = &view.tensors[c.out_id];
-  if (c.out->is_constant()) return c.error(c.output_name() + " is a constant");
-  switch (node.type()) {
-    case NodeType::Convolution2d:
-    case NodeType::DepthwiseConvolution2d:
-    case NodeType::Deconvolution2d:
-    case NodeType::FullyConnected:
-    case NodeType::AveragePooling2d:
-    case NodeType::MaxPooling2d:
-    case NodeType::GlobalAveragePooling2d:
-    case NodeType::Add:
-    case NodeType::Subtract:
-    case NodeType::Multiply:
-    case NodeType::Divide:
-    case NodeType::Clamp: ETC_TRY(check_activation_range(c)); break;
-    default: break;
-  }
-  return check_by_type(c);
+  const NodeKind* kind = node_kind(node.type());
+  if (kind == nullptr) return c.error("unknown node type");
+  ETC_TRY(read_operands(c, *kind));
+  for (size_t i = 0; i < c.num_in; ++i)
+    if ((kind->packed_inputs >> i) & 1) ETC_TRY(expect_constant(c, i));
+  if (kind->output_range) ETC_TRY(check_activation_range(c));
+  return kind->check(c);
 }
 
 bool input_is_packed(const fb::Node& node, size_t position) {
-  switch (node.type()) {
-    case NodeType::Convolution2d:
-    case NodeType::DepthwiseConvolution2d:
-    case NodeType::Deconvolution2d:
-    case NodeType::FullyConnected: return position >= 1;
-    case NodeType::PRelu: return position == 1;
-    default: return false;
-  }
+  const NodeKind* kind = node_kind(node.type());
+  return kind != nullptr && position < 32 && ((kind->packed_inputs >> position) & 1) != 0;
 }
 
 }  // namespace etc::xnnpack

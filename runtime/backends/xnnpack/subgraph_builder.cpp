@@ -78,39 +78,51 @@ xnn_status define_global_average_pooling(const Definer& d) {
   return xnn_define_global_average_pooling_2d(d.subgraph, d.lo(), d.hi(), d.in(0), d.out(), d.node.flags());
 }
 
-xnn_status define_binary(const Definer& d) {
-  const uint32_t a = d.in(0), b = d.in(1), y = d.out(), f = d.node.flags();
-  switch (d.node.type()) {
-    case NodeType::Add: return xnn_define_add2(d.subgraph, d.lo(), d.hi(), a, b, y, f);
-    case NodeType::Subtract: return xnn_define_subtract(d.subgraph, d.lo(), d.hi(), a, b, y, f);
-    case NodeType::Multiply: return xnn_define_multiply2(d.subgraph, d.lo(), d.hi(), a, b, y, f);
-    case NodeType::Divide: return xnn_define_divide(d.subgraph, d.lo(), d.hi(), a, b, y, f);
-    case NodeType::Maximum: return xnn_define_maximum2(d.subgraph, a, b, y, f);
-    case NodeType::Minimum: return xnn_define_minimum2(d.subgraph, a, b, y, f);
-    case NodeType::SquaredDifference: return xnn_define_squared_difference(d.subgraph, a, b, y, f);
-    default: return xnn_status_invalid_parameter;
-  }
+xnn_status define_add(const Definer& d) {
+  return xnn_define_add2(d.subgraph, d.lo(), d.hi(), d.in(0), d.in(1), d.out(), d.node.flags());
+}
+xnn_status define_subtract(const Definer& d) {
+  return xnn_define_subtract(d.subgraph, d.lo(), d.hi(), d.in(0), d.in(1), d.out(), d.node.flags());
+}
+xnn_status define_multiply(const Definer& d) {
+  return xnn_define_multiply2(d.subgraph, d.lo(), d.hi(), d.in(0), d.in(1), d.out(), d.node.flags());
+}
+xnn_status define_divide(const Definer& d) {
+  return xnn_define_divide(d.subgraph, d.lo(), d.hi(), d.in(0), d.in(1), d.out(), d.node.flags());
+}
+xnn_status define_maximum(const Definer& d) {
+  return xnn_define_maximum2(d.subgraph, d.in(0), d.in(1), d.out(), d.node.flags());
+}
+xnn_status define_minimum(const Definer& d) {
+  return xnn_define_minimum2(d.subgraph, d.in(0), d.in(1), d.out(), d.node.flags());
+}
+xnn_status define_squared_difference(const Definer& d) {
+  return xnn_define_squared_difference(d.subgraph, d.in(0), d.in(1), d.out(), d.node.flags());
 }
 
-xnn_status define_unary(const Definer& d) {
-  const uint32_t x = d.in(0), y = d.out(), f = d.node.flags();
-  switch (d.node.type()) {
-    case NodeType::Clamp: return xnn_define_clamp(d.subgraph, d.lo(), d.hi(), x, y, f);
-    case NodeType::Sigmoid: return xnn_define_sigmoid(d.subgraph, x, y, f);
-    case NodeType::Softmax: return xnn_define_softmax(d.subgraph, x, y, f);
-    case NodeType::HardSwish: return xnn_define_hardswish(d.subgraph, x, y, f);
-    case NodeType::LeakyRelu: return xnn_define_leaky_relu(d.subgraph, d.node.alpha(), x, y, f);
-    case NodeType::Elu: return xnn_define_elu(d.subgraph, d.node.alpha(), x, y, f);
-    case NodeType::Abs: return xnn_define_abs(d.subgraph, x, y, f);
-    case NodeType::Negate: return xnn_define_negate(d.subgraph, x, y, f);
-    case NodeType::Floor: return xnn_define_floor(d.subgraph, x, y, f);
-    case NodeType::Ceiling: return xnn_define_ceiling(d.subgraph, x, y, f);
-    case NodeType::BankersRounding: return xnn_define_bankers_rounding(d.subgraph, x, y, f);
-    case NodeType::Square: return xnn_define_square(d.subgraph, x, y, f);
-    case NodeType::SquareRoot: return xnn_define_square_root(d.subgraph, x, y, f);
-    default: return xnn_status_invalid_parameter;
-  }
+xnn_status define_clamp(const Definer& d) {
+  return xnn_define_clamp(d.subgraph, d.lo(), d.hi(), d.in(0), d.out(), d.node.flags());
 }
+xnn_status define_leaky_relu(const Definer& d) {
+  return xnn_define_leaky_relu(d.subgraph, d.node.alpha(), d.in(0), d.out(), d.node.flags());
+}
+xnn_status define_elu(const Definer& d) {
+  return xnn_define_elu(d.subgraph, d.node.alpha(), d.in(0), d.out(), d.node.flags());
+}
+// The unary nodes that take no parameter: define_sigmoid, define_abs, ...
+#define ETC_XNN_UNARY(name, xnn_define)                                      \
+  xnn_status name(const Definer& d) { return xnn_define(d.subgraph, d.in(0), d.out(), d.node.flags()); }
+ETC_XNN_UNARY(define_sigmoid, xnn_define_sigmoid)
+ETC_XNN_UNARY(define_softmax, xnn_define_softmax)
+ETC_XNN_UNARY(define_hardswish, xnn_define_hardswish)
+ETC_XNN_UNARY(define_abs, xnn_define_abs)
+ETC_XNN_UNARY(define_negate, xnn_define_negate)
+ETC_XNN_UNARY(define_floor, xnn_define_floor)
+ETC_XNN_UNARY(define_ceiling, xnn_define_ceiling)
+ETC_XNN_UNARY(define_bankers_rounding, xnn_define_bankers_rounding)
+ETC_XNN_UNARY(define_square, xnn_define_square)
+ETC_XNN_UNARY(define_square_root, xnn_define_square_root)
+#undef ETC_XNN_UNARY
 
 xnn_status define_prelu(const Definer& d) {
   return xnn_define_prelu(d.subgraph, d.in(0), d.in(1), d.out(), d.node.flags());
@@ -144,28 +156,15 @@ xnn_status define_depth_to_space(const Definer& d) {
   return xnn_define_depth_to_space(d.subgraph, d.in(0), d.out(), d.node.block_size(), d.node.flags());
 }
 
+// A kind node_kinds.def does not list cannot reach here (check_node refuses
+// it); it would be refused again rather than defined as something else.
 xnn_status define_node(const Definer& d) {
   switch (d.node.type()) {
-    case NodeType::Convolution2d: return define_convolution(d);
-    case NodeType::DepthwiseConvolution2d: return define_depthwise(d);
-    case NodeType::Deconvolution2d: return define_deconvolution(d);
-    case NodeType::FullyConnected: return define_fully_connected(d);
-    case NodeType::MaxPooling2d: return define_max_pooling(d);
-    case NodeType::AveragePooling2d: return define_average_pooling(d);
-    case NodeType::GlobalAveragePooling2d: return define_global_average_pooling(d);
-    case NodeType::Add:
-    case NodeType::Subtract:
-    case NodeType::Multiply:
-    case NodeType::Divide:
-    case NodeType::Maximum:
-    case NodeType::Minimum:
-    case NodeType::SquaredDifference: return define_binary(d);
-    case NodeType::PRelu: return define_prelu(d);
-    case NodeType::StaticConstantPad: return define_constant_pad(d);
-    case NodeType::StaticReshape: return define_reshape(d);
-    case NodeType::StaticResizeBilinear2d: return define_resize(d);
-    case NodeType::DepthToSpace: return define_depth_to_space(d);
-    default: return define_unary(d);
+#define ETC_XNN_NODE(kind, min_in, max_in, packed, range, check, define) \
+  case NodeType::kind: return define(d);
+#include "runtime/backends/xnnpack/node_kinds.def"
+#undef ETC_XNN_NODE
+    default: return xnn_status_invalid_parameter;
   }
 }
 
