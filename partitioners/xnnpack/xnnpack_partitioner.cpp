@@ -1,5 +1,7 @@
 #include "partitioners/xnnpack/xnnpack_partitioner.h"
 
+#include <algorithm>
+
 #include "partitioners/xnnpack/xnnpack_rules.h"
 #include "runtime/backends/xnnpack/xnnpack_blob.h"
 
@@ -8,66 +10,42 @@ namespace {
 
 using Rule = Support (*)(const ir::Graph&, const ir::Node&);
 
-Rule rule_for(EdgeOp op) {
+// One row of xnnpack_ops.def, the columns the partitioner reads.
+struct OpEntry {
+  Rule rule;
+  size_t data_inputs;  // 0: all inputs
+  bool scalar_operand;
+};
+
+// Null for an op the backend does not take.
+const OpEntry* op_entry(EdgeOp op) {
   switch (op) {
-    case EdgeOp::Conv: return conv_rule;
-    case EdgeOp::ConvTranspose: return conv_transpose_rule;
-    case EdgeOp::Gemm: return gemm_rule;
-    case EdgeOp::MatMul: return matmul_rule;
-    case EdgeOp::MaxPool:
-    case EdgeOp::AvgPool:
-    case EdgeOp::ReduceMean: return pool_rule;
-    case EdgeOp::Add:
-    case EdgeOp::Sub:
-    case EdgeOp::Mul:
-    case EdgeOp::Div:
-    case EdgeOp::Min:
-    case EdgeOp::Max:
-    case EdgeOp::Pow: return binary_rule;
-    case EdgeOp::Relu:
-    case EdgeOp::Clip:
-    case EdgeOp::Sigmoid:
-    case EdgeOp::HardSwish:
-    case EdgeOp::HardSigmoid:
-    case EdgeOp::LeakyRelu:
-    case EdgeOp::Elu:
-    case EdgeOp::Abs:
-    case EdgeOp::Neg:
-    case EdgeOp::Floor:
-    case EdgeOp::Ceil:
-    case EdgeOp::Round:
-    case EdgeOp::Sqrt: return unary_rule;
-    case EdgeOp::Softmax: return softmax_rule;
-    case EdgeOp::PRelu: return prelu_rule;
-    case EdgeOp::Reshape: return reshape_rule;
-    case EdgeOp::Pad: return pad_rule;
-    case EdgeOp::Resize: return resize_rule;
-    case EdgeOp::DepthToSpace: return depth_to_space_rule;
-    case EdgeOp::Concat: return concat_rule;
-    case EdgeOp::Slice: return slice_rule;
-    case EdgeOp::Split: return split_rule;
+#define ETC_XNN_OP(op, rule, emit, data_inputs, scalar_operand)         \
+  case EdgeOp::op: {                                                    \
+    static constexpr OpEntry e{&rule, data_inputs, scalar_operand};     \
+    return &e;                                                          \
+  }
+#include "partitioners/xnnpack/xnnpack_ops.def"
+#undef ETC_XNN_OP
     default: return nullptr;
   }
+}
+
+Rule rule_for(EdgeOp op) {
+  const OpEntry* e = op_entry(op);
+  return e == nullptr ? nullptr : e->rule;
 }
 
 // Inputs that carry tensor data (the rest are shape-like arguments that the
 // op's rule checks itself).
 size_t data_inputs(const ir::Node& n) {
-  switch (n.op) {
-    case EdgeOp::Reshape:
-    case EdgeOp::ReduceMean:
-    case EdgeOp::Pad:
-    case EdgeOp::Resize:
-    case EdgeOp::Split:
-    case EdgeOp::Clip:
-    case EdgeOp::Pow: return 1;
-    default: return n.inputs.size();
-  }
+  const OpEntry* e = op_entry(n.op);
+  return e == nullptr || e->data_inputs == 0 ? n.inputs.size() : std::min(e->data_inputs, n.inputs.size());
 }
 
 bool is_binary(EdgeOp op) {
-  return op == EdgeOp::Add || op == EdgeOp::Sub || op == EdgeOp::Mul || op == EdgeOp::Div ||
-         op == EdgeOp::Min || op == EdgeOp::Max;
+  const OpEntry* e = op_entry(op);
+  return e != nullptr && e->scalar_operand;
 }
 
 Support check_tensor(const ir::Graph& g, const ir::Node& n, ir::ValueId v, const std::string& what) {

@@ -2,6 +2,7 @@
 // too; against a 4-D (NHWC) output, a lower-rank constant operand is first
 // padded to 4-D in NCHW and then stored in NHWC, so it broadcasts along the
 // same logical axes.
+#include "compiler/common/compile_error.h"
 #include "partitioners/xnnpack/xnnpack_rules.h"
 #include "preprocessors/xnnpack/lowering.h"
 
@@ -15,7 +16,8 @@ fb::NodeType binary_type(EdgeOp op) {
     case EdgeOp::Mul: return fb::NodeType::Multiply;
     case EdgeOp::Div: return fb::NodeType::Divide;
     case EdgeOp::Min: return fb::NodeType::Minimum;
-    default: return fb::NodeType::Maximum;
+    case EdgeOp::Max: return fb::NodeType::Maximum;
+    default: throw CompileError(std::string("xnnpack: '") + edge_op_name(op) + "' is not a binary op here");
   }
 }
 
@@ -32,7 +34,9 @@ fb::NodeType unary_type(EdgeOp op) {
     case EdgeOp::Round: return fb::NodeType::BankersRounding;  // ONNX Round is half-to-even
     case EdgeOp::Sqrt: return fb::NodeType::SquareRoot;
     case EdgeOp::Pow: return fb::NodeType::Square;
-    default: return fb::NodeType::Clamp;  // relu, clip
+    case EdgeOp::Relu:
+    case EdgeOp::Clip: return fb::NodeType::Clamp;
+    default: throw CompileError(std::string("xnnpack: '") + edge_op_name(op) + "' is not a unary op here");
   }
 }
 

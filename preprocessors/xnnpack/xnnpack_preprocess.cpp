@@ -14,30 +14,12 @@ void emit(Lowering& l, const ir::Node& n) {
   if ((n.op == EdgeOp::Reshape || n.op == EdgeOp::Transpose) && find_channel_shuffle(l.graph(), n))
     return emit_movement(l, n);
   switch (n.op) {
-    case EdgeOp::Conv: return emit_conv(l, n);
-    case EdgeOp::ConvTranspose: return emit_conv_transpose(l, n);
-    case EdgeOp::Gemm:
-    case EdgeOp::MatMul: return emit_linear(l, n);
-    case EdgeOp::MaxPool:
-    case EdgeOp::AvgPool:
-    case EdgeOp::ReduceMean: return emit_pool(l, n);
-    case EdgeOp::Add:
-    case EdgeOp::Sub:
-    case EdgeOp::Mul:
-    case EdgeOp::Div:
-    case EdgeOp::Min:
-    case EdgeOp::Max:
-    case EdgeOp::Pow: return emit_binary(l, n);
-    case EdgeOp::Softmax: return emit_softmax(l, n);
-    case EdgeOp::PRelu: return emit_prelu(l, n);
-    case EdgeOp::Reshape:
-    case EdgeOp::Pad:
-    case EdgeOp::Resize:
-    case EdgeOp::DepthToSpace: return emit_shape(l, n);
-    case EdgeOp::Concat:
-    case EdgeOp::Slice:
-    case EdgeOp::Split: return emit_movement(l, n);
-    default: return emit_unary(l, n);
+#define ETC_XNN_OP(op, rule, emit, data_inputs, scalar_operand) \
+  case EdgeOp::op: return emit(l, n);
+#include "partitioners/xnnpack/xnnpack_ops.def"
+#undef ETC_XNN_OP
+    default:
+      throw CompileError(std::string("xnnpack: no XNNPACK lowering for '") + edge_op_name(n.op) + "'");
   }
 }
 
