@@ -21,11 +21,11 @@ Status apply_compile_specs(const DemoProgram& program, Span<const CompileSpecVie
       if (valid) limit = limit * 10 + static_cast<size_t>(ch - '0');
     }
     if (!valid)
-      return fail(Error::InvalidArgument, "compile spec ", kMaxInputElementsKey, ": '", text,
+      return fail(Error::InvalidArgument, "demo: compile spec ", kMaxInputElementsKey, ": '", text,
                   "' is not a decimal element count");
     for (size_t i = 0; i < program.input_numel.size(); ++i)
       if (static_cast<size_t>(program.input_numel[i]) > limit)
-        return fail(Error::InvalidArgument, "demo delegate input in", std::to_string(i), " has ",
+        return fail(Error::InvalidArgument, "demo: input in", std::to_string(i), " has ",
                     std::to_string(program.input_numel[i]), " elements, more than ", kMaxInputElementsKey,
                     " = ", std::to_string(limit));
   }
@@ -39,7 +39,7 @@ class DemoBackend final : public BackendInterface {
   Result<DelegateHandle*> init(BackendInitContext& /*context*/, FreeableBuffer* processed,
                                Span<const CompileSpecView> compile_specs) const override {
     if (processed == nullptr || (processed->data() == nullptr && processed->size() > 0))
-      return fail(Error::InvalidArgument, "demo backend: no processed bytes");
+      return fail(Error::InvalidArgument, "demo: no processed bytes");
     const std::string_view text(static_cast<const char*>(processed->data()), processed->size());
     ETC_ASSIGN_OR_RETURN(std::unique_ptr<DemoProgram> program, parse_demo_program(text));
     ETC_TRY(apply_compile_specs(*program, compile_specs));
@@ -50,7 +50,7 @@ class DemoBackend final : public BackendInterface {
 
   Status execute(BackendExecutionContext& context, DelegateHandle* handle,
                  Span<EValue*> args) const override {
-    if (handle == nullptr) return fail(Error::DelegateInvalidHandle, "demo backend: null handle");
+    if (handle == nullptr) return fail(Error::DelegateInvalidHandle, "demo: null handle");
     DemoProgram& program = *static_cast<DemoProgram*>(handle);
     ETC_TRY(check_demo_args(program, args));
     run_demo_program(program, args, context.event_tracer());

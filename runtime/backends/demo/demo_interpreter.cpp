@@ -63,22 +63,22 @@ Status check_demo_args(const DemoProgram& program, Span<EValue*> args) {
   const size_t num_inputs = program.input_numel.size();
   const size_t num_outputs = program.output_numel.size();
   if (args.size() != num_inputs + num_outputs)
-    return fail(Error::InvalidArgument, "demo delegate takes ", std::to_string(num_inputs), " inputs and ",
+    return fail(Error::InvalidArgument, "demo: the delegate takes ", std::to_string(num_inputs), " inputs and ",
                 std::to_string(num_outputs), " outputs, got ", std::to_string(args.size()), " arguments");
   for (size_t i = 0; i < args.size(); ++i) {
     if (args[i] == nullptr || !args[i]->is_tensor())
-      return fail(Error::InvalidArgument, "demo delegate argument ", arg_name(program, i),
+      return fail(Error::InvalidArgument, "demo: argument ", arg_name(program, i),
                   " is not a tensor");
     const Tensor& t = args[i]->to_tensor();
     if (t.dtype() != DType::Float32)
-      return fail(Error::InvalidType, "demo delegate argument ", arg_name(program, i), " is ",
+      return fail(Error::InvalidType, "demo: argument ", arg_name(program, i), " is ",
                   dtype_name(t.dtype()), "; the demo backend computes float32 only");
     const int64_t want = i < num_inputs ? program.input_numel[i] : program.output_numel[i - num_inputs];
     if (t.numel() != want)
-      return fail(Error::InvalidShape, "demo delegate argument ", arg_name(program, i), " has ",
+      return fail(Error::InvalidShape, "demo: argument ", arg_name(program, i), " has ",
                   std::to_string(t.numel()), " elements, the demo program declares ", std::to_string(want));
     if (t.data == nullptr && want > 0)
-      return fail(Error::InvalidArgument, "demo delegate argument ", arg_name(program, i), " has no data");
+      return fail(Error::InvalidArgument, "demo: argument ", arg_name(program, i), " has no data");
   }
   return Status::Ok();
 }

@@ -88,7 +88,7 @@ class Parser {
 
   template <typename... Parts>
   Failure bad(const Parts&... parts) const {
-    return fail(Error::InvalidProgram, "demo program line ", std::to_string(line_), ": ", parts...);
+    return fail(Error::InvalidProgram, "demo: program line ", std::to_string(line_), ": ", parts...);
   }
   Status header(std::string_view line);
   Status declaration(DemoOperandKind kind, const Tokens& tokens);
@@ -104,7 +104,7 @@ class Parser {
 
 Result<std::unique_ptr<DemoProgram>> Parser::parse(std::string_view text) {
   if (text.empty())
-    return fail(Error::DelegateInvalidCompatibility, "not a demo program: the processed bytes are empty");
+    return fail(Error::DelegateInvalidCompatibility, "demo: not a demo program: the processed bytes are empty");
   size_t pos = 0;
   while (pos <= text.size()) {
     size_t end = text.find('\n', pos);
@@ -141,13 +141,13 @@ Result<std::unique_ptr<DemoProgram>> Parser::parse(std::string_view text) {
 Status Parser::header(std::string_view line) {
   const Tokens tokens = split(line);
   if (tokens.empty() || tokens[0] != kDemoMagic)
-    return fail(Error::DelegateInvalidCompatibility, "not a demo program: line 1 should be '", kDemoMagic,
+    return fail(Error::DelegateInvalidCompatibility, "demo: not a demo program: line 1 should be '", kDemoMagic,
                 " ", std::to_string(kDemoVersion), "'");
   uint64_t version = 0;
   if (tokens.size() != 2 || !parse_decimal(tokens[1], UINT32_MAX, version))
     return bad("expected '", kDemoMagic, " <version>'");
   if (version != static_cast<uint64_t>(kDemoVersion))
-    return fail(Error::DelegateInvalidCompatibility, "demo program version ", std::to_string(version),
+    return fail(Error::DelegateInvalidCompatibility, "demo: program version ", std::to_string(version),
                 ", this runtime reads version ", std::to_string(kDemoVersion),
                 "; recompile the model with a matching etc");
   return Status::Ok();
@@ -259,7 +259,7 @@ Status Parser::finish() const {
   const std::vector<Declared>& outputs = declared_[static_cast<int>(DemoOperandKind::Output)];
   for (size_t i = 0; i < outputs.size(); ++i)
     if (!outputs[i].written)
-      return fail(Error::InvalidProgram, "demo program line ", std::to_string(outputs[i].line),
+      return fail(Error::InvalidProgram, "demo: program line ", std::to_string(outputs[i].line),
                   ": output out", std::to_string(i), " is never written");
   return Status::Ok();
 }
@@ -272,7 +272,7 @@ Result<std::unique_ptr<DemoProgram>> parse_demo_program(std::string_view text) {
   } catch (const std::bad_alloc&) {
     // Counts are capped, but the cap may still exceed what this machine has.
     return fail(Error::DelegateMemoryAllocationFailed,
-                "demo program: out of memory for its constants and buffers");
+                "demo: out of memory for its constants and buffers");
   }
 }
 

@@ -8,7 +8,7 @@
 namespace etc::xnnpack {
 namespace {
 
-Failure invalid(const std::string& what) { return fail(Error::InvalidProgram, "xnnpack blob: ", what); }
+Failure invalid(const std::string& what) { return fail(Error::InvalidProgram, "xnnpack: invalid blob: ", what); }
 
 std::string tensor_name(size_t index) { return "tensor " + std::to_string(index); }
 
@@ -163,7 +163,7 @@ Result<BlobView> read_xnnpack_blob(const void* data, size_t size) {
   view.graph = fb::GetSizePrefixedGraph(bytes);
   const fb::Graph& graph = *view.graph;
   if (graph.version() != kXnnpackBlobVersion)
-    return fail(Error::DelegateInvalidCompatibility, "xnnpack blob version ", std::to_string(graph.version()),
+    return fail(Error::DelegateInvalidCompatibility, "xnnpack: blob version ", std::to_string(graph.version()),
                 ", this runtime reads version ", std::to_string(kXnnpackBlobVersion), "; recompile");
 
   const size_t base = xnnpack_constant_base(flatbuffer_size);

@@ -13,7 +13,7 @@ namespace {
 using fb::NodeType;
 
 Failure invalid(const fb::Node& node, size_t index, const std::string& what) {
-  return fail(Error::InvalidProgram, "xnnpack blob: ", node_name(node, index), ": ", what);
+  return fail(Error::InvalidProgram, "xnnpack: invalid blob: ", node_name(node, index), ": ", what);
 }
 
 bool same_dims(const TensorInfo& a, const TensorInfo& b) {

@@ -29,7 +29,7 @@ struct NodeCheck {
   uint32_t out_id = 0;
 
   Failure error(const std::string& what) const {
-    return fail(Error::InvalidProgram, "xnnpack blob: ", node_name(node, index), ": ", what);
+    return fail(Error::InvalidProgram, "xnnpack: invalid blob: ", node_name(node, index), ": ", what);
   }
   std::string input_name(size_t i) const {
     return "input " + std::to_string(i) + " (tensor " + std::to_string(in_ids[i]) + ")";

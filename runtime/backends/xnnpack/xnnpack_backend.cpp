@@ -210,7 +210,7 @@ std::string describe(const Argument& arg) {
   if (arg.tensor.layout != fb::BoundaryLayout::Same)
     dims = "[" + std::to_string(arg.tensor.dims[0]) + ", " + std::to_string(arg.tensor.dims[3]) + ", " +
            std::to_string(arg.tensor.dims[1]) + ", " + std::to_string(arg.tensor.dims[2]) + "] (NCHW)";
-  return std::string("xnnpack delegate ") + (arg.is_input ? "input " : "output ") +
+  return std::string("xnnpack: ") + (arg.is_input ? "input " : "output ") +
          std::to_string(arg.index) + ": expected float32 " + dims + ", " + std::to_string(arg.tensor.numel) +
          " elements";
 }
@@ -248,7 +248,7 @@ class XnnpackBackend final : public BackendInterface {
       return fail(Error::DelegateUnavailable, "xnnpack: XNNPACK cannot run on this CPU (", xnn_status_name(s),
                   ")");
     if (processed == nullptr || processed->data() == nullptr)
-      return fail(Error::InvalidArgument, "xnnpack backend: no processed bytes");
+      return fail(Error::InvalidArgument, "xnnpack: no processed bytes");
     // The flatbuffer holds 8-byte scalars; a blob placed at a less aligned
     // address (e.g. inline in the program) is read from an aligned copy.
     const void* blob = processed->data();
@@ -279,10 +279,10 @@ class XnnpackBackend final : public BackendInterface {
 
   Status execute(BackendExecutionContext& context, DelegateHandle* opaque,
                  Span<EValue*> args) const override {
-    if (opaque == nullptr) return fail(Error::DelegateInvalidHandle, "xnnpack backend: null handle");
+    if (opaque == nullptr) return fail(Error::DelegateInvalidHandle, "xnnpack: null handle");
     XnnpackHandle& handle = *static_cast<XnnpackHandle*>(opaque);
     if (args.size() != handle.args.size())
-      return fail(Error::InvalidArgument, "xnnpack delegate: ", std::to_string(args.size()),
+      return fail(Error::InvalidArgument, "xnnpack: ", std::to_string(args.size()),
                   " arguments, expected ", std::to_string(handle.args.size()));
     for (size_t a = 0; a < args.size(); ++a) {
       const Argument& arg = handle.args[a];

@@ -160,7 +160,7 @@ TEST_CASE("a demo program of another version is refused as incompatible", "[demo
   // Version 1 had integer identifiers; its `#0` would not match a string map.
   const Status s = demo.init("etc-demo-program 1\ninput in0 1\noutput out0 1\nrelu out0 in0 #0\n");
   CHECK(s.error() == Error::DelegateInvalidCompatibility);
-  CHECK(s.message().find("demo program version 1, this runtime reads version 2") == 0);
+  CHECK(s.message().find("demo: program version 1, this runtime reads version 2") == 0);
 }
 
 TEST_CASE("bytes that are not a demo program are refused as incompatible", "[demo][backend]") {
@@ -173,7 +173,7 @@ TEST_CASE("bytes that are not a demo program are refused as incompatible", "[dem
     const Status s = demo.init(text);
     INFO(text);
     CHECK(s.error() == Error::DelegateInvalidCompatibility);
-    CHECK(s.message().find("not a demo program") == 0);
+    CHECK(s.message().find("demo: not a demo program") == 0);
   }
 }
 
@@ -214,7 +214,7 @@ TEST_CASE("a malformed demo program is refused, naming the line", "[demo][backen
     const Status s = demo.init(c.text);
     INFO(c.text);
     CHECK(s.error() == Error::InvalidProgram);
-    CHECK(s.message().find("demo program " + c.message) == 0);
+    CHECK(s.message().find("demo: program " + c.message) == 0);
   }
 }
 
@@ -237,7 +237,7 @@ TEST_CASE("max_input_elements refuses a larger input at init", "[demo][backend]"
     DemoRunner demo;
     const Status s = demo.init(text, {spec(demo::kMaxInputElementsKey, "64")});
     CHECK(s.error() == Error::InvalidArgument);
-    CHECK(s.message() == "demo delegate input in1 has 100 elements, more than max_input_elements = 64");
+    CHECK(s.message() == "demo: input in1 has 100 elements, more than max_input_elements = 64");
   }
   {
     DemoRunner demo;
@@ -258,11 +258,11 @@ TEST_CASE("demo execute checks its arguments against the declarations", "[demo][
   std::vector<std::vector<float>> too_few = {{1, 2}};
   Status s = demo.execute(too_few);
   CHECK(s.error() == Error::InvalidArgument);
-  CHECK(s.message() == "demo delegate takes 1 inputs and 1 outputs, got 1 arguments");
+  CHECK(s.message() == "demo: the delegate takes 1 inputs and 1 outputs, got 1 arguments");
   std::vector<std::vector<float>> wrong_count = {{1, 2}, {0, 0, 0}};
   s = demo.execute(wrong_count);
   CHECK(s.error() == Error::InvalidShape);
-  CHECK(s.message() == "demo delegate argument out0 has 3 elements, the demo program declares 2");
+  CHECK(s.message() == "demo: argument out0 has 3 elements, the demo program declares 2");
   std::vector<std::vector<float>> ints = {{1, 2}, {0, 0}};
   s = demo.execute(ints, DType::Int32);
   CHECK(s.error() == Error::InvalidType);
@@ -356,7 +356,7 @@ TEST_CASE("a demo delegate whose blob is refused fails Method::init with the dem
   REQUIRE_FALSE(method.ok());
   CHECK(method.error() == Error::DelegateInvalidCompatibility);
   CHECK(method.message().find("model.etp: instruction 0: delegate 0 (backend 'demo') failed to initialise: "
-                              "demo program version 7, this runtime reads version 2") == 0);
+                              "demo: program version 7, this runtime reads version 2") == 0);
 }
 
 }  // namespace

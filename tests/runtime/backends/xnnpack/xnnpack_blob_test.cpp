@@ -78,7 +78,7 @@ TEST_CASE("xnnpack reads a blob placed at an unaligned address", "[xnnpack]") {
 
 TEST_CASE("xnnpack refuses a blob of another version", "[xnnpack]") {
   check_refused(small_graph().build(1), Error::DelegateInvalidCompatibility,
-                "xnnpack blob version 1, this runtime reads version 2; recompile");
+                "xnnpack: blob version 1, this runtime reads version 2; recompile");
 }
 
 TEST_CASE("xnnpack refuses blobs with defects, naming the tensor or node", "[xnnpack]") {
@@ -220,7 +220,7 @@ TEST_CASE("xnnpack refuses arguments of the wrong size or type at execute", "[xn
   std::vector<XnnpackArg> args = {zeros(Shape{1, 3, 6, 5}), zeros(Shape{1, 4, 4, 4})};
   Status s = runner.execute(args);
   CHECK(s.error() == Error::InvalidArgument);
-  CHECK(s.message() == "xnnpack delegate input 0: expected float32 [1, 3, 6, 6] (NCHW), 108 elements");
+  CHECK(s.message() == "xnnpack: input 0: expected float32 [1, 3, 6, 6] (NCHW), 108 elements");
   args = {zeros(Shape{1, 3, 6, 6}), zeros(Shape{1, 4, 4, 4})};
   s = runner.execute(args, nullptr, DType::Int32);
   CHECK(s.error() == Error::InvalidArgument);
