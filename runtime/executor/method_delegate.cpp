@@ -4,6 +4,7 @@
 #include <string>
 
 #include "runtime/backend/registry.h"
+#include "runtime/core/log.h"
 #include "runtime/executor/method.h"
 #include "runtime/executor/node_names.h"
 
@@ -104,6 +105,7 @@ Status Method::create_delegate_step(const Program& program, const fb::DelegateCa
   const std::vector<CompileSpecView> specs = compile_spec_views(delegate);
   BackendInitContext context(tracer_, name_, &options_);
   Result<DelegateHandle*> handle = Error::DelegateMemoryAllocationFailed;
+  const uint64_t start = event_tracer_now();
   try {
     handle = dc.backend->init(context, &dc.processed, Span<const CompileSpecView>(specs));
   } catch (const std::bad_alloc&) {
@@ -117,6 +119,10 @@ Status Method::create_delegate_step(const Program& program, const fb::DelegateCa
                 "') failed to initialise: ", reason(handle.failure()));
   }
   dc.handle = handle.get();
+  // At -v: which backend took each delegate, and what its init cost (for
+  // XNNPACK, packing the weights).
+  ETC_LOG(Info, "%s: delegate %u (backend '%.*s') initialised in %.2f ms", program.name().c_str(), call.delegate(),
+          static_cast<int>(id.size()), id.data(), static_cast<double>(event_tracer_now() - start) / 1e6);
   step.delegate_call = static_cast<int>(delegates_.size() - 1);
   step.instruction = index;
   steps_.push_back(std::move(step));

@@ -86,6 +86,10 @@ class DelegationCli(TempDirCase):
         self.etc("preprocess", "-q", MIXED, "--backend", "demo", "-o", out)
         self.assertTrue(os.path.exists(out))
         self.etc("info", out, "-v")
+        # -v says which backend took each delegate and what its init cost.
+        proc = self.etc("run", out, "--random-inputs", "-v")
+        self.assertIn("delegate 0 (backend 'demo') initialised in", proc.stderr)
+        self.assertNotIn("initialised", self.etc("run", out, "--random-inputs").stderr)
 
     def test_dot_report_renders_with_graphviz(self):
         dot_file = self.path("mixed.dot")
