@@ -90,6 +90,8 @@ class DelegationCli(TempDirCase):
         proc = self.etc("run", out, "--random-inputs", "-v")
         self.assertIn("delegate 0 (backend 'demo') initialised in", proc.stderr)
         self.assertNotIn("initialised", self.etc("run", out, "--random-inputs").stderr)
+        # Logs never mix into standard output: JSON still parses at -vv.
+        json.loads(self.etc("run", out, "--random-inputs", "--json", "-vv").stdout)
 
     def test_dot_report_renders_with_graphviz(self):
         dot_file = self.path("mixed.dot")

@@ -1,4 +1,5 @@
 // etc: ahead-of-time compiler and runtime for ONNX models.
+#include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
 #include <CLI/CLI.hpp>
@@ -54,6 +55,9 @@ int main(int argc, char** argv) {
     const int code = app.exit(e);
     return code == 0 ? 0 : etc::cli::kExitUsage;
   }
+  // Logs go to standard error, so standard output stays the command's result
+  // (a table, or JSON a script parses) at any -v.
+  spdlog::set_default_logger(spdlog::stderr_color_mt("etc"));
   spdlog::set_pattern("%^[%l]%$ %v");
   spdlog::set_level(quiet          ? spdlog::level::err
                     : verbose >= 2 ? spdlog::level::debug
