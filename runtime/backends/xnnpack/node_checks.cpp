@@ -69,6 +69,11 @@ Status expect_flags(const NodeCheck& c, uint32_t allowed) {
   return c.error(text);
 }
 
+// The largest count or window parameter a node may declare (channels,
+// groups, kernel, stride, padding...): far below what XNNPACK takes, and
+// small enough that every product of them stays exact.
+constexpr uint64_t kMaxDeclaredCount = uint64_t{1} << 24;
+
 // Reads an optional [uint] parameter of `n` entries; absent means `fill`.
 Status read_params(const NodeCheck& c, const UintVector* v, const char* name, size_t n, uint32_t fill,
                    uint32_t minimum, uint32_t* out) {
@@ -77,9 +82,9 @@ Status read_params(const NodeCheck& c, const UintVector* v, const char* name, si
                    std::to_string(n));
   for (size_t i = 0; i < n; ++i) {
     out[i] = v == nullptr ? fill : v->Get(static_cast<flatbuffers::uoffset_t>(i));
-    if (out[i] < minimum || out[i] > (1u << 24))
+    if (out[i] < minimum || out[i] > kMaxDeclaredCount)
       return c.error(std::string(name) + "[" + std::to_string(i) + "] = " + std::to_string(out[i]) +
-                     " is out of range");
+                     " is out of range (" + std::to_string(minimum) + " to " + std::to_string(kMaxDeclaredCount) + ")");
   }
   return Status::Ok();
 }
@@ -130,21 +135,37 @@ Status check_bias(const NodeCheck& c, uint64_t channels) {
   return expect_dims(c, *c.in[2], c.input_name(2) + " (bias)", {channels});
 }
 
-Status check_convolution(const NodeCheck& c) {
-  ETC_TRY(expect_flags(c, XNN_FLAG_TENSORFLOW_SAME_PADDING));
-  Window w;
-  ETC_TRY(read_window(c, w, true));
-  const uint64_t groups = c.node.groups(), gic = c.node.group_input_channels(),
-                 goc = c.node.group_output_channels();
-  if (groups == 0 || gic == 0 || goc == 0 || groups > (1u << 24) || gic > (1u << 24) || goc > (1u << 24))
-    return c.error("groups and group channel counts must be between 1 and 2^24");
+bool in_channel_range(std::initializer_list<uint64_t> counts) {
+  for (uint64_t n : counts)
+    if (n == 0 || n > kMaxDeclaredCount) return false;
+  return true;
+}
+
+std::string channel_range_error(const char* what) {
+  return std::string(what) + " must be between 1 and " + std::to_string(kMaxDeclaredCount);
+}
+
+// A grouped convolution's (or deconvolution's) input, filter and bias, for
+// `groups` groups of `gic` input and `goc` output channels.
+Status check_grouped_operands(const NodeCheck& c, const Window& w, uint64_t groups, uint64_t gic, uint64_t goc) {
+  if (!in_channel_range({groups, gic, goc})) return c.error(channel_range_error("groups and group channel counts"));
   const TensorInfo& x = *c.in[0];
   ETC_TRY(expect_rank(c, x, c.input_name(0), 4));
   ETC_TRY(expect_dims(c, x, c.input_name(0), {x.dims[0], x.dims[1], x.dims[2], groups * gic}));
   ETC_TRY(expect_constant(c, 1));
   ETC_TRY(
       expect_dims(c, *c.in[1], c.input_name(1) + " (filter)", {groups * goc, w.kernel[0], w.kernel[1], gic}));
-  ETC_TRY(check_bias(c, groups * goc));
+  return check_bias(c, groups * goc);
+}
+
+Status check_convolution(const NodeCheck& c) {
+  ETC_TRY(expect_flags(c, XNN_FLAG_TENSORFLOW_SAME_PADDING));
+  Window w;
+  ETC_TRY(read_window(c, w, true));
+  const uint64_t groups = c.node.groups(), gic = c.node.group_input_channels(),
+                 goc = c.node.group_output_channels();
+  ETC_TRY(check_grouped_operands(c, w, groups, gic, goc));
+  const TensorInfo& x = *c.in[0];
   uint64_t hw[2];
   ETC_TRY(window_output(c, w, x, hw));
   return expect_dims(c, *c.out, c.output_name(), {x.dims[0], hw[0], hw[1], groups * goc});
@@ -155,8 +176,8 @@ Status check_depthwise(const NodeCheck& c) {
   Window w;
   ETC_TRY(read_window(c, w, true));
   const uint64_t channels = c.node.input_channels(), multiplier = c.node.depth_multiplier();
-  if (channels == 0 || multiplier == 0 || channels > (1u << 24) || multiplier > (1u << 24))
-    return c.error("input_channels and depth_multiplier must be between 1 and 2^24");
+  if (!in_channel_range({channels, multiplier}))
+    return c.error(channel_range_error("input_channels and depth_multiplier"));
   const TensorInfo& x = *c.in[0];
   ETC_TRY(expect_rank(c, x, c.input_name(0), 4));
   ETC_TRY(expect_dims(c, x, c.input_name(0), {x.dims[0], x.dims[1], x.dims[2], channels}));
@@ -177,15 +198,8 @@ Status check_deconvolution(const NodeCheck& c) {
   ETC_TRY(read_params(c, c.node.adjustment(), "adjustment", 2, 0, 0, adjustment));
   const uint64_t groups = c.node.groups(), gic = c.node.group_input_channels(),
                  goc = c.node.group_output_channels();
-  if (groups == 0 || gic == 0 || goc == 0 || groups > (1u << 24) || gic > (1u << 24) || goc > (1u << 24))
-    return c.error("groups and group channel counts must be between 1 and 2^24");
+  ETC_TRY(check_grouped_operands(c, w, groups, gic, goc));
   const TensorInfo& x = *c.in[0];
-  ETC_TRY(expect_rank(c, x, c.input_name(0), 4));
-  ETC_TRY(expect_dims(c, x, c.input_name(0), {x.dims[0], x.dims[1], x.dims[2], groups * gic}));
-  ETC_TRY(expect_constant(c, 1));
-  ETC_TRY(
-      expect_dims(c, *c.in[1], c.input_name(1) + " (filter)", {groups * goc, w.kernel[0], w.kernel[1], gic}));
-  ETC_TRY(check_bias(c, groups * goc));
   uint64_t hw[2];
   for (int a = 0; a < 2; ++a) {
     if (adjustment[a] >= w.stride[a]) return c.error("adjustment must be smaller than the stride");
