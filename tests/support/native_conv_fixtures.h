@@ -245,7 +245,6 @@ struct Classification {
   bool runs = false;        // runs_natively
   bool all_stage = false;   // plan_stages(kAll) stage 0 native
   bool auto_stage = false;  // plan_stages(kAuto) stage 0 native
-  bool bool_stage = false;  // plan_stages(view, true) stage 0 native
 };
 
 inline Classification classify(const std::vector<uint8_t>& blob) {
@@ -264,10 +263,6 @@ inline Classification classify(const std::vector<uint8_t>& blob) {
   c.all_stage = stage0(xnnpack::NativeConvolutions::kAll);
   c.auto_stage = stage0(xnnpack::NativeConvolutions::kAuto);
   CHECK_FALSE(stage0(xnnpack::NativeConvolutions::kOff));
-  const xnnpack::StagePlan plan = xnnpack::plan_stages(view.get(), true);
-  REQUIRE(plan.stages.size() == 1);
-  c.bool_stage = plan.stages[0].native;
-  CHECK_FALSE(xnnpack::plan_stages(view.get()).stages[0].native);
   return c;
 }
 
@@ -278,7 +273,6 @@ inline void check_classification(const std::vector<uint8_t>& blob, bool native, 
   CHECK(c.all_stage == native);
   CHECK(c.runs == auto_native);
   CHECK(c.auto_stage == auto_native);
-  CHECK(c.bool_stage == auto_native);
 }
 
 // Spec "on" runs every one-group case natively; a few are large enough for

@@ -70,8 +70,5 @@ struct StagePlan {
 // exists on its own.
 StagePlan plan_stages(const BlobView& view, NativeConvolutions convolutions,
                       DelegateDetail detail = DelegateDetail::kFused);
-inline StagePlan plan_stages(const BlobView& view, bool native_convolutions = false) {
-  return plan_stages(view, native_convolutions ? NativeConvolutions::kAuto : NativeConvolutions::kOff);
-}
 
 }  // namespace etc::xnnpack

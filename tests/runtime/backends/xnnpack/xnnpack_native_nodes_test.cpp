@@ -265,7 +265,7 @@ TEST_CASE("xnnpack native nodes mix with XNNPACK stages", "[xnnpack]") {
   {
     auto view = xnnpack::read_xnnpack_blob(blob.data(), blob.size());
     REQUIRE(view.ok());
-    const xnnpack::StagePlan plan = xnnpack::plan_stages(view.get());
+    const xnnpack::StagePlan plan = xnnpack::plan_stages(view.get(), xnnpack::NativeConvolutions::kOff);
     REQUIRE(plan.stages.size() == 6);
     const bool native[] = {false, true, false, true, true, false};
     for (size_t s = 0; s < 6; ++s) CHECK(plan.stages[s].native == native[s]);

@@ -25,7 +25,7 @@ using xnnpack::kNoBuffer;
 xnnpack::StagePlan plan_of(const std::vector<uint8_t>& blob) {
   auto view = xnnpack::read_xnnpack_blob(blob.data(), blob.size());
   if (!view.ok()) FAIL(view.message());
-  return xnnpack::plan_stages(view.get());
+  return xnnpack::plan_stages(view.get(), xnnpack::NativeConvolutions::kOff);
 }
 
 TEST_CASE("xnnpack plan_stages splits nodes into stages and plans a buffer for every activation",
