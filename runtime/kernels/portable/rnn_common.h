@@ -153,6 +153,38 @@ class RnnScratch {
   size_t used_ = 0;
 };
 
+// What a recurrent kernel carves from its scratch per call: the input
+// projection of every step ([seq * batch, G*H]: X·Wᵀ + biases), one step's
+// gates ([batch, G*H]), the hidden state and one more [batch, H] state (the
+// LSTM's cell, the GRU's r⊙Ht-1), and the sequence lengths. G: gates per
+// cell (GRU 3, LSTM 4).
+template <typename T>
+struct RnnBuffers {
+  T* xw;
+  T* gates;
+  T* h;
+  T* state;
+  int32_t* lens;
+};
+
+template <typename T>
+RnnBuffers<T> rnn_carve(RnnScratch& s, const RnnConfig& c, int64_t num_gates) {
+  const int64_t gh = num_gates * c.hidden;
+  RnnBuffers<T> b;
+  b.xw = s.take<T>(c.seq * c.batch * gh);
+  b.gates = s.take<T>(c.batch * gh);
+  b.h = s.take<T>(c.batch * c.hidden);
+  b.state = s.take<T>(c.batch * c.hidden);
+  b.lens = s.take<int32_t>(c.batch);
+  return b;
+}
+
+// Input i, or an absent tensor when the call has fewer inputs.
+inline const Tensor& rnn_input(const KernelArgs& args, int i) {
+  static const Tensor kAbsent;
+  return static_cast<size_t>(i) < args.inputs.size() ? *args.inputs[static_cast<size_t>(i)] : kAbsent;
+}
+
 // Per-batch sequence lengths from the optional int32 input (all `seq` when
 // absent); fails on values outside [0, seq].
 Status rnn_sequence_lengths(const RnnConfig& config, const Tensor& lens, int32_t* out);

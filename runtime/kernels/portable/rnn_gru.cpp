@@ -27,7 +27,7 @@ class GruKernel final : public Kernel {
   Status run(const KernelArgs& args) override {
     RnnScratch s(args.scratch);
     const Buffers buf = carve(s);
-    const Tensor& lens = input(args, kSeqLens);
+    const Tensor& lens = rnn_input(args, kSeqLens);
     ETC_TRY(rnn_sequence_lengths(c_, lens, buf.lens));
     if (lens.present()) rnn_zero_padding(c_, buf.lens, args.outputs[0]->data_as<T>());
     for (int d = 0; d < c_.num_dirs; ++d) {
@@ -38,29 +38,9 @@ class GruKernel final : public Kernel {
   }
 
  private:
-  struct Buffers {
-    T* xw;     // [seq * batch, 3H]: X·Wᵀ + biases
-    T* gates;  // [batch, 3H]
-    T* h;      // [batch, H]
-    T* rh;     // [batch, H]: r⊙Ht-1
-    int32_t* lens;
-  };
+  using Buffers = RnnBuffers<T>;  // state: the r⊙Ht-1 product
 
-  Buffers carve(RnnScratch& s) const {
-    const int64_t gh = 3 * c_.hidden;
-    Buffers b;
-    b.xw = s.take<T>(c_.seq * c_.batch * gh);
-    b.gates = s.take<T>(c_.batch * gh);
-    b.h = s.take<T>(c_.batch * c_.hidden);
-    b.rh = s.take<T>(c_.batch * c_.hidden);
-    b.lens = s.take<int32_t>(c_.batch);
-    return b;
-  }
-
-  static const Tensor& input(const KernelArgs& args, int i) {
-    static const Tensor kAbsent;
-    return static_cast<size_t>(i) < args.inputs.size() ? *args.inputs[static_cast<size_t>(i)] : kAbsent;
-  }
+  Buffers carve(RnnScratch& s) const { return rnn_carve<T>(s, c_, 3); }
 
   void run_direction(const KernelArgs& args, const Buffers& buf, int d) {
     const int64_t hs = c_.hidden, gh = 3 * hs;
@@ -68,7 +48,7 @@ class GruKernel final : public Kernel {
     rnn_input_projection(c_, args.inputs[kX]->data_as<const T>(),
                          args.inputs[kW]->data_as<const T>() + d * gh * c_.input, buf.xw);
     const T* rbh = nullptr;  // Rbh when linear_before_reset keeps it inside r⊙(...)
-    if (const Tensor& b = input(args, kB); b.present()) {
+    if (const Tensor& b = rnn_input(args, kB); b.present()) {
       const T* wb = b.data_as<const T>() + d * 2 * gh;
       const T* rb = wb + gh;
       const int64_t folded = c_.linear_before_reset ? 2 * hs : gh;
@@ -78,7 +58,7 @@ class GruKernel final : public Kernel {
       }
       if (c_.linear_before_reset) rbh = rb + 2 * hs;
     }
-    rnn_load_state(c_, input(args, kInitialH), d, buf.h);
+    rnn_load_state(c_, rnn_input(args, kInitialH), d, buf.h);
     for (int64_t s = 0; s < c_.seq; ++s) step(args, buf, d, s, r, rbh);
   }
 
@@ -93,7 +73,7 @@ class GruKernel final : public Kernel {
       T* g = buf.gates + b * gh;
       T* hb = buf.h + b * hs;
       if (s >= buf.lens[b]) {
-        std::fill_n(buf.rh + b * hs, hs, T(0));
+        std::fill_n(buf.state + b * hs, hs, T(0));
         continue;
       }
       const T* xr = buf.xw + c_.x_row(time_of(b), b) * gh;
@@ -105,11 +85,11 @@ class GruKernel final : public Kernel {
         for (int64_t j = 0; j < hs; ++j)
           g[2 * hs + j] = xr[2 * hs + j] + rg[j] * (g[2 * hs + j] + (rbh ? rbh[j] : T(0)));
       } else {
-        for (int64_t j = 0; j < hs; ++j) buf.rh[b * hs + j] = rg[j] * hb[j];
+        for (int64_t j = 0; j < hs; ++j) buf.state[b * hs + j] = rg[j] * hb[j];
       }
     }
     if (!lbr) {  // (r⊙Ht-1)·Rhᵀ for the whole batch, into the h slots of gates
-      rnn_gemm(false, true, c_.batch, hs, hs, buf.rh, hs, r + 2 * hs * hs, hs, T(0), buf.gates + 2 * hs, gh);
+      rnn_gemm(false, true, c_.batch, hs, hs, buf.state, hs, r + 2 * hs * hs, hs, T(0), buf.gates + 2 * hs, gh);
     }
     T* y = args.outputs[0]->data_as<T>();
     for (int64_t b = 0; b < c_.batch; ++b) {

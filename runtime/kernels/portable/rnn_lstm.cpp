@@ -28,42 +28,22 @@ class LstmKernel final : public Kernel {
   Status run(const KernelArgs& args) override {
     RnnScratch s(args.scratch);
     const Buffers buf = carve(s);
-    const Tensor& lens = input(args, kSeqLens);
+    const Tensor& lens = rnn_input(args, kSeqLens);
     ETC_TRY(rnn_sequence_lengths(c_, lens, buf.lens));
     T* y = args.outputs[0]->data_as<T>();
     if (lens.present()) rnn_zero_padding(c_, buf.lens, y);
     for (int d = 0; d < c_.num_dirs; ++d) {
       run_direction(args, buf, d);
       rnn_store_state(c_, buf.h, d, args.outputs.size() > 1 ? args.outputs[1] : nullptr);
-      rnn_store_state(c_, buf.cell, d, args.outputs.size() > 2 ? args.outputs[2] : nullptr);
+      rnn_store_state(c_, buf.state, d, args.outputs.size() > 2 ? args.outputs[2] : nullptr);
     }
     return Status::Ok();
   }
 
  private:
-  struct Buffers {
-    T* xw;     // [seq * batch, 4H]: X·Wᵀ + biases
-    T* gates;  // [batch, 4H]
-    T* h;      // [batch, H]
-    T* cell;   // [batch, H]
-    int32_t* lens;
-  };
+  using Buffers = RnnBuffers<T>;  // state: the cell state
 
-  Buffers carve(RnnScratch& s) const {
-    const int64_t gh = 4 * c_.hidden;
-    Buffers b;
-    b.xw = s.take<T>(c_.seq * c_.batch * gh);
-    b.gates = s.take<T>(c_.batch * gh);
-    b.h = s.take<T>(c_.batch * c_.hidden);
-    b.cell = s.take<T>(c_.batch * c_.hidden);
-    b.lens = s.take<int32_t>(c_.batch);
-    return b;
-  }
-
-  static const Tensor& input(const KernelArgs& args, int i) {
-    static const Tensor kAbsent;
-    return static_cast<size_t>(i) < args.inputs.size() ? *args.inputs[static_cast<size_t>(i)] : kAbsent;
-  }
+  Buffers carve(RnnScratch& s) const { return rnn_carve<T>(s, c_, 4); }
 
   void run_direction(const KernelArgs& args, const Buffers& buf, int d) {
     const int64_t hs = c_.hidden, gh = 4 * hs;
@@ -71,16 +51,16 @@ class LstmKernel final : public Kernel {
     const T* r = args.inputs[kR]->data_as<const T>() + d * gh * hs;
     rnn_input_projection(c_, args.inputs[kX]->data_as<const T>(),
                          args.inputs[kW]->data_as<const T>() + d * gh * c_.input, buf.xw);
-    if (const Tensor& b = input(args, kB); b.present()) {
+    if (const Tensor& b = rnn_input(args, kB); b.present()) {
       const T* wb = b.data_as<const T>() + d * 2 * gh;
       const T* rb = wb + gh;
       for (int64_t row = 0; row < c_.seq * c_.batch; ++row)
         for (int64_t j = 0; j < gh; ++j) buf.xw[row * gh + j] += wb[j] + rb[j];
     }
-    const Tensor& p = input(args, kP);
+    const Tensor& p = rnn_input(args, kP);
     const T* peep = p.present() ? p.data_as<const T>() + d * 3 * hs : nullptr;
-    rnn_load_state(c_, input(args, kInitialH), d, buf.h);
-    rnn_load_state(c_, input(args, kInitialC), d, buf.cell);
+    rnn_load_state(c_, rnn_input(args, kInitialH), d, buf.h);
+    rnn_load_state(c_, rnn_input(args, kInitialC), d, buf.state);
     T* y = args.outputs[0]->data_as<T>();
     for (int64_t s = 0; s < c_.seq; ++s) {
       rnn_gemm(false, true, c_.batch, gh, hs, buf.h, hs, r, hs, T(0), buf.gates, gh);
@@ -91,7 +71,7 @@ class LstmKernel final : public Kernel {
         T* g = buf.gates + b * gh;
         const T* xr = buf.xw + c_.x_row(t, b) * gh;
         for (int64_t j = 0; j < gh; ++j) g[j] += xr[j];
-        cell_step(d, g, peep, buf.h + b * hs, buf.cell + b * hs);
+        cell_step(d, g, peep, buf.h + b * hs, buf.state + b * hs);
         std::copy_n(buf.h + b * hs, hs, y + c_.y_offset(t, d, b));
       }
     }
