@@ -8,6 +8,7 @@
 
 #include "runtime/kernels/portable/shape_args.h"
 #include "runtime/kernels/portable/shape_ops.h"
+#include "runtime/kernels/portable/slice_bounds.h"
 
 namespace etc::shape_ops {
 namespace {
@@ -40,24 +41,10 @@ const char* resolve(const IntArg& starts, const IntArg& ends, const IntArg& axes
     seen[d] = true;
     const int64_t dim = in[d];
     if (steps[k] == 0) return "hold a step of 0";
-    // Saturate first so huge values (INT64_MAX, INT64_MIN) stay exact; a step
-    // longer than the dim takes at most one element either way.
-    const int64_t step = std::clamp<int64_t>(steps[k], -dim - 1, dim + 1);
-    int64_t start = std::clamp<int64_t>(starts[k], -dim - 1, dim + 1);
-    int64_t end = std::clamp<int64_t>(ends[k], -dim - 1, dim + 1);
-    if (start < 0) start += dim;
-    if (end < 0) end += dim;
-    // Clamp as ONNX does: [0, dim] forward, [0, dim-1] / [-1, dim-1] backward.
-    if (step > 0) {
-      start = std::min(std::max<int64_t>(start, 0), dim);
-      end = std::min(std::max<int64_t>(end, 0), dim);
-    } else {
-      start = std::min(std::max<int64_t>(start, 0), dim - 1);
-      end = std::min(std::max<int64_t>(end, -1), dim - 1);
-    }
-    r->start[d] = start;
-    r->step[d] = step;
-    r->shape[d] = slice_len(start, end, step);
+    const SliceBounds b = resolve_slice_bounds(dim, starts[k], ends[k], steps[k]);
+    r->start[d] = b.start;
+    r->step[d] = b.step;
+    r->shape[d] = slice_len(b.start, b.end, b.step);
   }
   return nullptr;
 }

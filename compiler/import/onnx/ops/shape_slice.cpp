@@ -9,6 +9,7 @@
 
 #include "compiler/import/onnx/ops/register_all.h"
 #include "compiler/import/onnx/ops/shape_lowerings.h"
+#include "runtime/kernels/portable/slice_bounds.h"
 
 namespace etc::onnx_import {
 namespace {
@@ -65,19 +66,10 @@ void lower_slice(LowerContext& c) {
     seen[d] = true;
     const int64_t dim = in[static_cast<int>(d)], step = a.steps[k];
     if (step == 0) c.fail("step of axis " + std::to_string(a.axes[k]) + " is 0");
-    int64_t start = a.starts[k] < 0 ? a.starts[k] + dim : a.starts[k];
-    int64_t end = a.ends[k] < 0 ? a.ends[k] + dim : a.ends[k];
-    // Clamping as the spec says: [0, dim] going forward, [0, dim-1] / [-1, dim-1] going backward.
-    if (step > 0) {
-      start = std::min(std::max<int64_t>(start, 0), dim);
-      end = std::min(std::max<int64_t>(end, 0), dim);
-    } else {
-      start = std::min(std::max<int64_t>(start, 0), dim - 1);
-      end = std::min(std::max<int64_t>(end, -1), dim - 1);
-    }
-    starts[d] = start;
-    ends[d] = end;
-    steps[d] = step;
+    const SliceBounds b = resolve_slice_bounds(dim, a.starts[k], a.ends[k], step);
+    starts[d] = b.start;
+    ends[d] = b.end;
+    steps[d] = b.step;
   }
   if (starts == std::vector<int64_t>(in.rank(), 0) && ends == dims_of(in) &&
       steps == std::vector<int64_t>(in.rank(), 1))
