@@ -3,6 +3,8 @@
 #include <cmath>
 #include <cstring>
 
+#include "compiler/passes/absorb.h"
+
 namespace etc::passes {
 namespace {
 
@@ -64,14 +66,7 @@ void fold(ir::Graph& g, ir::Node& conv, ir::Node& bn) {
     conv.inputs[2] = bias;
   else
     conv.inputs.push_back(bias);
-  conv.meta.debug_handles.insert(conv.meta.debug_handles.end(), bn.meta.debug_handles.begin(),
-                                 bn.meta.debug_handles.end());
-  // The conv now writes the batch_norm's output value.
-  const ir::ValueId old_out = conv.outputs[0];
-  conv.outputs[0] = bn.outputs[0];
-  g.value(bn.outputs[0]).producer = conv.id;
-  g.value(old_out).producer = -1;
-  bn.dead = true;
+  absorb_node(g, conv, bn);
 }
 
 }  // namespace

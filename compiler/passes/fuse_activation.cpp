@@ -3,6 +3,8 @@
 #include <cmath>
 #include <limits>
 
+#include "compiler/passes/absorb.h"
+
 namespace etc::passes {
 namespace {
 
@@ -50,14 +52,7 @@ ir::Node* fusable_producer(ir::Graph& g, const ir::Node& act,
 void fuse(ir::Graph& g, ir::Node& producer, ir::Node& act, float lo, float hi) {
   if (std::isfinite(lo)) producer.attrs.set("clamp_min", lo);
   if (std::isfinite(hi)) producer.attrs.set("clamp_max", hi);
-  producer.meta.debug_handles.insert(producer.meta.debug_handles.end(), act.meta.debug_handles.begin(),
-                                     act.meta.debug_handles.end());
-  // The producer now writes the activation's output value.
-  const ir::ValueId old_out = producer.outputs[0];
-  producer.outputs[0] = act.outputs[0];
-  g.value(act.outputs[0]).producer = producer.id;
-  g.value(old_out).producer = -1;
-  act.dead = true;
+  absorb_node(g, producer, act);
 }
 
 }  // namespace
