@@ -1,5 +1,9 @@
 #include "runtime/kernels/portable/shape_args.h"
 
+#include <vector>
+
+#include "runtime/kernels/portable/shape_ops.h"
+
 namespace etc::shape_ops {
 
 Status check_int_arg(const TensorSpec& spec, const char* what, bool scalar) {
@@ -34,6 +38,16 @@ Failure arg_mismatch(const char* op, const char* what, const Tensor& arg, const 
                      const Shape& declared) {
   return fail(Error::InvalidArgument, op, ": run-time ", what, " ", arg_str(arg), " ", reason,
               "; the declared output shape is ", declared.str());
+}
+
+Status output_from_shape_attr(const AttrList& attrs, Span<const TensorSpec> in, Span<TensorSpec> out) {
+  ETC_ASSIGN_OR_RETURN(std::vector<int64_t> dims, attrs.get_ints("shape"));
+  ETC_TRY(check_dims(dims, "shape"));
+  ETC_CHECK_OR_FAIL(static_cast<int>(dims.size()) == in[0].shape.rank(), Error::InvalidShape,
+                    "shape has rank ", std::to_string(dims.size()), " for an input of rank ",
+                    std::to_string(in[0].shape.rank()));
+  out[0] = TensorSpec{in[0].dtype, Shape{Span<const int64_t>(dims)}};
+  return Status::Ok();
 }
 
 }  // namespace etc::shape_ops

@@ -29,6 +29,11 @@ inline bool has_arg(const KernelArgs& args, size_t i) {
 // element of rank 0 or 1). `what` names the argument.
 Status check_int_arg(const TensorSpec& spec, const char* what, bool scalar = false);
 
+// The output spec of an op whose run-time arguments decide its shape, which
+// the compiler resolved into the "shape" attribute: the input's dtype, that
+// shape (of the input's rank).
+Status output_from_shape_attr(const AttrList& attrs, Span<const TensorSpec> in, Span<TensorSpec> out);
+
 // Element i of an int32/int64 tensor as int64.
 inline int64_t int_at(const Tensor& t, int64_t i) {
   return t.dtype() == DType::Int32 ? t.data_as<const int32_t>()[i] : t.data_as<const int64_t>()[i];

@@ -160,13 +160,7 @@ class PadKernel final : public Kernel {
 // Types pad with run-time pads: the output shape is the `shape` attribute.
 Status infer_pad_args(const AttrList& attrs, Span<const TensorSpec> in, Span<TensorSpec> out) {
   ETC_TRY(check_int_arg(in[1], "pads"));
-  ETC_ASSIGN_OR_RETURN(std::vector<int64_t> dims, attrs.get_ints("shape"));
-  ETC_TRY(check_dims(dims, "shape"));
-  ETC_CHECK_OR_FAIL(static_cast<int>(dims.size()) == in[0].shape.rank(), Error::InvalidShape,
-                    "shape has rank ", std::to_string(dims.size()), " for an input of rank ",
-                    std::to_string(in[0].shape.rank()));
-  out[0] = TensorSpec{in[0].dtype, Shape{Span<const int64_t>(dims)}};
-  return Status::Ok();
+  return output_from_shape_attr(attrs, in, out);
 }
 
 }  // namespace

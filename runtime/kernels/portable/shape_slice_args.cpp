@@ -103,13 +103,7 @@ Status infer_slice_args(const AttrList& attrs, Span<const TensorSpec> in, Span<T
   const char* names[] = {"", "starts", "ends", "axes", "steps"};
   for (size_t i = 1; i < in.size(); ++i)
     if (has_arg(in, i)) ETC_TRY(check_int_arg(in[i], names[i]));
-  ETC_ASSIGN_OR_RETURN(std::vector<int64_t> dims, attrs.get_ints("shape"));
-  ETC_TRY(check_dims(dims, "shape"));
-  ETC_CHECK_OR_FAIL(static_cast<int>(dims.size()) == in[0].shape.rank(), Error::InvalidShape,
-                    "shape has rank ", std::to_string(dims.size()), " for an input of rank ",
-                    std::to_string(in[0].shape.rank()));
-  out[0] = TensorSpec{in[0].dtype, Shape{Span<const int64_t>(dims)}};
-  return Status::Ok();
+  return output_from_shape_attr(attrs, in, out);
 }
 
 Result<std::unique_ptr<Kernel>> create_slice_args(const AttrList&, Span<const TensorSpec> in,
