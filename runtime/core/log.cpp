@@ -5,7 +5,10 @@
 namespace etc {
 namespace {
 
+// The default: an application that installs no sink hears of warnings and
+// errors only.
 void stderr_sink(LogLevel level, const char* message) {
+  if (level < LogLevel::Warning) return;
   static const char* const kNames[] = {"debug", "info", "warning", "error"};
   std::fprintf(stderr, "[etc %s] %s\n", kNames[static_cast<int>(level)], message);
 }

@@ -10,7 +10,8 @@ enum class LogLevel { Debug = 0, Info = 1, Warning = 2, Error = 3 };
 
 using LogSink = void (*)(LogLevel level, const char* message);
 
-// Replaces the sink (default: stderr). Not thread-safe against concurrent logging.
+// Replaces the sink (default: warnings and errors to stderr; a null sink
+// restores it). Not thread-safe against concurrent logging.
 void set_log_sink(LogSink sink);
 void log_message(LogLevel level, const char* format, ...) __attribute__((format(printf, 2, 3)));
 
