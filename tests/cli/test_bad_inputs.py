@@ -91,6 +91,22 @@ class PreprocessBadInput(CliCase):
         path = self.save_model("unsupported.onnx", helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]))
         self.check_rejected(path, "2 node(s)", "'nz' (NonZero)", "'det_node' (Det)")
 
+    def test_zero_counts_the_checker_lets_through_are_refused_before_shape_inference(self):
+        # ONNX's shape inference divides by these (a zero stride was SIGFPE).
+        for op, attrs, name in (("Conv", {"strides": [0, 0]}, "strides"), ("MaxPool", {"strides": [1, 0]}, "strides"),
+                                ("MaxPool", {"dilations": [0, 1]}, "dilations"),
+                                ("Conv", {"group": 0}, "group"), ("SpaceToDepth", {"blocksize": 0}, "blocksize")):
+            inputs = ["x", "w"] if op == "Conv" else ["x"]
+            kernel = {} if op == "SpaceToDepth" else {"kernel_shape": [2, 2]}
+            w = numpy_helper.from_array(np.ones((4, 3, 2, 2), dtype=np.float32), "w")
+            node = helper.make_node(op, inputs, ["y"], name="n0", **kernel, **attrs)
+            graph = helper.make_graph([node], "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 8, 8])],
+                                      [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["a", "b", "c", "d"])],
+                                      [w] if op == "Conv" else [])
+            path = self.save_model(f"{op}_{name}_{len(os.listdir(self.dir))}.onnx", helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]))
+            with self.subTest(op=op, attribute=name):
+                self.check_rejected(path, f"node 'n0' ({op})", f"attribute '{name}' must be positive")
+
     def test_missing_external_data_file(self):
         model = small_model(dims=(2, 1024))
         path = self.path("ext.onnx")
@@ -181,6 +197,24 @@ class RunBadInput(CliCase):
     def test_input_not_given(self):
         program = self.compile_small()
         self.assert_fails(["run", program], "input 'x'", "--random-inputs")
+
+    def test_integer_division_of_int_min_by_minus_one_does_not_trap(self):
+        a = helper.make_tensor_value_info("a", TensorProto.INT32, [2])
+        b = helper.make_tensor_value_info("b", TensorProto.INT32, [2])
+        for op in ("Div", "Mod"):
+            graph = helper.make_graph([helper.make_node(op, ["a", "b"], ["y"], name="d0")], "g", [a, b],
+                                      [helper.make_tensor_value_info("y", TensorProto.INT32, [2])])
+            model = self.save_model(f"{op}.onnx", helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]))
+            program = self.path(f"{op}.etp")
+            self.assertEqual(self.etc("preprocess", model, "-o", program).returncode, 0)
+            np.save(self.path("a.npy"), np.array([np.iinfo(np.int32).min, 7], dtype=np.int32))
+            np.save(self.path("b.npy"), np.array([-1, 0], dtype=np.int32))
+            out = self.path(f"out_{op}")
+            proc = self.etc("run", program, "--input", "a=" + self.path("a.npy"), "--input", "b=" + self.path("b.npy"),
+                            "--output-dir", out)
+            self.assertEqual(proc.returncode, 0, proc.stderr)
+            want = [np.iinfo(np.int32).min, 0] if op == "Div" else [0, 0]
+            self.assertEqual(np.load(os.path.join(out, "y.npy")).tolist(), want)
 
     def test_corrupt_npy(self):
         program = self.compile_small()

@@ -2,6 +2,7 @@
 #include <onnx/checker.h>
 #include <onnx/shape_inference/implementation.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -65,6 +66,36 @@ void inline_graph_external(onnx::GraphProto& g, const std::string& path) {
     }
 }
 
+// Attributes that are positive counts in every ONNX op that has them, which
+// ONNX's own shape inference divides by (a zero stride crashed it with
+// SIGFPE). The checker lets any value through; they are refused here, before
+// shape inference runs, naming the node.
+constexpr const char* kPositiveAttributes[] = {"strides", "dilations", "kernel_shape", "blocksize", "group"};
+
+void check_positive_attributes(const onnx::GraphProto& g, const std::string& path) {
+  for (const auto& n : g.node()) {
+    for (const auto& a : n.attribute()) {
+      if (a.has_g()) check_positive_attributes(a.g(), path);
+      for (const auto& sub : a.graphs()) check_positive_attributes(sub, path);
+      bool positive_count = false;
+      for (const char* name : kPositiveAttributes) positive_count = positive_count || a.name() == name;
+      if (!positive_count) continue;
+      const bool bad = a.type() == onnx::AttributeProto::INT
+                           ? a.i() <= 0
+                           : std::any_of(a.ints().begin(), a.ints().end(), [](int64_t v) { return v <= 0; });
+      if (!bad) continue;
+      std::string got = std::to_string(a.i());
+      if (a.type() != onnx::AttributeProto::INT) {
+        got = "[";
+        for (int k = 0; k < a.ints_size(); ++k) got += (k ? ", " : "") + std::to_string(a.ints(k));
+        got += "]";
+      }
+      fail_file(path, "node '" + n.name() + "' (" + n.op_type() + "): attribute '" + a.name() +
+                          "' must be positive, got " + got);
+    }
+  }
+}
+
 }  // namespace
 
 onnx::ModelProto load_model(const std::string& path) {
@@ -88,6 +119,7 @@ onnx::ModelProto load_model(const std::string& path) {
   } catch (const std::exception& e) {
     fail_file(path, std::string("ONNX checker rejected the model: ") + e.what());
   }
+  check_positive_attributes(model.graph(), path);
   try {
     onnx::shape_inference::InferShapes(model);
   } catch (const std::exception& e) {

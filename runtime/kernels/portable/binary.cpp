@@ -15,6 +15,48 @@ bool is_comparison(EdgeOp op) {
 }
 bool is_logical(EdgeOp op) { return op == EdgeOp::And || op == EdgeOp::Or || op == EdgeOp::Xor; }
 
+// Integer arithmetic wraps (two's complement) instead of overflowing, as
+// numpy and ONNX Runtime compute it: INT_MIN / -1 is INT_MIN (a trap in C++),
+// INT_MIN % -1 is 0, and x / 0, x % 0 are 0.
+template <typename T>
+T wrap_add(T a, T b) {
+  if constexpr (std::is_integral_v<T>) {
+    using U = std::make_unsigned_t<T>;
+    return static_cast<T>(static_cast<U>(a) + static_cast<U>(b));
+  } else {
+    return a + b;
+  }
+}
+template <typename T>
+T wrap_sub(T a, T b) {
+  if constexpr (std::is_integral_v<T>) {
+    using U = std::make_unsigned_t<T>;
+    return static_cast<T>(static_cast<U>(a) - static_cast<U>(b));
+  } else {
+    return a - b;
+  }
+}
+template <typename T>
+T wrap_mul(T a, T b) {
+  if constexpr (std::is_integral_v<T>) {
+    using U = std::make_unsigned_t<T>;
+    return static_cast<T>(static_cast<U>(a) * static_cast<U>(b));
+  } else {
+    return a * b;
+  }
+}
+template <typename T>
+T div_op(T a, T b) {
+  if constexpr (std::is_integral_v<T>) {
+    if (b == 0) return 0;
+    if constexpr (std::is_signed_v<T>)
+      if (b == -1) return wrap_sub(T(0), a);
+    return static_cast<T>(a / b);
+  } else {
+    return a / b;
+  }
+}
+
 template <typename T>
 T mod_op(T a, T b, bool fmod_mode) {
   if constexpr (std::is_floating_point_v<T>) {
@@ -23,6 +65,8 @@ T mod_op(T a, T b, bool fmod_mode) {
     return r;
   } else {
     if (b == 0) return 0;
+    if constexpr (std::is_signed_v<T>)
+      if (b == -1) return 0;
     T r = static_cast<T>(a % b);
     if (!fmod_mode && r != 0 && ((r < 0) != (b < 0))) r = static_cast<T>(r + b);
     return r;
@@ -65,17 +109,10 @@ class BinaryKernel final : public Kernel {
   template <typename T>
   Status run_typed(const Tensor& a, const Tensor& b, Tensor& out) {
     switch (op_) {
-      case EdgeOp::Add: apply<T, T>(a, b, out, [](T x, T y) { return static_cast<T>(x + y); }); break;
-      case EdgeOp::Sub: apply<T, T>(a, b, out, [](T x, T y) { return static_cast<T>(x - y); }); break;
-      case EdgeOp::Mul: apply<T, T>(a, b, out, [](T x, T y) { return static_cast<T>(x * y); }); break;
-      case EdgeOp::Div:
-        apply<T, T>(a, b, out, [](T x, T y) {
-          if constexpr (std::is_integral_v<T>)
-            return y == 0 ? T(0) : static_cast<T>(x / y);
-          else
-            return x / y;
-        });
-        break;
+      case EdgeOp::Add: apply<T, T>(a, b, out, [](T x, T y) { return wrap_add(x, y); }); break;
+      case EdgeOp::Sub: apply<T, T>(a, b, out, [](T x, T y) { return wrap_sub(x, y); }); break;
+      case EdgeOp::Mul: apply<T, T>(a, b, out, [](T x, T y) { return wrap_mul(x, y); }); break;
+      case EdgeOp::Div: apply<T, T>(a, b, out, [](T x, T y) { return div_op(x, y); }); break;
       case EdgeOp::Pow: apply<T, T>(a, b, out, [](T x, T y) { return pow_op(x, y); }); break;
       case EdgeOp::Min:
         apply<T, T>(a, b, out, [](T x, T y) {
