@@ -123,6 +123,33 @@ class PreprocessBadInput(CliCase):
         proc = self.etc("preprocess", path, "-o", self.path("out.etp"))
         self.assertEqual(proc.returncode, 0, proc.stderr)
 
+    def test_external_data_through_a_symlink_out_of_the_folder_is_refused(self):
+        model = small_model(dims=(2, 1024))
+        os.makedirs(self.path("m"))
+        path = os.path.join(self.dir, "m", "ext.onnx")
+        onnx.save_model(model, path, save_as_external_data=True, all_tensors_to_one_file=True,
+                        location="ext.data", size_threshold=0)
+        # The data moves out of the folder; a link with the same name points at it.
+        os.rename(os.path.join(self.dir, "m", "ext.data"), self.path("outside.data"))
+        os.symlink(self.path("outside.data"), os.path.join(self.dir, "m", "ext.data"))
+        out = self.path("out.etp")
+        self.assert_fails(["preprocess", path, "-o", out], "ext.data", "leads outside the model's folder")
+        self.assertFalse(os.path.exists(out))
+
+    def test_special_files_are_refused_at_once(self):
+        # A FIFO would block and a device never end; neither is read.
+        fifo = self.path("model.onnx")
+        os.mkfifo(fifo)
+        self.check_rejected(fifo, "is a FIFO, not a regular file")
+        self.check_rejected("/dev/zero", "is a character device")
+        model = small_model(dims=(2, 1024))
+        path = os.path.join(self.dir, "ext.onnx")
+        onnx.save_model(model, path, save_as_external_data=True, all_tensors_to_one_file=True,
+                        location="ext.data", size_threshold=0)
+        os.remove(self.path("ext.data"))
+        os.mkfifo(self.path("ext.data"))
+        self.check_rejected(path, "ext.data", "is a FIFO")
+
     def test_dynamic_dim_names_the_flag(self):
         model = small_model()
         model.graph.input[0].type.tensor_type.shape.dim[0].dim_param = "batch"
@@ -215,6 +242,12 @@ class RunBadInput(CliCase):
             self.assertEqual(proc.returncode, 0, proc.stderr)
             want = [np.iinfo(np.int32).min, 0] if op == "Div" else [0, 0]
             self.assertEqual(np.load(os.path.join(out, "y.npy")).tolist(), want)
+
+    def test_a_fifo_as_input_is_refused(self):
+        program = self.path("p.etp")
+        self.assertEqual(self.etc("preprocess", self.save_model("m.onnx", small_model()), "-o", program).returncode, 0)
+        os.mkfifo(self.path("x.npy"))
+        self.assert_fails(["run", program, "--input", "x=" + self.path("x.npy")], "x.npy", "is a FIFO")
 
     def test_corrupt_npy(self):
         program = self.compile_small()

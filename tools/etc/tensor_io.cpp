@@ -3,11 +3,9 @@
 #include <algorithm>
 #include <cctype>
 #include <cstring>
-#include <fstream>
 #include <iterator>
-#include <sstream>
 
-#include "compiler/emit/program_writer.h"
+#include "compiler/common/regular_file.h"
 #include "compiler/import/onnx/tensor_proto.h"
 #include "tools/etc/atomic_file.h"
 #include "tools/etc/tool_error.h"
@@ -18,11 +16,9 @@ using cli::ToolError;
 namespace {
 
 std::string read_all(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw ToolError(path + ": cannot open (missing file?)");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
+  std::string bytes;
+  if (const std::string error = read_regular_file(path, bytes); !error.empty()) throw ToolError(path + ": " + error);
+  return bytes;
 }
 
 const char* npy_descr(DType d) {

@@ -4,10 +4,9 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 
 #include "compiler/common/compile_error.h"
+#include "compiler/common/regular_file.h"
 #include "compiler/import/onnx/importer.h"
 
 namespace etc::onnx_import {
@@ -36,20 +35,24 @@ void inline_external(onnx::TensorProto& t, const std::string& model_path) {
   if (rel.is_absolute() || rel.lexically_normal().string().rfind("..", 0) == 0)
     fail_file(model_path, what + ": external data location '" + location +
                               "' must be a relative path inside the model's folder");
-  const fs::path file = fs::path(model_path).parent_path() / rel;
-  std::ifstream in(file, std::ios::binary);
-  if (!in)
+  const fs::path folder = fs::path(model_path).parent_path().empty() ? fs::path(".") : fs::path(model_path).parent_path();
+  const fs::path file = folder / rel;
+  // The check above is lexical; a symbolic link inside the folder may still
+  // point outside it. Compare where both really are.
+  std::error_code ec;
+  if (!fs::exists(file, ec))
     fail_file(model_path, what + ": external data file '" + file.string() + "' is missing or unreadable");
-  in.seekg(0, std::ios::end);
-  const int64_t size = in.tellg();
-  if (offset < 0 || offset > size || (length >= 0 && length > size - offset))
-    fail_file(model_path, what + ": external data range [" + std::to_string(offset) + ", +" +
-                              std::to_string(length) + ") lies outside '" + file.string() + "' (" +
-                              std::to_string(size) + " bytes)");
-  if (length < 0) length = size - offset;
-  std::string bytes(static_cast<size_t>(length), '\0');
-  in.seekg(offset);
-  in.read(bytes.data(), length);
+  const fs::path real_folder = fs::canonical(folder, ec);
+  const fs::path real_file = ec ? fs::path() : fs::weakly_canonical(file, ec);
+  if (ec) fail_file(model_path, what + ": external data file '" + file.string() + "' is missing or unreadable");
+  const std::string folder_prefix = (real_folder / "").string();
+  if (real_file.string().rfind(folder_prefix, 0) != 0)
+    fail_file(model_path, what + ": external data location '" + location + "' leads outside the model's folder (to '" +
+                              real_file.string() + "')");
+  std::string bytes;
+  uint64_t size = 0;
+  const std::string error = read_regular_file_range(file.string(), offset, length, bytes, size);
+  if (!error.empty()) fail_file(model_path, what + ": external data file '" + file.string() + "' " + error);
   t.set_raw_data(std::move(bytes));
   t.clear_external_data();
   t.set_data_location(onnx::TensorProto_DataLocation_DEFAULT);
@@ -102,11 +105,8 @@ onnx::ModelProto load_model(const std::string& path) {
   std::error_code ec;
   if (!fs::exists(path, ec)) fail_file(path, "no such file");
   if (fs::is_directory(path, ec)) fail_file(path, "is a directory, not an ONNX model");
-  std::ifstream in(path, std::ios::binary);
-  if (!in) fail_file(path, "cannot open for reading");
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  const std::string bytes = buffer.str();
+  std::string bytes;
+  if (const std::string error = read_regular_file(path, bytes); !error.empty()) fail_file(path, error);
   if (bytes.empty()) fail_file(path, "empty file, not an ONNX model");
   onnx::ModelProto model;
   if (!model.ParseFromString(bytes))
