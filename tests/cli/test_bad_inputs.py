@@ -243,6 +243,13 @@ class RunBadInput(CliCase):
             want = [np.iinfo(np.int32).min, 0] if op == "Div" else [0, 0]
             self.assertEqual(np.load(os.path.join(out, "y.npy")).tolist(), want)
 
+    def test_more_threads_than_cores_are_capped_with_a_warning(self):
+        program = self.path("p.etp")
+        self.assertEqual(self.etc("preprocess", self.save_model("m.onnx", small_model()), "-o", program).returncode, 0)
+        proc = self.etc("run", program, "--random-inputs", "--threads", "512")
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertIn(f"this machine has {os.cpu_count()} cores; using {os.cpu_count()}", proc.stderr)
+
     def test_a_fifo_as_input_is_refused(self):
         program = self.path("p.etp")
         self.assertEqual(self.etc("preprocess", self.save_model("m.onnx", small_model()), "-o", program).returncode, 0)

@@ -140,7 +140,7 @@ Action add_debug(CLI::App& app) {
     }
 
     RuntimeOptions options;
-    options.num_threads = opt->threads;
+    options.num_threads = usable_threads(opt->threads);
     const devtools::Etdump ref_dump = devtools::record_intermediate_outputs(reference, inputs, options);
     options.delegate_detail = DelegateDetail::kNodeOutputs;
     const devtools::Etdump test_dump = devtools::record_intermediate_outputs(test, inputs, options);

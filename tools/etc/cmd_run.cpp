@@ -100,7 +100,7 @@ Action add_run(CLI::App& app) {
     auto program = Program::load(opt->program);
     if (!program.ok()) throw ToolError(program.message());
     RuntimeOptions options;
-    options.num_threads = opt->threads;
+    options.num_threads = usable_threads(opt->threads);
     if (opt->profile) options.delegate_detail = DelegateDetail::kPerNode;
     if (opt->debug_outputs) options.delegate_detail = DelegateDetail::kNodeOutputs;
     std::unique_ptr<Recording> recording;

@@ -1,8 +1,11 @@
 #include "tools/etc/input_flags.h"
-#include "tools/etc/tool_error.h"
+
+#include <spdlog/spdlog.h>
 
 #include <random>
+#include <thread>
 
+#include "tools/etc/tool_error.h"
 
 namespace etc::cli {
 namespace {
@@ -62,6 +65,13 @@ std::vector<LoadedInput> load_inputs(const std::vector<std::string>& flags,
     out[i] = LoadedInput{random_tensor(inputs[i].spec, rng), "random data"};
   }
   return out;
+}
+
+int usable_threads(int requested) {
+  const int cores = static_cast<int>(std::thread::hardware_concurrency());
+  if (cores <= 0 || requested <= cores) return requested;
+  spdlog::warn("--threads {}: this machine has {} cores; using {}", requested, cores, cores);
+  return cores;
 }
 
 }  // namespace etc::cli

@@ -29,4 +29,10 @@ std::vector<LoadedInput> load_inputs(const std::vector<std::string>& flags,
                                          const std::vector<ProgramInput>& inputs, bool random_fill,
                                          const std::string& program_name);
 
+// The thread count to run with for --threads N: N, but at most the cores
+// this machine has (with a warning when it cuts): threads beyond them only
+// wait on each other (512 threads on 2 cores turned a 0.07 s run into 20 s).
+// 0 stays 0 (one per core).
+int usable_threads(int requested);
+
 }  // namespace etc::cli
