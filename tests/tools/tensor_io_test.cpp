@@ -52,6 +52,35 @@ TEST_CASE("a .npy whose data is shorter than its header says is refused", "[tens
   std::remove(path.c_str());
 }
 
+// A .npy of 4 float32 values whose header's shape field reads `shape`.
+std::string npy_with_shape(const std::string& shape) {
+  std::string header = "{'descr': '<f4', 'fortran_order': False, 'shape': " + shape + ", }";
+  header.append((64 - (10 + header.size() + 1) % 64) % 64, ' ');
+  header += '\n';
+  std::string text = std::string("\x93NUMPY\x01\x00", 8);
+  text += static_cast<char>(header.size() & 0xff);
+  text += static_cast<char>(header.size() >> 8);
+  text += header;
+  const float v[4] = {1, 2, 3, 4};
+  text.append(reinterpret_cast<const char*>(v), sizeof(v));
+  const std::string path = temp_path("shape.npy");
+  std::ofstream(path, std::ios::binary).write(text.data(), static_cast<std::streamsize>(text.size()));
+  return path;
+}
+
+TEST_CASE("a .npy header shape must be a tuple of non-negative dims", "[tensor_io]") {
+  CHECK(io::read_npy(npy_with_shape("(4,)")).spec.shape == Shape{4});
+  CHECK(io::read_npy(npy_with_shape("(2,2)")).spec.shape == (Shape{2, 2}));
+  CHECK(io::read_npy(npy_with_shape("(1, 4)")).spec.shape == (Shape{1, 4}));
+  CHECK_THROWS_WITH(io::read_npy(npy_with_shape("(-4,)")), Catch::Contains("shape.npy") && Catch::Contains("negative dim"));
+  CHECK_THROWS_WITH(io::read_npy(npy_with_shape("(-2, -2)")), Catch::Contains("negative dim"));
+  CHECK_THROWS_WITH(io::read_npy(npy_with_shape("(x,)")), Catch::Contains("not a non-negative integer"));
+  CHECK_THROWS_WITH(io::read_npy(npy_with_shape("(,4)")), Catch::Contains("empty entry"));
+  CHECK_THROWS_WITH(io::read_npy(npy_with_shape("(4294967296, 4294967296, 4294967296)")),
+                    Catch::Contains("more elements than can be counted"));
+  std::remove(temp_path("shape.npy").c_str());
+}
+
 TEST_CASE("unknown tensor file types are refused by name", "[tensor_io]") {
   CHECK_THROWS_AS(io::read_tensor_file("input.bin"), cli::ToolError);
   CHECK_THROWS_WITH(io::read_tensor_file("/no/such/x.npy"), Catch::Contains("/no/such/x.npy"));

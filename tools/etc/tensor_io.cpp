@@ -21,6 +21,43 @@ std::string read_all(const std::string& path) {
   return bytes;
 }
 
+// The "shape" field of a .npy header: a Python tuple of non-negative
+// integers, "()" for a scalar, "(3,)" for one dimension. Anything else — a
+// negative or non-numeric dim, a rank above kMaxRank, dims whose product
+// overflows — is refused, naming the file.
+Shape parse_npy_shape(const std::string& field, const std::string& path) {
+  const auto bad = [&](const std::string& why) { return ToolError(path + ": .npy shape " + field + " " + why); };
+  const size_t open = field.find('('), close = field.rfind(')');
+  if (open == std::string::npos || close == std::string::npos || close < open) throw bad("is not a tuple");
+  Shape shape;
+  uint64_t elements = 1;
+  std::string item;
+  const auto finish = [&](bool last) {
+    item.erase(std::remove(item.begin(), item.end(), ' '), item.end());
+    if (item.empty()) {
+      if (last) return;
+      throw bad("has an empty entry");
+    }
+    if (item[0] == '-') throw bad("has a negative dim");
+    if (item.size() > 18 || !std::all_of(item.begin(), item.end(), [](char c) { return c >= '0' && c <= '9'; }))
+      throw bad("has a dim that is not a non-negative integer");
+    const uint64_t dim = std::stoull(item);
+    if (shape.rank() == kMaxRank) throw bad("has more than " + std::to_string(kMaxRank) + " dims");
+    if (dim != 0 && elements > (uint64_t{1} << 62) / dim) throw bad("holds more elements than can be counted");
+    elements *= dim;
+    shape.push_back(static_cast<int64_t>(dim));
+    item.clear();
+  };
+  for (size_t i = open + 1; i < close; ++i) {
+    if (field[i] == ',')
+      finish(false);
+    else
+      item += field[i];
+  }
+  finish(true);
+  return shape;
+}
+
 const char* npy_descr(DType d) {
   switch (d) {
     case DType::Float32: return "<f4";
@@ -91,17 +128,7 @@ OwnedTensor read_npy(const std::string& path) {
   OwnedTensor t;
   t.spec.dtype = dtype_from_descr(descr);
   if (t.spec.dtype == DType::Invalid) throw ToolError(path + ": unsupported .npy dtype '" + descr + "'");
-  const std::string shape = header_field(header, "shape", path);
-  std::string num;
-  for (char ch : shape) {
-    if (std::isdigit(static_cast<unsigned char>(ch))) {
-      num += ch;
-    } else if (!num.empty()) {
-      if (t.spec.shape.rank() == kMaxRank) throw ToolError(path + ": rank above 8");
-      t.spec.shape.push_back(std::stoll(num));
-      num.clear();
-    }
-  }
+  t.spec.shape = parse_npy_shape(header_field(header, "shape", path), path);
   const size_t data_start = header_start + header_len;
   if (bytes.size() - data_start != t.spec.nbytes())
     throw ToolError(path + ": .npy data holds " + std::to_string(bytes.size() - data_start) +
