@@ -4,6 +4,7 @@ a crash, and never a leftover output file.
 
     ETC_BIN=build/tools/etc /usr/bin/python3 tests/cli/test_bad_inputs.py
 """
+import json
 import os
 import random
 import subprocess
@@ -249,6 +250,33 @@ class RunBadInput(CliCase):
         proc = self.etc("run", program, "--random-inputs", "--threads", "512")
         self.assertEqual(proc.returncode, 0, proc.stderr)
         self.assertIn(f"this machine has {os.cpu_count()} cores; using {os.cpu_count()}", proc.stderr)
+
+    def test_outputs_whose_names_sanitise_alike_keep_their_own_files(self):
+        x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])
+        outs = [helper.make_tensor_value_info(n, TensorProto.FLOAT, [2]) for n in ("a b", "a/b")]
+        nodes = [helper.make_node("Relu", ["x"], ["a b"], name="r"), helper.make_node("Neg", ["x"], ["a/b"], name="n")]
+        graph = helper.make_graph(nodes, "g", [x], outs)
+        program = self.path("two.etp")
+        model = self.save_model("two.onnx", helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]))
+        self.assertEqual(self.etc("preprocess", model, "-o", program).returncode, 0)
+        np.save(self.path("x.npy"), np.array([1, -2], dtype=np.float32))
+        out = self.path("out")
+        proc = self.etc("run", program, "--input", "x=" + self.path("x.npy"), "--output-dir", out, "--json")
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        files = {o["name"]: o["file"] for o in json.loads(proc.stdout)["outputs"]}
+        self.assertEqual(len(set(files.values())), 2)
+        self.assertEqual(np.load(files["a b"]).tolist(), [1, 0])
+        self.assertEqual(np.load(files["a/b"]).tolist(), [-1, 2])
+
+    def test_names_that_are_not_utf8_keep_json_valid(self):
+        model = small_model()
+        model.graph.node[1].name = "badX"
+        raw = model.SerializeToString().replace(b"badX", b"bad\xff")  # same length: still a valid protobuf
+        path = self.write("latin.onnx", raw)
+        proc = self.etc("partition", path, "--format", "json")
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        report = json.loads(proc.stdout)
+        self.assertTrue(any(n["onnx_name"].startswith("bad") for n in report["nodes"]))
 
     def test_a_fifo_as_input_is_refused(self):
         program = self.path("p.etp")

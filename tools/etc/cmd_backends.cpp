@@ -34,7 +34,9 @@ Action add_backends(CLI::App& app) {
                       {"available", runtime != nullptr && runtime->is_available()}});
     }
     if (*json) {
-      std::cout << nlohmann::json{{"backends", list}}.dump(2) << "\n";
+      std::cout << nlohmann::json{{"backends", list}}.dump(2, ' ', false,
+                                                           nlohmann::json::error_handler_t::replace)
+                << "\n";
       return kExitOk;
     }
     std::cout << "backend      partitioner  preprocess  runtime  available here\n";

@@ -105,7 +105,7 @@ Action add_info(CLI::App& app) {
     if (!program.ok()) throw ToolError(program.message());
     const nlohmann::json j = program_json(program.get());
     if (*json) {
-      std::cout << j.dump(2) << "\n";
+      std::cout << j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
       return kExitOk;
     }
     std::cout << j["file"].get<std::string>() << " (" << j["file_bytes"] << " bytes, program version "

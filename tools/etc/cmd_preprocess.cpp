@@ -13,10 +13,10 @@
 #include "compiler/driver.h"
 #include "compiler/emit/program_writer.h"
 #include "compiler/ir/printer.h"
+#include "tools/etc/atomic_file.h"
 #include "tools/etc/backend_flags.h"
 #include "tools/etc/commands.h"
 #include "tools/etc/shape_flag.h"
-#include "tools/etc/atomic_file.h"
 
 namespace etc::cli {
 
@@ -79,7 +79,7 @@ Action add_preprocess(CLI::App& app) {
                              {"node_coverage", report->node_coverage()},
                              {"flops_coverage", report->flops_coverage()},
                              {"partitions", report->partitions.size()}};
-      std::cout << j.dump(2) << "\n";
+      std::cout << j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
     } else {
       std::cout << "wrote " << opt->output << ": " << stats.num_instructions << " instructions ("
                 << stats.num_delegates << " delegate calls), " << stats.file_size << " bytes, arena "

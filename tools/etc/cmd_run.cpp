@@ -5,16 +5,16 @@
 #include <filesystem>
 #include <iostream>
 #include <nlohmann/json.hpp>
+#include <set>
 
-#include "compiler/emit/program_writer.h"
 #include "runtime/devtools/etdump_writer.h"
 #include "runtime/devtools/event_recorder.h"
 #include "runtime/executor/method.h"
 #include "runtime/executor/program.h"
+#include "tools/etc/atomic_file.h"
 #include "tools/etc/commands.h"
 #include "tools/etc/input_flags.h"
 #include "tools/etc/tensor_io.h"
-#include "tools/etc/atomic_file.h"
 #include "tools/etc/tool_error.h"
 
 namespace etc::cli {
@@ -27,6 +27,21 @@ std::string file_safe(const std::string& name) {
   return out.empty() ? "output" : out;
 }
 
+// One .npy file name per output: its name made file-safe, and made unique
+// ("a_b~2") where two names come out the same ("a b" and "a/b"), so no
+// output overwrites another.
+std::vector<std::string> output_file_names(const Method& m) {
+  std::vector<std::string> names;
+  std::set<std::string> taken;
+  for (size_t i = 0; i < m.num_outputs(); ++i) {
+    const std::string base = file_safe(m.output_name(i));
+    std::string name = base;
+    for (int k = 2; !taken.insert(name).second; ++k) name = base + "~" + std::to_string(k);
+    names.push_back(name + ".npy");
+  }
+  return names;
+}
+
 // The recording of `etc run --etdump`: an EventRecorder over buffers sized
 // from the flags. The data buffer is reserved, not touched, so a large
 // default costs address space only.
@@ -35,9 +50,9 @@ struct Recording {
   std::unique_ptr<uint8_t[]> data;
   std::unique_ptr<EventRecorder> recorder;
 
-  Recording(size_t num_events, size_t data_bytes)
-      : events(num_events), data(new uint8_t[data_bytes]) {
-    recorder = std::make_unique<EventRecorder>(Span<RecordedEvent>(events), Span<uint8_t>(data.get(), data_bytes));
+  Recording(size_t num_events, size_t data_bytes) : events(num_events), data(new uint8_t[data_bytes]) {
+    recorder =
+        std::make_unique<EventRecorder>(Span<RecordedEvent>(events), Span<uint8_t>(data.get(), data_bytes));
   }
 };
 
@@ -106,16 +121,16 @@ Action add_run(CLI::App& app) {
     std::unique_ptr<Recording> recording;
     if (!opt->etdump.empty()) {
       const size_t per_run = program->plan().instructions() ? program->plan().instructions()->size() : 0;
-      const size_t events = opt->etdump_events > 0
-                                ? opt->etdump_events
-                                : std::min<size_t>((4 * per_run + 4096) * static_cast<size_t>(opt->iterations),
-                                                   size_t{1} << 22);
+      const size_t events =
+          opt->etdump_events > 0
+              ? opt->etdump_events
+              : std::min<size_t>((4 * per_run + 4096) * static_cast<size_t>(opt->iterations),
+                                 size_t{1} << 22);
       const size_t mb = opt->etdump_buffer_mb > 0 ? opt->etdump_buffer_mb : opt->debug_outputs ? 2048 : 64;
       recording = std::make_unique<Recording>(events, mb << 20);
       recording->recorder->set_intermediate_outputs(opt->debug_outputs);
     }
-    auto method =
-        Method::init(program.get(), 0, options, recording ? recording->recorder.get() : nullptr);
+    auto method = Method::init(program.get(), 0, options, recording ? recording->recorder.get() : nullptr);
     if (!method.ok()) throw ToolError(method.message());
     Method& m = *method.get();
 
@@ -142,20 +157,23 @@ Action add_run(CLI::App& app) {
     if (recording) {
       write_etdump_file(opt->etdump, *recording, program.get());
       const EventRecorder& r = *recording->recorder;
-      recorded = {{"file", opt->etdump},       {"runs", r.num_runs()},
-                  {"events", r.num_events()},  {"dropped_events", r.dropped_events()},
-                  {"dropped_bytes", r.dropped_bytes()}, {"rejected_events", r.rejected_events()}};
+      recorded = {{"file", opt->etdump},
+                  {"runs", r.num_runs()},
+                  {"events", r.num_events()},
+                  {"dropped_events", r.dropped_events()},
+                  {"dropped_bytes", r.dropped_bytes()},
+                  {"rejected_events", r.rejected_events()}};
     }
     nlohmann::json outputs = nlohmann::json::array();
     if (!opt->output_dir.empty()) std::filesystem::create_directories(opt->output_dir);
+    const std::vector<std::string> files = output_file_names(m);
     for (size_t i = 0; i < m.num_outputs(); ++i) {
       const Tensor& t = m.output(i);
       nlohmann::json o = {{"name", m.output_name(i)},
                           {"dtype", dtype_name(t.dtype())},
                           {"shape", std::vector<int64_t>(t.shape().begin(), t.shape().end())}};
       if (!opt->output_dir.empty()) {
-        const std::string path =
-            (std::filesystem::path(opt->output_dir) / (file_safe(m.output_name(i)) + ".npy")).string();
+        const std::string path = (std::filesystem::path(opt->output_dir) / files[i]).string();
         io::write_npy(path, t.spec, t.data);
         o["file"] = path;
       }
@@ -174,7 +192,7 @@ Action add_run(CLI::App& app) {
           {"arena_bytes", m.arena_bytes()},
           {"outputs", outputs}};
       if (recording) j["etdump"] = recorded;
-      std::cout << j.dump(2) << "\n";
+      std::cout << j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
     } else {
       for (const auto& o : outputs)
         std::cout << "output " << o["name"].get<std::string>() << ": " << o["dtype"].get<std::string>()
@@ -188,7 +206,8 @@ Action add_run(CLI::App& app) {
                   << " events)";
         if (r.dropped_events() + r.dropped_bytes() + r.rejected_events() > 0)
           std::cout << "; dropped " << r.dropped_events() << " events and " << r.dropped_bytes()
-                    << " bytes (raise --etdump-events / --etdump-buffer-mb), rejected " << r.rejected_events();
+                    << " bytes (raise --etdump-events / --etdump-buffer-mb), rejected "
+                    << r.rejected_events();
         std::cout << "; `etc inspect " << opt->program << " --etdump " << opt->etdump << "` shows it\n";
       }
     }

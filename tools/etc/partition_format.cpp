@@ -125,7 +125,7 @@ std::string format_partition_json(const PartitionReport& r) {
                   {"delegated_flops", r.delegated_flops},
                   {"flops_coverage", r.flops_coverage()},
                   {"partitions", r.partitions.size()}};
-  return j.dump(2) + "\n";
+  return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }
 
 namespace {
