@@ -7,7 +7,9 @@ a crash, and never a leftover output file.
 import json
 import os
 import random
+import signal
 import subprocess
+import time
 import unittest
 
 import numpy as np
@@ -150,6 +152,29 @@ class PreprocessBadInput(CliCase):
         os.remove(self.path("ext.data"))
         os.mkfifo(self.path("ext.data"))
         self.check_rejected(path, "ext.data", "is a FIFO")
+
+    def test_interrupted_compiles_leave_nothing_behind(self):
+        # A 64 MiB constant makes writing the program take a while; SIGINT,
+        # SIGTERM or SIGKILL at any moment leaves either no output or the
+        # complete one, and never a temporary file.
+        big = numpy_helper.from_array(np.ones((16, 1024, 1024), dtype=np.float32), "c")
+        graph = helper.make_graph([helper.make_node("Add", ["x", "c"], ["y"], name="add")], "g",
+                                  [helper.make_tensor_value_info("x", TensorProto.FLOAT, [16, 1024, 1024])],
+                                  [helper.make_tensor_value_info("y", TensorProto.FLOAT, [16, 1024, 1024])], [big])
+        model = self.save_model("big.onnx", helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]))
+        out = self.path("big.etp")
+        rng = random.Random(7)
+        for trial, sig in enumerate([signal.SIGINT, signal.SIGTERM, signal.SIGKILL] * 3):
+            proc = subprocess.Popen([ETC, "preprocess", model, "-o", out], stdout=subprocess.DEVNULL,
+                                    stderr=subprocess.DEVNULL)
+            time.sleep(rng.uniform(0.05, 0.6))
+            proc.send_signal(sig)
+            proc.wait(timeout=60)
+            with self.subTest(trial=trial, signal=sig):
+                self.assert_no_leftovers("big.onnx", "big.etp")
+                if os.path.exists(out):  # finished before the signal: complete
+                    self.assertEqual(self.etc("info", out).returncode, 0)
+                    os.remove(out)
 
     def test_dynamic_dim_names_the_flag(self):
         model = small_model()
