@@ -22,8 +22,8 @@ const char* kind_of(mode_t mode) {
 
 }  // namespace
 
-std::string read_regular_file_range(const std::string& path, int64_t offset, int64_t length, std::string& bytes,
-                                    uint64_t& size, uint64_t max_bytes) {
+std::string read_regular_file_range(const std::string& path, int64_t offset, int64_t length,
+                                    std::string& bytes, uint64_t& size, uint64_t max_bytes) {
   // O_NONBLOCK: opening a FIFO must not wait for a writer; fstat then refuses it.
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) return std::string("cannot open: ") + std::strerror(errno);
@@ -58,7 +58,8 @@ std::string read_regular_file_range(const std::string& path, int64_t offset, int
     if (n <= 0) {
       const int err = errno;
       ::close(fd);
-      return n == 0 ? std::string("changed size while being read") : std::string("read failed: ") + std::strerror(err);
+      return n == 0 ? std::string("changed size while being read")
+                    : std::string("read failed: ") + std::strerror(err);
     }
     done += static_cast<size_t>(n);
   }

@@ -20,7 +20,8 @@ std::string read_regular_file(const std::string& path, std::string& bytes,
 
 // Bytes [offset, offset + length) of the file (length < 0: to its end),
 // which must lie inside it; `size` receives the file's size.
-std::string read_regular_file_range(const std::string& path, int64_t offset, int64_t length, std::string& bytes,
-                                    uint64_t& size, uint64_t max_bytes = kMaxInputFileBytes);
+std::string read_regular_file_range(const std::string& path, int64_t offset, int64_t length,
+                                    std::string& bytes, uint64_t& size,
+                                    uint64_t max_bytes = kMaxInputFileBytes);
 
 }  // namespace etc

@@ -94,8 +94,8 @@ Etdump parse_etdump(const uint8_t* data, size_t size, const std::string& name) {
     throw CompileError(name + ": corrupt ETDump (flatbuffer verification failed)");
   const efb::ETDump& root = *flatbuffers::GetSizePrefixedRoot<efb::ETDump>(data);
   if (root.version() != kEtdumpVersion)
-    throw CompileError(name + ": ETDump version " + std::to_string(root.version()) + ", this etc reads version " +
-                       std::to_string(kEtdumpVersion));
+    throw CompileError(name + ": ETDump version " + std::to_string(root.version()) +
+                       ", this etc reads version " + std::to_string(kEtdumpVersion));
   Etdump out;
   out.version = root.version();
   out.producer = str(root.producer());

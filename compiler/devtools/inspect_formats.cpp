@@ -45,7 +45,8 @@ std::string details(const InspectorRow& row) {
 std::string fit(const std::string& text, size_t width) {
   if (text.size() <= width) return text;
   size_t cut = width - 3;
-  while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;  // not inside a UTF-8 sequence
+  while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80)
+    --cut;  // not inside a UTF-8 sequence
   return text.substr(0, cut) + "...";
 }
 
@@ -68,14 +69,15 @@ std::string summary_lines(const Inspector& inspector) {
   std::ostringstream out;
   out << "per run: " << fixed(us(static_cast<double>(s.total_ns) / runs) / 1000.0, 3) << " ms (portable "
       << fixed(us(static_cast<double>(s.portable_ns) / runs) / 1000.0, 3) << " ms, delegates "
-      << fixed(us(static_cast<double>(s.delegate_ns) / runs) / 1000.0, 3) << " ms), " << s.runs << " run(s)\n";
+      << fixed(us(static_cast<double>(s.delegate_ns) / runs) / 1000.0, 3) << " ms), " << s.runs
+      << " run(s)\n";
   for (const DelegateSummary& d : s.delegates) {
     if (d.total_ns == 0) continue;
     const double total = static_cast<double>(d.total_ns);
-    out << "delegate " << d.delegate_index << " (" << d.backend_id << "): "
-        << fixed(us(total / runs) / 1000.0, 3) << " ms per run, " << d.events << " event(s); events cover "
-        << percent(static_cast<double>(d.events_ns) / total) << ", named ONNX nodes "
-        << percent(static_cast<double>(d.attributed_ns) / total) << "\n";
+    out << "delegate " << d.delegate_index << " (" << d.backend_id
+        << "): " << fixed(us(total / runs) / 1000.0, 3) << " ms per run, " << d.events
+        << " event(s); events cover " << percent(static_cast<double>(d.events_ns) / total)
+        << ", named ONNX nodes " << percent(static_cast<double>(d.attributed_ns) / total) << "\n";
   }
   if (s.delegate_ns > 0)
     out << "delegate time attributed to ONNX nodes: " << percent(s.attributed_share())
@@ -89,18 +91,19 @@ std::string summary_lines(const Inspector& inspector) {
 std::string table(const Inspector& inspector, SortBy sort) {
   const InspectorSummary& s = inspector.summary();
   std::ostringstream out;
-  out << pad("#", 4, true) << "  " << pad("ONNX node(s)", 48) << "  " << pad("op", 20) << "  " << pad("runs on", 9)
-      << pad("calls", 7, true) << pad("mean us", 11, true) << pad("p50 us", 11, true) << pad("min us", 11, true)
-      << pad("max us", 11, true) << pad("share", 8, true) << "  details\n";
+  out << pad("#", 4, true) << "  " << pad("ONNX node(s)", 48) << "  " << pad("op", 20) << "  "
+      << pad("runs on", 9) << pad("calls", 7, true) << pad("mean us", 11, true) << pad("p50 us", 11, true)
+      << pad("min us", 11, true) << pad("max us", 11, true) << pad("share", 8, true) << "  details\n";
   size_t i = 0;
   for (const InspectorRow* row : inspector.sorted(sort)) {
     out << pad(std::to_string(++i), 4, true) << "  " << pad(short_name(*row, 48), 48) << "  "
         << pad(fit(row->op_type, 20), 20) << "  " << pad(row->placement, 9)
         << pad(std::to_string(row->durations_ns.size()), 7, true)
-        << pad(fixed(us(row->mean_ns()), 1), 11, true) << pad(fixed(us(static_cast<double>(row->p50_ns())), 1), 11, true)
+        << pad(fixed(us(row->mean_ns()), 1), 11, true)
+        << pad(fixed(us(static_cast<double>(row->p50_ns())), 1), 11, true)
         << pad(fixed(us(static_cast<double>(row->min_ns())), 1), 11, true)
-        << pad(fixed(us(static_cast<double>(row->max_ns())), 1), 11, true) << pad(percent(share_of(*row, s)), 8, true)
-        << "  " << details(*row) << "\n";
+        << pad(fixed(us(static_cast<double>(row->max_ns())), 1), 11, true)
+        << pad(percent(share_of(*row, s)), 8, true) << "  " << details(*row) << "\n";
   }
   out << "\n" << summary_lines(inspector);
   return out.str();
@@ -157,7 +160,8 @@ std::string json_report(const Inspector& inspector, SortBy sort) {
 }
 
 std::string tsv_field(std::string text) {
-  std::replace_if(text.begin(), text.end(), [](char c) { return c == '\t' || c == '\n' || c == '\r'; }, ' ');
+  std::replace_if(
+      text.begin(), text.end(), [](char c) { return c == '\t' || c == '\n' || c == '\r'; }, ' ');
   return text;
 }
 
@@ -166,32 +170,43 @@ std::string tsv(const Inspector& inspector, SortBy sort) {
   std::ostringstream out;
   out << "name\top_type\tplacement\tkind\tcalls\ttotal_us\tmean_us\tp50_us\tmin_us\tmax_us\tshare\tdetails\n";
   for (const InspectorRow* row : inspector.sorted(sort))
-    out << tsv_field(row->name) << "\t" << tsv_field(row->op_type) << "\t" << tsv_field(row->placement) << "\t"
-        << kind_name(row->kind) << "\t" << row->durations_ns.size() << "\t"
+    out << tsv_field(row->name) << "\t" << tsv_field(row->op_type) << "\t" << tsv_field(row->placement)
+        << "\t" << kind_name(row->kind) << "\t" << row->durations_ns.size() << "\t"
         << fixed(us(static_cast<double>(row->total_ns())), 3) << "\t" << fixed(us(row->mean_ns()), 3) << "\t"
-        << fixed(us(static_cast<double>(row->p50_ns())), 3) << "\t" << fixed(us(static_cast<double>(row->min_ns())), 3)
-        << "\t" << fixed(us(static_cast<double>(row->max_ns())), 3) << "\t" << fixed(share_of(*row, s), 6) << "\t"
+        << fixed(us(static_cast<double>(row->p50_ns())), 3) << "\t"
+        << fixed(us(static_cast<double>(row->min_ns())), 3) << "\t"
+        << fixed(us(static_cast<double>(row->max_ns())), 3) << "\t" << fixed(share_of(*row, s), 6) << "\t"
         << tsv_field(details(*row)) << "\n";
   return out.str();
 }
 
 std::string chrome_trace(const Inspector& inspector) {
   json events = json::array();
-  events.push_back({{"name", "process_name"}, {"ph", "M"}, {"pid", 1}, {"tid", 1},
+  events.push_back({{"name", "process_name"},
+                    {"ph", "M"},
+                    {"pid", 1},
+                    {"tid", 1},
                     {"args", {{"name", "etc: " + inspector.program().name()}}}});
-  events.push_back({{"name", "thread_name"}, {"ph", "M"}, {"pid", 1}, {"tid", 1}, {"args", {{"name", "execute"}}}});
+  events.push_back(
+      {{"name", "thread_name"}, {"ph", "M"}, {"pid", 1}, {"tid", 1}, {"args", {{"name", "execute"}}}});
   double offset_us = 0;
   const auto& runs = inspector.etdump().runs;
   for (size_t r = 0; r < runs.size(); ++r) {
     const EtdumpRun& run = runs[r];
     uint64_t run_end = run.duration_ns;
     for (const ProfileEvent& e : run.profile_events) run_end = std::max(run_end, e.end_ns);
-    events.push_back({{"name", "run " + std::to_string(r + 1)}, {"cat", "run"}, {"ph", "X"}, {"pid", 1}, {"tid", 1},
-                      {"ts", offset_us}, {"dur", us(static_cast<double>(run_end))}});
+    events.push_back({{"name", "run " + std::to_string(r + 1)},
+                      {"cat", "run"},
+                      {"ph", "X"},
+                      {"pid", 1},
+                      {"tid", 1},
+                      {"ts", offset_us},
+                      {"dur", us(static_cast<double>(run_end))}});
     for (size_t i = 0; i < run.profile_events.size(); ++i) {
       const ProfileEvent& e = run.profile_events[i];
       const InspectorRow* row = inspector.row_of(r, i);
-      if (row == nullptr && (e.in_delegate || e.delegate_index < 0)) continue;  // no instruction or delegate to show
+      if (row == nullptr && (e.in_delegate || e.delegate_index < 0))
+        continue;  // no instruction or delegate to show
       json args = {{"instruction", e.instruction}};
       std::string name;
       std::string category = "portable";
@@ -212,8 +227,13 @@ std::string chrome_trace(const Inspector& inspector) {
         }
         for (const auto& [key, value] : row->columns) args[key] = value;
       }
-      events.push_back({{"name", name}, {"cat", category}, {"ph", "X"}, {"pid", 1}, {"tid", 1},
-                        {"ts", offset_us + us(static_cast<double>(e.start_ns))}, {"dur", us(static_cast<double>(e.duration_ns()))},
+      events.push_back({{"name", name},
+                        {"cat", category},
+                        {"ph", "X"},
+                        {"pid", 1},
+                        {"tid", 1},
+                        {"ts", offset_us + us(static_cast<double>(e.start_ns))},
+                        {"dur", us(static_cast<double>(e.duration_ns()))},
                         {"args", args}});
     }
     // Runs back to back with a gap of a tenth of a run, so each stands apart.
@@ -225,11 +245,16 @@ std::string chrome_trace(const Inspector& inspector) {
 }  // namespace
 
 bool parse_inspect_format(const std::string& text, InspectFormat& format) {
-  if (text == "table") format = InspectFormat::kTable;
-  else if (text == "json") format = InspectFormat::kJson;
-  else if (text == "tsv") format = InspectFormat::kTsv;
-  else if (text == "chrome-trace") format = InspectFormat::kChromeTrace;
-  else return false;
+  if (text == "table")
+    format = InspectFormat::kTable;
+  else if (text == "json")
+    format = InspectFormat::kJson;
+  else if (text == "tsv")
+    format = InspectFormat::kTsv;
+  else if (text == "chrome-trace")
+    format = InspectFormat::kChromeTrace;
+  else
+    return false;
   return true;
 }
 

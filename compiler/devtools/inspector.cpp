@@ -32,7 +32,8 @@ class DebugIndex {
         if (d->debug_handle_map() == nullptr) continue;
         for (const fb::DelegateMapEntry* e : *d->debug_handle_map()) {
           std::vector<int32_t> handles;
-          if (e->debug_handles() != nullptr) handles.assign(e->debug_handles()->begin(), e->debug_handles()->end());
+          if (e->debug_handles() != nullptr)
+            handles.assign(e->debug_handles()->begin(), e->debug_handles()->end());
           std::sort(handles.begin(), handles.end());
           if (e->string_id() != nullptr)
             out.by_name.emplace(e->string_id()->str(), std::move(handles));
@@ -91,7 +92,8 @@ class DebugIndex {
     if (handles == nullptr) return {};
     InspectorRow row;
     name(*handles, row);
-    return row.name.empty() ? std::string() : "'" + row.name + "'" + (row.op_type.empty() ? "" : " (" + row.op_type + ")");
+    return row.name.empty() ? std::string()
+                            : "'" + row.name + "'" + (row.op_type.empty() ? "" : " (" + row.op_type + ")");
   }
 
  private:
@@ -150,9 +152,12 @@ uint64_t outer_time(std::vector<const ProfileEvent*> events) {
 
 }  // namespace
 
-uint64_t InspectorRow::total_ns() const { return std::accumulate(durations_ns.begin(), durations_ns.end(), uint64_t{0}); }
+uint64_t InspectorRow::total_ns() const {
+  return std::accumulate(durations_ns.begin(), durations_ns.end(), uint64_t{0});
+}
 double InspectorRow::mean_ns() const {
-  return durations_ns.empty() ? 0.0 : static_cast<double>(total_ns()) / static_cast<double>(durations_ns.size());
+  return durations_ns.empty() ? 0.0
+                              : static_cast<double>(total_ns()) / static_cast<double>(durations_ns.size());
 }
 uint64_t InspectorRow::p50_ns() const {
   if (durations_ns.empty()) return 0;
@@ -168,7 +173,8 @@ uint64_t InspectorRow::max_ns() const {
 }
 
 double InspectorSummary::attributed_share() const {
-  return delegate_ns == 0 ? 1.0 : static_cast<double>(attributed_delegate_ns) / static_cast<double>(delegate_ns);
+  return delegate_ns == 0 ? 1.0
+                          : static_cast<double>(attributed_delegate_ns) / static_cast<double>(delegate_ns);
 }
 
 double InspectorSummary::events_gap() const {
@@ -183,8 +189,8 @@ Inspector::Inspector(const Program& program, const Etdump& etdump, InspectorOpti
     : program_(program), etdump_(etdump) {
   if (etdump.program_fingerprint != program.fingerprint())
     throw CompileError("the ETDump was recorded from program '" + etdump.program_name + "' (fingerprint " +
-                       hex64(etdump.program_fingerprint) + "), not from '" + program.name() + "' (fingerprint " +
-                       hex64(program.fingerprint()) + ")");
+                       hex64(etdump.program_fingerprint) + "), not from '" + program.name() +
+                       "' (fingerprint " + hex64(program.fingerprint()) + ")");
   const DebugIndex index(program);
   const size_t num_instructions = program.plan().instructions() ? program.plan().instructions()->size() : 0;
   summary_.runs = etdump.runs.size();
@@ -202,11 +208,11 @@ Inspector::Inspector(const Program& program, const Etdump& etdump, InspectorOpti
     std::map<int32_t, std::vector<const ProfileEvent*>> attributed;
     for (const ProfileEvent& e : run.profile_events) {
       if (e.instruction < 0 || static_cast<size_t>(e.instruction) >= num_instructions)
-        throw CompileError("the ETDump names instruction " + std::to_string(e.instruction) + ", the program has " +
-                           std::to_string(num_instructions));
+        throw CompileError("the ETDump names instruction " + std::to_string(e.instruction) +
+                           ", the program has " + std::to_string(num_instructions));
       if (e.delegate_index >= static_cast<int32_t>(index.num_delegates()))
-        throw CompileError("the ETDump names delegate " + std::to_string(e.delegate_index) + ", the program has " +
-                           std::to_string(index.num_delegates()));
+        throw CompileError("the ETDump names delegate " + std::to_string(e.delegate_index) +
+                           ", the program has " + std::to_string(index.num_delegates()));
       bool created = false;
       if (!e.in_delegate) {
         summary_.total_ns += e.duration_ns();
@@ -217,7 +223,8 @@ Inspector::Inspector(const Program& program, const Etdump& etdump, InspectorOpti
         }
         summary_.portable_ns += e.duration_ns();
         const std::vector<int32_t> handles = index.instruction_handles(static_cast<size_t>(e.instruction));
-        InspectorRow& row = builder.row("p:" + handles_key(handles) + (handles.empty() ? std::to_string(e.instruction) : ""), created);
+        InspectorRow& row = builder.row(
+            "p:" + handles_key(handles) + (handles.empty() ? std::to_string(e.instruction) : ""), created);
         if (created) {
           row.placement = "portable";
           index.name(handles, row);
@@ -235,10 +242,12 @@ Inspector::Inspector(const Program& program, const Etdump& etdump, InspectorOpti
       const auto d = static_cast<size_t>(e.delegate_index);
       inside[e.instruction].push_back(&e);
       const std::vector<int32_t>* handles = index.delegate_handles(d, e.name, e.delegate_debug_id);
-      const std::string identifier = e.name.empty() ? "#" + std::to_string(e.delegate_debug_id) : "'" + e.name + "'";
-      InspectorRow& row = builder.row(handles == nullptr ? "u" + std::to_string(d) + ":" + identifier
-                                                         : "d" + std::to_string(d) + ":" + handles_key(*handles),
-                                      created);
+      const std::string identifier =
+          e.name.empty() ? "#" + std::to_string(e.delegate_debug_id) : "'" + e.name + "'";
+      InspectorRow& row =
+          builder.row(handles == nullptr ? "u" + std::to_string(d) + ":" + identifier
+                                         : "d" + std::to_string(d) + ":" + handles_key(*handles),
+                      created);
       if (created) {
         row.placement = index.backend_id(d);
         row.delegate_index = e.delegate_index;
@@ -255,9 +264,10 @@ Inspector::Inspector(const Program& program, const Etdump& etdump, InspectorOpti
       row.durations_ns.push_back(e.duration_ns());
       event_rows[static_cast<size_t>(&e - run.profile_events.data())] = static_cast<int64_t>(builder.last);
       if (row.columns.empty() && !e.metadata.empty()) {
-        const MetadataParser parser =
-            options.delegate_metadata_parser ? options.delegate_metadata_parser : metadata_parser_for(row.placement);
-        const MetadataContext context{row.placement, [&index, d](int64_t id) { return index.describe(d, id); }};
+        const MetadataParser parser = options.delegate_metadata_parser ? options.delegate_metadata_parser
+                                                                       : metadata_parser_for(row.placement);
+        const MetadataContext context{row.placement,
+                                      [&index, d](int64_t id) { return index.describe(d, id); }};
         row.columns = parser(e.metadata.data(), e.metadata.size(), context);
       }
     }
@@ -285,7 +295,8 @@ Inspector::Inspector(const Program& program, const Etdump& etdump, InspectorOpti
 }
 
 const InspectorRow* Inspector::row_of(size_t run, size_t event) const {
-  if (run >= event_rows_.size() || event >= event_rows_[run].size() || event_rows_[run][event] < 0) return nullptr;
+  if (run >= event_rows_.size() || event >= event_rows_[run].size() || event_rows_[run][event] < 0)
+    return nullptr;
   return &rows_[static_cast<size_t>(event_rows_[run][event])];
 }
 
@@ -293,8 +304,9 @@ std::vector<const InspectorRow*> Inspector::sorted(SortBy by) const {
   std::vector<const InspectorRow*> out;
   for (const InspectorRow& r : rows_) out.push_back(&r);
   if (by == SortBy::kTime)
-    std::stable_sort(out.begin(), out.end(),
-                     [](const InspectorRow* a, const InspectorRow* b) { return a->total_ns() > b->total_ns(); });
+    std::stable_sort(out.begin(), out.end(), [](const InspectorRow* a, const InspectorRow* b) {
+      return a->total_ns() > b->total_ns();
+    });
   return out;
 }
 

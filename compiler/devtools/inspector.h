@@ -34,14 +34,14 @@ enum class RowKind { kNode, kDelegateOverhead, kUnknownIdentifier, kUnnamed };
 
 struct InspectorRow {
   RowKind kind = RowKind::kNode;
-  std::string name;      // "conv_1 + relu_1", "delegate 0 (xnnpack) overhead", …
-  std::string op_type;   // "Conv + Relu"; empty when unknown
+  std::string name;     // "conv_1 + relu_1", "delegate 0 (xnnpack) overhead", …
+  std::string op_type;  // "Conv + Relu"; empty when unknown
   std::vector<std::string> onnx_nodes;
   std::string placement;  // "portable" or the backend id
   int32_t delegate_index = -1;
-  size_t order = 0;  // first appearance in the first run
+  size_t order = 0;                    // first appearance in the first run
   std::vector<uint64_t> durations_ns;  // every call, every run
-  MetadataColumns columns;  // from the first call with metadata
+  MetadataColumns columns;             // from the first call with metadata
 
   uint64_t total_ns() const;
   double mean_ns() const;

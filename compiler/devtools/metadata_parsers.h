@@ -27,7 +27,8 @@ struct MetadataContext {
   std::function<std::string(int64_t)> describe_id;
 };
 
-using MetadataParser = std::function<MetadataColumns(const uint8_t* data, size_t size, const MetadataContext&)>;
+using MetadataParser =
+    std::function<MetadataColumns(const uint8_t* data, size_t size, const MetadataContext&)>;
 
 // Replaces any parser registered for `backend_id`.
 void register_metadata_parser(std::string_view backend_id, MetadataParser parser);

@@ -24,12 +24,12 @@ std::vector<double> to_doubles(const DebugEvent& e) {
   const uint8_t* p = e.data.data();
   for (size_t i = 0; i < n; ++i) {
     switch (e.dtype) {
-#define ETC_TO_DOUBLE(E, T, N)                          \
-  case DType::E: {                                      \
-    T v;                                                \
-    std::memcpy(&v, p + i * sizeof(T), sizeof(T));      \
-    out[i] = static_cast<double>(v);                    \
-    break;                                              \
+#define ETC_TO_DOUBLE(E, T, N)                     \
+  case DType::E: {                                 \
+    T v;                                           \
+    std::memcpy(&v, p + i * sizeof(T), sizeof(T)); \
+    out[i] = static_cast<double>(v);               \
+    break;                                         \
   }
       ETC_FOR_EACH_DTYPE(ETC_TO_DOUBLE)
 #undef ETC_TO_DOUBLE
@@ -105,9 +105,11 @@ void compare(const DebugEvent& ref, const DebugEvent& test, NodeGap& gap) {
   }
   gap.compared = true;
   gap.max_abs_error = std::max(gap.max_abs_error, max_abs);
-  const double rel = max_abs == 0 ? 0.0 : max_ref > 0 ? max_abs / max_ref : std::numeric_limits<double>::infinity();
+  const double rel = max_abs == 0  ? 0.0
+                     : max_ref > 0 ? max_abs / max_ref
+                                   : std::numeric_limits<double>::infinity();
   gap.relative_error = std::max(gap.relative_error, rel);
-  const double snr = noise == 0 ? std::numeric_limits<double>::infinity()
+  const double snr = noise == 0    ? std::numeric_limits<double>::infinity()
                      : signal == 0 ? -std::numeric_limits<double>::infinity()
                                    : 10.0 * std::log10(signal / noise);
   gap.snr_db = std::min(gap.snr_db, snr);
@@ -129,7 +131,8 @@ void name_node(const Program& program, const std::vector<int32_t>& handles, Node
 }  // namespace
 
 size_t GapReport::num_compared() const {
-  return static_cast<size_t>(std::count_if(nodes.begin(), nodes.end(), [](const NodeGap& g) { return g.compared; }));
+  return static_cast<size_t>(
+      std::count_if(nodes.begin(), nodes.end(), [](const NodeGap& g) { return g.compared; }));
 }
 
 Etdump record_intermediate_outputs(const Program& program, const std::vector<InputTensor>& inputs,
@@ -143,17 +146,20 @@ Etdump record_intermediate_outputs(const Program& program, const std::vector<Inp
   if (!method.ok()) throw CompileError(method.message());
   Method& m = *method.get();
   if (inputs.size() != m.num_inputs())
-    throw CompileError(program.name() + ": " + std::to_string(inputs.size()) + " inputs given, the program has " +
-                       std::to_string(m.num_inputs()));
+    throw CompileError(program.name() + ": " + std::to_string(inputs.size()) +
+                       " inputs given, the program has " + std::to_string(m.num_inputs()));
   for (size_t i = 0; i < inputs.size(); ++i)
     if (Status s = m.set_input(i, inputs[i].spec, inputs[i].bytes.data()); !s.ok())
       throw CompileError(program.name() + ": " + s.message());
-  if (Status s = m.execute(); !s.ok()) throw CompileError(program.name() + ": execution failed: " + s.message());
+  if (Status s = m.execute(); !s.ok())
+    throw CompileError(program.name() + ": execution failed: " + s.message());
   if (recorder.dropped_events() + recorder.dropped_bytes() > 0)
-    throw CompileError(program.name() + ": the intermediate outputs of one run exceed what can be recorded (" +
+    throw CompileError(program.name() +
+                       ": the intermediate outputs of one run exceed what can be recorded (" +
                        std::to_string(recorder.dropped_events()) + " events, " +
                        std::to_string(recorder.dropped_bytes()) + " bytes dropped)");
-  Result<std::vector<uint8_t>> bytes = write_etdump(recorder, EtdumpHeader{"etc debug", program.name(), program.fingerprint()});
+  Result<std::vector<uint8_t>> bytes =
+      write_etdump(recorder, EtdumpHeader{"etc debug", program.name(), program.fingerprint()});
   if (!bytes.ok()) throw CompileError(program.name() + ": " + bytes.message());
   return parse_etdump(bytes->data(), bytes->size(), program.name() + " (recording)");
 }

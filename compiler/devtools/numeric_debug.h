@@ -49,7 +49,7 @@ struct NodeGap {
   bool compared = false;
   std::string note;  // why not compared
   double max_abs_error = 0;
-  double relative_error = 0;  // max |ref - test| / max |ref|
+  double relative_error = 0;                                // max |ref - test| / max |ref|
   double snr_db = std::numeric_limits<double>::infinity();  // 10 log10(Σref² / Σ(ref-test)²)
 };
 

@@ -11,9 +11,9 @@
 #include <string>
 #include <vector>
 
+#include "compiler/ir/attrs.h"
 #include "compiler/ir/compile_spec.h"
 #include "compiler/ir/delegate_debug_map.h"
-#include "compiler/ir/attrs.h"
 #include "runtime/core/tensor.h"
 #include "runtime/kernels/edge_ops.h"
 

@@ -20,10 +20,10 @@ struct OpEntry {
 // Null for an op the backend does not take.
 const OpEntry* op_entry(EdgeOp op) {
   switch (op) {
-#define ETC_XNN_OP(op, rule, emit, data_inputs, scalar_operand)         \
-  case EdgeOp::op: {                                                    \
-    static constexpr OpEntry e{&rule, data_inputs, scalar_operand};     \
-    return &e;                                                          \
+#define ETC_XNN_OP(op, rule, emit, data_inputs, scalar_operand)     \
+  case EdgeOp::op: {                                                \
+    static constexpr OpEntry e{&rule, data_inputs, scalar_operand}; \
+    return &e;                                                      \
   }
 #include "partitioners/xnnpack/xnnpack_ops.def"
 #undef ETC_XNN_OP

@@ -15,11 +15,11 @@ void emit(Lowering& l, const ir::Node& n) {
     return emit_movement(l, n);
   switch (n.op) {
 #define ETC_XNN_OP(op, rule, emit, data_inputs, scalar_operand) \
-  case EdgeOp::op: return emit(l, n);
+  case EdgeOp::op:                                              \
+    return emit(l, n);
 #include "partitioners/xnnpack/xnnpack_ops.def"
 #undef ETC_XNN_OP
-    default:
-      throw CompileError(std::string("xnnpack: no XNNPACK lowering for '") + edge_op_name(n.op) + "'");
+    default: throw CompileError(std::string("xnnpack: no XNNPACK lowering for '") + edge_op_name(n.op) + "'");
   }
 }
 

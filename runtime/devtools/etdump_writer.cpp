@@ -102,10 +102,9 @@ class Writer {
     }
     const Span<const uint8_t> metadata = recorder_.bytes_of(e);
     const auto meta = metadata.empty() ? 0 : fbb_.CreateVector(metadata.data(), metadata.size());
-    run.profile.push_back(efb::CreateProfileEvent(fbb_, kind_of(e.kind), e.instruction, e.delegate_index,
-                                                  name(e), e.delegate_debug_id,
-                                                  relative(e.start_time, run.start),
-                                                  relative(e.end_time, run.start), meta));
+    run.profile.push_back(efb::CreateProfileEvent(
+        fbb_, kind_of(e.kind), e.instruction, e.delegate_index, name(e), e.delegate_debug_id,
+        relative(e.start_time, run.start), relative(e.end_time, run.start), meta));
   }
 
   const EventRecorder& recorder_;

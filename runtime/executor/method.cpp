@@ -18,7 +18,6 @@ constexpr size_t kAlign = AlignedBuffer::kAlignment;
 // not turn that into a read past the allocation.
 constexpr size_t kTailPadding = 16;
 
-
 // Views of a flatbuffer attribute list; they point into the program mapping.
 std::vector<AttrView> attr_views(const flatbuffers::Vector<flatbuffers::Offset<fb::Attr>>* attrs) {
   std::vector<AttrView> out;
@@ -39,9 +38,7 @@ std::vector<AttrView> attr_views(const flatbuffers::Vector<flatbuffers::Offset<f
 
 }  // namespace
 
-Method::~Method() {
-  destroy_delegates();
-}
+Method::~Method() { destroy_delegates(); }
 
 Result<std::unique_ptr<Method>> Method::init(const Program& program, int plan_index,
                                              const RuntimeOptions& options, EventTracer* tracer) {

@@ -22,9 +22,9 @@
 #include <string_view>
 #include <vector>
 
-#include "runtime/core/aligned_buffer.h"
 #include "runtime/backend/interface.h"
 #include "runtime/backend/options.h"
+#include "runtime/core/aligned_buffer.h"
 #include "runtime/core/freeable_buffer.h"
 #include "runtime/core/memory_allocator.h"
 #include "runtime/core/result.h"

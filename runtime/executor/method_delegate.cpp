@@ -90,8 +90,8 @@ Status Method::create_delegate_step(const Program& program, const fb::DelegateCa
   const Span<const uint8_t> bytes = processed_bytes(program, delegate);
   // The bytes live in the program: freeing them returns their whole pages
   // to the operating system when the program is a mapped file.
-  dc.processed = FreeableBuffer(bytes.data(), bytes.size(), &release_program_bytes,
-                                const_cast<Program*>(&program));
+  dc.processed =
+      FreeableBuffer(bytes.data(), bytes.size(), &release_program_bytes, const_cast<Program*>(&program));
   if (call.inputs())
     for (int32_t v : *call.inputs()) dc.values.emplace_back(&tensors_[static_cast<size_t>(v)]);
   Step step;
@@ -121,8 +121,9 @@ Status Method::create_delegate_step(const Program& program, const fb::DelegateCa
   dc.handle = handle.get();
   // At -v: which backend took each delegate, and what its init cost (for
   // XNNPACK, packing the weights).
-  ETC_LOG(Info, "%s: delegate %u (backend '%.*s') initialised in %.2f ms", program.name().c_str(), call.delegate(),
-          static_cast<int>(id.size()), id.data(), static_cast<double>(event_tracer_now() - start) / 1e6);
+  ETC_LOG(Info, "%s: delegate %u (backend '%.*s') initialised in %.2f ms", program.name().c_str(),
+          call.delegate(), static_cast<int>(id.size()), id.data(),
+          static_cast<double>(event_tracer_now() - start) / 1e6);
   step.delegate_call = static_cast<int>(delegates_.size() - 1);
   step.instruction = index;
   steps_.push_back(std::move(step));
@@ -145,8 +146,9 @@ Status Method::execute_delegate(DelegateCall& call) {
 std::string Method::describe_failed_node(const DelegateCall& call,
                                          const BackendExecutionContext& context) const {
   if (context.has_failed_node()) {
-    const std::string key = context.failed_node_name().empty() ? str(context.failed_node_id())
-                                                               : "'" + std::string(context.failed_node_name()) + "'";
+    const std::string key = context.failed_node_name().empty()
+                                ? str(context.failed_node_id())
+                                : "'" + std::string(context.failed_node_name()) + "'";
     const Span<const int32_t> handles = delegate_debug_handles(
         *program_, call.delegate, context.failed_node_name(), context.failed_node_id());
     const std::string nodes = describe_onnx_nodes(*program_, handles);

@@ -40,8 +40,9 @@ Span<const int32_t> delegate_debug_handles(const Program& program, uint32_t dele
   const auto* map = delegates->Get(delegate)->debug_handle_map();
   if (map == nullptr) return {};
   for (const fb::DelegateMapEntry* entry : *map) {
-    const bool match = name.empty() ? entry->string_id() == nullptr && entry->int_id() == delegate_debug_id
-                                    : entry->string_id() != nullptr && entry->string_id()->string_view() == name;
+    const bool match = name.empty()
+                           ? entry->string_id() == nullptr && entry->int_id() == delegate_debug_id
+                           : entry->string_id() != nullptr && entry->string_id()->string_view() == name;
     if (match && entry->debug_handles() != nullptr)
       return {entry->debug_handles()->data(), entry->debug_handles()->size()};
   }

@@ -27,7 +27,8 @@ class NegateBackend final : public BackendInterface {
                                Span<const CompileSpecView>) const override {
     // The blob is untrusted: check its size before reading it.
     if (processed == nullptr || processed->size() != kNegateBlobBytes)
-      return fail(Error::InvalidProgram, "negate: the blob is not ", std::to_string(kNegateBlobBytes), " bytes");
+      return fail(Error::InvalidProgram, "negate: the blob is not ", std::to_string(kNegateBlobBytes),
+                  " bytes");
     const auto* bytes = static_cast<const uint8_t*>(processed->data());
     auto* handle = new (std::nothrow) Handle{word(bytes), word(bytes + 8)};
     if (handle == nullptr) return fail(Error::DelegateMemoryAllocationFailed, "negate: out of memory");
@@ -35,7 +36,8 @@ class NegateBackend final : public BackendInterface {
     return static_cast<DelegateHandle*>(handle);
   }
 
-  Status execute(BackendExecutionContext& context, DelegateHandle* opaque, Span<EValue*> args) const override {
+  Status execute(BackendExecutionContext& context, DelegateHandle* opaque,
+                 Span<EValue*> args) const override {
     const auto& h = *static_cast<const Handle*>(opaque);
     if (args.size() != 2 || !args[0]->is_tensor() || !args[1]->is_tensor() ||
         args[0]->to_tensor().numel() != static_cast<int64_t>(h.elements) ||

@@ -1,6 +1,8 @@
 // The backend template end to end, as a backend author's own test would be:
 // register the three pieces, partition and preprocess a graph, write and
 // load the program, run it, and see the delegate's events reach ONNX nodes.
+#include "tests/backend_template/negate_backend.h"
+
 #include <catch2/catch.hpp>
 #include <string>
 #include <vector>
@@ -12,7 +14,6 @@
 #include "runtime/devtools/event_recorder.h"
 #include "runtime/executor/method.h"
 #include "runtime/executor/node_names.h"
-#include "tests/backend_template/negate_backend.h"
 #include "tests/backend_template/negate_format.h"
 #include "tests/backend_template/negate_partitioner.h"
 #include "tests/backend_template/negate_preprocess.h"

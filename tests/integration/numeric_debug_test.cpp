@@ -1,12 +1,13 @@
 // Numeric debugging end to end (what `etc debug` runs): the XNNPACK program
 // of a model against its portable-only program, per ONNX node — clean, then
 // with one node's weights damaged in the compiled blob.
-#include <catch2/catch.hpp>
+#include "compiler/devtools/numeric_debug.h"
+
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <cstring>
 
 #include "compiler/backend/to_backend.h"
-#include "compiler/devtools/numeric_debug.h"
 #include "compiler/driver.h"
 #include "compiler/emit/program_writer.h"
 #include "partitioners/register.h"
@@ -49,7 +50,8 @@ devtools::GapReport compare(const Compiled& c, double tolerance) {
   RuntimeOptions options;
   const devtools::Etdump ref = devtools::record_intermediate_outputs(reference.get(), image_input(), options);
   options.delegate_detail = DelegateDetail::kNodeOutputs;
-  const devtools::Etdump test = devtools::record_intermediate_outputs(delegated.get(), image_input(), options);
+  const devtools::Etdump test =
+      devtools::record_intermediate_outputs(delegated.get(), image_input(), options);
   return devtools::compare_intermediate_outputs(reference.get(), ref, delegated.get(), test, tolerance);
 }
 
@@ -59,10 +61,12 @@ std::vector<std::string> damage_last_convolution(std::vector<uint8_t>& bytes) {
   auto program = testing::load_program_bytes(bytes);
   REQUIRE(program.ok());
   const fb::Delegate& delegate = *program.get().fb().delegates()->Get(0);
-  const uint8_t* blob = delegate.segment() >= 0 ? program.get().segment(static_cast<uint32_t>(delegate.segment())).data()
-                                                : delegate.inline_data()->data();
-  const size_t size = delegate.segment() >= 0 ? program.get().segment(static_cast<uint32_t>(delegate.segment())).size()
-                                              : delegate.inline_data()->size();
+  const uint8_t* blob = delegate.segment() >= 0
+                            ? program.get().segment(static_cast<uint32_t>(delegate.segment())).data()
+                            : delegate.inline_data()->data();
+  const size_t size = delegate.segment() >= 0
+                          ? program.get().segment(static_cast<uint32_t>(delegate.segment())).size()
+                          : delegate.inline_data()->size();
   auto view = xnnpack::read_xnnpack_blob(blob, size);
   REQUIRE(view.ok());
   const xnnpack::fb::Node* conv = nullptr;
@@ -88,7 +92,8 @@ std::vector<std::string> damage_last_convolution(std::vector<uint8_t>& bytes) {
   return names;
 }
 
-TEST_CASE("every ONNX node of a delegated model matches the portable kernels within 1e-5", "[numeric_debug][xnnpack]") {
+TEST_CASE("every ONNX node of a delegated model matches the portable kernels within 1e-5",
+          "[numeric_debug][xnnpack]") {
   const devtools::GapReport report = compare(compile_mini_cnn(), 1e-5);
   CHECK(report.silent_delegates.empty());
   CHECK(report.num_compared() >= 8);
@@ -100,7 +105,8 @@ TEST_CASE("every ONNX node of a delegated model matches the portable kernels wit
   }
 }
 
-TEST_CASE("numeric debugging names the first node whose delegated output is wrong", "[numeric_debug][xnnpack]") {
+TEST_CASE("numeric debugging names the first node whose delegated output is wrong",
+          "[numeric_debug][xnnpack]") {
   Compiled c = compile_mini_cnn();
   const std::vector<std::string> damaged = damage_last_convolution(c.delegated);
   REQUIRE(damaged == std::vector<std::string>{"pw_conv"});
@@ -110,7 +116,8 @@ TEST_CASE("numeric debugging names the first node whose delegated output is wron
   CHECK(std::find(first.covers.begin(), first.covers.end(), "pw_conv") != first.covers.end());
   CHECK(first.relative_error > 1e-3);
   // Nodes before it are still exact.
-  for (int i = 0; i < report.first_over; ++i) CHECK(report.nodes[static_cast<size_t>(i)].relative_error <= 1e-5);
+  for (int i = 0; i < report.first_over; ++i)
+    CHECK(report.nodes[static_cast<size_t>(i)].relative_error <= 1e-5);
 }
 
 }  // namespace

@@ -57,15 +57,19 @@ class ProgramBytes {
   }
   void call_delegate(int delegate, std::vector<int32_t> inputs, std::vector<int32_t> outputs,
                      std::vector<int32_t> debug_handles = {}) {
-    instructions_.push_back(Call{true, static_cast<uint32_t>(delegate), {}, std::move(inputs), std::move(outputs),
+    instructions_.push_back(Call{true,
+                                 static_cast<uint32_t>(delegate),
+                                 {},
+                                 std::move(inputs),
+                                 std::move(outputs),
                                  std::move(debug_handles)});
   }
   // `op` is an edge op name, e.g. "add" or "relu"; integer attributes only.
   void call_kernel(const std::string& op, std::vector<int32_t> inputs, std::vector<int32_t> outputs,
                    std::vector<int32_t> debug_handles = {},
                    std::vector<std::pair<std::string, int64_t>> int_attrs = {}) {
-    instructions_.push_back(Call{false, 0, op, std::move(inputs), std::move(outputs), std::move(debug_handles),
-                                 std::move(int_attrs)});
+    instructions_.push_back(Call{false, 0, op, std::move(inputs), std::move(outputs),
+                                 std::move(debug_handles), std::move(int_attrs)});
   }
   // Debug info: the ONNX node behind a debug handle.
   void debug_handle(int32_t handle, const std::string& onnx_name, const std::string& onnx_op_type) {
@@ -116,11 +120,12 @@ class ProgramBytes {
     for (const std::string& op : ops) op_names.push_back(b.CreateString(op));
     std::vector<flatbuffers::Offset<fb::DebugHandleInfo>> infos;
     for (const DebugInfo& d : debug_infos_)
-      infos.push_back(fb::CreateDebugHandleInfo(b, d.handle, b.CreateString(d.name), b.CreateString(d.op_type)));
-    auto root = fb::CreateProgram(b, kProgramVersion, b.CreateString("program_bytes"),
-                                  b.CreateVector(op_names), b.CreateVector(std::vector{plan}),
-                                  b.CreateVector(delegates), b.CreateVectorOfStructs(segments),
-                                  b.CreateVector(infos));
+      infos.push_back(
+          fb::CreateDebugHandleInfo(b, d.handle, b.CreateString(d.name), b.CreateString(d.op_type)));
+    auto root =
+        fb::CreateProgram(b, kProgramVersion, b.CreateString("program_bytes"), b.CreateVector(op_names),
+                          b.CreateVector(std::vector{plan}), b.CreateVector(delegates),
+                          b.CreateVectorOfStructs(segments), b.CreateVector(infos));
     b.FinishSizePrefixed(root, kProgramIdentifier);
     std::vector<uint8_t> bytes(b.GetBufferPointer(), b.GetBufferPointer() + b.GetSize());
     for (const auto& s : segment_bytes) {
@@ -200,8 +205,8 @@ class ProgramBytes {
     }
     std::vector<flatbuffers::Offset<fb::DelegateMapEntry>> map;
     for (const MapEntry& e : d.map)
-      map.push_back(fb::CreateDelegateMapEntry(b, e.int_id, e.string_id.empty() ? 0 : b.CreateString(e.string_id),
-                                               b.CreateVector(e.handles)));
+      map.push_back(fb::CreateDelegateMapEntry(
+          b, e.int_id, e.string_id.empty() ? 0 : b.CreateString(e.string_id), b.CreateVector(e.handles)));
     return fb::CreateDelegate(b, b.CreateString(d.backend_id), inline_data, segment, b.CreateVector(specs),
                               b.CreateVector(map));
   }
@@ -219,8 +224,10 @@ class ProgramBytes {
     std::vector<flatbuffers::Offset<fb::Attr>> attrs;
     for (const auto& [name, value] : c.int_attrs)
       attrs.push_back(fb::CreateAttr(b, b.CreateString(name), fb::AttrKind::Int, value));
-    auto call = fb::CreateKernelCall(b, op, b.CreateVector(c.inputs), b.CreateVector(c.outputs), b.CreateVector(attrs));
-    return fb::CreateInstruction(b, fb::InstructionArgs::KernelCall, call.Union(), b.CreateVector(c.debug_handles));
+    auto call = fb::CreateKernelCall(b, op, b.CreateVector(c.inputs), b.CreateVector(c.outputs),
+                                     b.CreateVector(attrs));
+    return fb::CreateInstruction(b, fb::InstructionArgs::KernelCall, call.Union(),
+                                 b.CreateVector(c.debug_handles));
   }
 
   std::vector<Value> values_;

@@ -72,7 +72,8 @@ TEST_CASE("a .npy header shape must be a tuple of non-negative dims", "[tensor_i
   CHECK(io::read_npy(npy_with_shape("(4,)")).spec.shape == Shape{4});
   CHECK(io::read_npy(npy_with_shape("(2,2)")).spec.shape == (Shape{2, 2}));
   CHECK(io::read_npy(npy_with_shape("(1, 4)")).spec.shape == (Shape{1, 4}));
-  CHECK_THROWS_WITH(io::read_npy(npy_with_shape("(-4,)")), Catch::Contains("shape.npy") && Catch::Contains("negative dim"));
+  CHECK_THROWS_WITH(io::read_npy(npy_with_shape("(-4,)")),
+                    Catch::Contains("shape.npy") && Catch::Contains("negative dim"));
   CHECK_THROWS_WITH(io::read_npy(npy_with_shape("(-2, -2)")), Catch::Contains("negative dim"));
   CHECK_THROWS_WITH(io::read_npy(npy_with_shape("(x,)")), Catch::Contains("not a non-negative integer"));
   CHECK_THROWS_WITH(io::read_npy(npy_with_shape("(,4)")), Catch::Contains("empty entry"));

@@ -95,7 +95,8 @@ void write_file_atomically(const std::string& path, const std::vector<uint8_t>& 
   const fs::path target(path);
   const fs::path dir = target.parent_path().empty() ? fs::path(".") : target.parent_path();
   std::error_code ec;
-  if (!fs::is_directory(dir, ec)) throw ToolError(path + ": output folder '" + dir.string() + "' does not exist");
+  if (!fs::is_directory(dir, ec))
+    throw ToolError(path + ": output folder '" + dir.string() + "' does not exist");
   install_handlers_once();
   std::string temp;
   // Preferred: an unnamed file (O_TMPFILE), so nothing is left behind even

@@ -35,7 +35,9 @@ std::string number(double v) {
   return buf;
 }
 
-nlohmann::json json_number(double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(number(v)); }
+nlohmann::json json_number(double v) {
+  return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(number(v));
+}
 
 void print_table(const devtools::GapReport& report) {
   std::printf("%-36s %-18s %-10s %-12s %-12s %-10s %s\n", "onnx node", "op_type", "placement", "max_abs",
@@ -48,13 +50,13 @@ void print_table(const devtools::GapReport& report) {
     if (label.empty()) label = g.onnx_name;
     std::printf("%-36s %-18s %-10s %-12s %-12s %-10s %s%s\n", label.c_str(), g.onnx_op_type.c_str(),
                 g.placement.c_str(), g.compared ? number(g.max_abs_error).c_str() : "-",
-                g.compared ? number(g.relative_error).c_str() : "-", g.compared ? number(g.snr_db).c_str() : "-",
-                g.note.c_str(), mark.c_str());
+                g.compared ? number(g.relative_error).c_str() : "-",
+                g.compared ? number(g.snr_db).c_str() : "-", g.note.c_str(), mark.c_str());
   }
   for (const std::string& d : report.silent_delegates)
     std::printf("warning: %s logged no intermediate outputs; its nodes are not compared\n", d.c_str());
-  std::printf("compared %zu of %zu nodes; tolerance %s (relative)\n", report.num_compared(), report.nodes.size(),
-              number(report.tolerance).c_str());
+  std::printf("compared %zu of %zu nodes; tolerance %s (relative)\n", report.num_compared(),
+              report.nodes.size(), number(report.tolerance).c_str());
   if (report.first_over >= 0) {
     const devtools::NodeGap& g = report.nodes[static_cast<size_t>(report.first_over)];
     std::printf("first node over the tolerance: '%s' (%s) on %s, relative error %s\n", g.onnx_name.c_str(),
@@ -68,7 +70,7 @@ void print_json(const devtools::GapReport& report, const std::string& model) {
   nlohmann::json nodes = nlohmann::json::array();
   for (const devtools::NodeGap& g : report.nodes) {
     nlohmann::json n = {{"onnx_node", g.onnx_name}, {"op_type", g.onnx_op_type}, {"covers", g.covers},
-                        {"placement", g.placement}, {"shape", g.shape},         {"compared", g.compared}};
+                        {"placement", g.placement}, {"shape", g.shape},          {"compared", g.compared}};
     if (g.compared) {
       n["max_abs_error"] = json_number(g.max_abs_error);
       n["relative_error"] = json_number(g.relative_error);
@@ -84,7 +86,8 @@ void print_json(const devtools::GapReport& report, const std::string& model) {
                       {"nodes", nodes},
                       {"silent_delegates", report.silent_delegates},
                       {"first_over_tolerance", nullptr}};
-  if (report.first_over >= 0) j["first_over_tolerance"] = report.nodes[static_cast<size_t>(report.first_over)].onnx_name;
+  if (report.first_over >= 0)
+    j["first_over_tolerance"] = report.nodes[static_cast<size_t>(report.first_over)].onnx_name;
   std::cout << j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
 }
 
@@ -120,7 +123,8 @@ Action add_debug(CLI::App& app) {
     const std::unique_ptr<Partitioner> partitioner = make_requested_partitioner(opt->backend);
     const ir::ExportedProgram program = compile_onnx(opt->model, import);
     const std::vector<uint8_t> reference_bytes = emit::serialize_program(program);
-    const std::vector<uint8_t> test_bytes = emit::serialize_program(to_backend(program, partitioner->partition(program)));
+    const std::vector<uint8_t> test_bytes =
+        emit::serialize_program(to_backend(program, partitioner->partition(program)));
     const Program reference = load_bytes(reference_bytes, opt->model + " (portable)");
     const Program test = load_bytes(test_bytes, opt->model + " (delegated)");
 
@@ -134,8 +138,9 @@ Action add_debug(CLI::App& app) {
     for (LoadedInput& in : load_inputs(opt->inputs, specs, /*random_fill=*/true, opt->model)) {
       if (!(in.tensor.spec == specs[inputs.size()].spec))
         throw CompileError(in.source + ": input '" + specs[inputs.size()].name + "' expects " +
-                           dtype_name(specs[inputs.size()].spec.dtype) + specs[inputs.size()].spec.shape.str() +
-                           ", got " + dtype_name(in.tensor.spec.dtype) + in.tensor.spec.shape.str());
+                           dtype_name(specs[inputs.size()].spec.dtype) +
+                           specs[inputs.size()].spec.shape.str() + ", got " +
+                           dtype_name(in.tensor.spec.dtype) + in.tensor.spec.shape.str());
       inputs.push_back({in.tensor.spec, std::move(in.tensor.bytes)});
     }
 

@@ -10,14 +10,15 @@
 #include "compiler/devtools/inspect_formats.h"
 #include "compiler/devtools/inspector.h"
 #include "compiler/emit/program_writer.h"
-#include "tools/etc/commands.h"
 #include "tools/etc/atomic_file.h"
+#include "tools/etc/commands.h"
 #include "tools/etc/tool_error.h"
 
 namespace etc::cli {
 
 Action add_inspect(CLI::App& app) {
-  auto* cmd = app.add_subcommand("inspect", "Time per ONNX node from an ETDump recorded by `etc run --etdump`");
+  auto* cmd =
+      app.add_subcommand("inspect", "Time per ONNX node from an ETDump recorded by `etc run --etdump`");
   struct Options {
     std::string program, etdump, format = "table", sort = "time", output;
   };

@@ -7,11 +7,11 @@
 #include "compiler/backend/partition_report.h"
 #include "compiler/driver.h"
 #include "compiler/emit/program_writer.h"
+#include "tools/etc/atomic_file.h"
 #include "tools/etc/backend_flags.h"
 #include "tools/etc/commands.h"
 #include "tools/etc/partition_format.h"
 #include "tools/etc/shape_flag.h"
-#include "tools/etc/atomic_file.h"
 
 namespace etc::cli {
 

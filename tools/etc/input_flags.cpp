@@ -37,8 +37,8 @@ std::string describe_inputs(const std::vector<ProgramInput>& inputs) {
 }  // namespace
 
 std::vector<LoadedInput> load_inputs(const std::vector<std::string>& flags,
-                                         const std::vector<ProgramInput>& inputs, bool random_fill,
-                                         const std::string& program_name) {
+                                     const std::vector<ProgramInput>& inputs, bool random_fill,
+                                     const std::string& program_name) {
   std::vector<LoadedInput> out(inputs.size());
   std::vector<bool> given(inputs.size(), false);
   for (const std::string& flag : flags) {
@@ -49,8 +49,8 @@ std::vector<LoadedInput> load_inputs(const std::vector<std::string>& flags,
     for (size_t i = 0; i < inputs.size(); ++i)
       if (inputs[i].name == name) index = i;
     if (index == inputs.size())
-      throw ToolError("--input '" + name + "': the program has no such input (inputs: " +
-                         describe_inputs(inputs) + ")");
+      throw ToolError("--input '" + name +
+                      "': the program has no such input (inputs: " + describe_inputs(inputs) + ")");
     if (given[index]) throw ToolError("--input '" + name + "' is given twice");
     out[index] = LoadedInput{io::read_tensor_file(flag.substr(eq + 1)), flag.substr(eq + 1)};
     given[index] = true;
@@ -60,8 +60,8 @@ std::vector<LoadedInput> load_inputs(const std::vector<std::string>& flags,
     if (given[i]) continue;
     if (!random_fill)
       throw ToolError(program_name + ": input '" + inputs[i].name + "' (" + dtype_name(inputs[i].spec.dtype) +
-                         inputs[i].spec.shape.str() + ") not given; pass --input " + inputs[i].name +
-                         "=FILE or --random-inputs");
+                      inputs[i].spec.shape.str() + ") not given; pass --input " + inputs[i].name +
+                      "=FILE or --random-inputs");
     out[i] = LoadedInput{random_tensor(inputs[i].spec, rng), "random data"};
   }
   return out;

@@ -26,8 +26,8 @@ struct LoadedInput {
 // input not given. Shapes and dtypes are checked by the caller's set_input,
 // whose message should name `source`.
 std::vector<LoadedInput> load_inputs(const std::vector<std::string>& flags,
-                                         const std::vector<ProgramInput>& inputs, bool random_fill,
-                                         const std::string& program_name);
+                                     const std::vector<ProgramInput>& inputs, bool random_fill,
+                                     const std::string& program_name);
 
 // The thread count to run with for --threads N: N, but at most the cores
 // this machine has (with a warning when it cuts): threads beyond them only

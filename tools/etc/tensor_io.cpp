@@ -17,7 +17,8 @@ namespace {
 
 std::string read_all(const std::string& path) {
   std::string bytes;
-  if (const std::string error = read_regular_file(path, bytes); !error.empty()) throw ToolError(path + ": " + error);
+  if (const std::string error = read_regular_file(path, bytes); !error.empty())
+    throw ToolError(path + ": " + error);
   return bytes;
 }
 
@@ -26,7 +27,9 @@ std::string read_all(const std::string& path) {
 // negative or non-numeric dim, a rank above kMaxRank, dims whose product
 // overflows — is refused, naming the file.
 Shape parse_npy_shape(const std::string& field, const std::string& path) {
-  const auto bad = [&](const std::string& why) { return ToolError(path + ": .npy shape " + field + " " + why); };
+  const auto bad = [&](const std::string& why) {
+    return ToolError(path + ": .npy shape " + field + " " + why);
+  };
   const size_t open = field.find('('), close = field.rfind(')');
   if (open == std::string::npos || close == std::string::npos || close < open) throw bad("is not a tuple");
   Shape shape;
@@ -39,11 +42,13 @@ Shape parse_npy_shape(const std::string& field, const std::string& path) {
       throw bad("has an empty entry");
     }
     if (item[0] == '-') throw bad("has a negative dim");
-    if (item.size() > 18 || !std::all_of(item.begin(), item.end(), [](char c) { return c >= '0' && c <= '9'; }))
+    if (item.size() > 18 ||
+        !std::all_of(item.begin(), item.end(), [](char c) { return c >= '0' && c <= '9'; }))
       throw bad("has a dim that is not a non-negative integer");
     const uint64_t dim = std::stoull(item);
     if (shape.rank() == kMaxRank) throw bad("has more than " + std::to_string(kMaxRank) + " dims");
-    if (dim != 0 && elements > (uint64_t{1} << 62) / dim) throw bad("holds more elements than can be counted");
+    if (dim != 0 && elements > (uint64_t{1} << 62) / dim)
+      throw bad("holds more elements than can be counted");
     elements *= dim;
     shape.push_back(static_cast<int64_t>(dim));
     item.clear();
@@ -132,7 +137,7 @@ OwnedTensor read_npy(const std::string& path) {
   const size_t data_start = header_start + header_len;
   if (bytes.size() - data_start != t.spec.nbytes())
     throw ToolError(path + ": .npy data holds " + std::to_string(bytes.size() - data_start) +
-                       " bytes, its header needs " + std::to_string(t.spec.nbytes()));
+                    " bytes, its header needs " + std::to_string(t.spec.nbytes()));
   t.bytes.assign(bytes.begin() + static_cast<std::ptrdiff_t>(data_start), bytes.end());
   return t;
 }

@@ -35,7 +35,8 @@ void inline_external(onnx::TensorProto& t, const std::string& model_path) {
   if (rel.is_absolute() || rel.lexically_normal().string().rfind("..", 0) == 0)
     fail_file(model_path, what + ": external data location '" + location +
                               "' must be a relative path inside the model's folder");
-  const fs::path folder = fs::path(model_path).parent_path().empty() ? fs::path(".") : fs::path(model_path).parent_path();
+  const fs::path folder =
+      fs::path(model_path).parent_path().empty() ? fs::path(".") : fs::path(model_path).parent_path();
   const fs::path file = folder / rel;
   // The check above is lexical; a symbolic link inside the folder may still
   // point outside it. Compare where both really are.
@@ -44,11 +45,12 @@ void inline_external(onnx::TensorProto& t, const std::string& model_path) {
     fail_file(model_path, what + ": external data file '" + file.string() + "' is missing or unreadable");
   const fs::path real_folder = fs::canonical(folder, ec);
   const fs::path real_file = ec ? fs::path() : fs::weakly_canonical(file, ec);
-  if (ec) fail_file(model_path, what + ": external data file '" + file.string() + "' is missing or unreadable");
+  if (ec)
+    fail_file(model_path, what + ": external data file '" + file.string() + "' is missing or unreadable");
   const std::string folder_prefix = (real_folder / "").string();
   if (real_file.string().rfind(folder_prefix, 0) != 0)
-    fail_file(model_path, what + ": external data location '" + location + "' leads outside the model's folder (to '" +
-                              real_file.string() + "')");
+    fail_file(model_path, what + ": external data location '" + location +
+                              "' leads outside the model's folder (to '" + real_file.string() + "')");
   std::string bytes;
   uint64_t size = 0;
   const std::string error = read_regular_file_range(file.string(), offset, length, bytes, size);

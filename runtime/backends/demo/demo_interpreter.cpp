@@ -63,16 +63,16 @@ Status check_demo_args(const DemoProgram& program, Span<EValue*> args) {
   const size_t num_inputs = program.input_numel.size();
   const size_t num_outputs = program.output_numel.size();
   if (args.size() != num_inputs + num_outputs)
-    return fail(Error::InvalidArgument, "demo: the delegate takes ", std::to_string(num_inputs), " inputs and ",
-                std::to_string(num_outputs), " outputs, got ", std::to_string(args.size()), " arguments");
+    return fail(Error::InvalidArgument, "demo: the delegate takes ", std::to_string(num_inputs),
+                " inputs and ", std::to_string(num_outputs), " outputs, got ", std::to_string(args.size()),
+                " arguments");
   for (size_t i = 0; i < args.size(); ++i) {
     if (args[i] == nullptr || !args[i]->is_tensor())
-      return fail(Error::InvalidArgument, "demo: argument ", arg_name(program, i),
-                  " is not a tensor");
+      return fail(Error::InvalidArgument, "demo: argument ", arg_name(program, i), " is not a tensor");
     const Tensor& t = args[i]->to_tensor();
     if (t.dtype() != DType::Float32)
-      return fail(Error::InvalidType, "demo: argument ", arg_name(program, i), " is ",
-                  dtype_name(t.dtype()), "; the demo backend computes float32 only");
+      return fail(Error::InvalidType, "demo: argument ", arg_name(program, i), " is ", dtype_name(t.dtype()),
+                  "; the demo backend computes float32 only");
     const int64_t want = i < num_inputs ? program.input_numel[i] : program.output_numel[i - num_inputs];
     if (t.numel() != want)
       return fail(Error::InvalidShape, "demo: argument ", arg_name(program, i), " has ",
@@ -96,7 +96,8 @@ void run_demo_program(DemoProgram& program, Span<EValue*> args, EventTracer* tra
     run(ins.op, ins.numel, dst, src[0], src[1], src[2]);
     if (!profiled) continue;
     uint8_t metadata[kDemoMetadataBytes];
-    for (size_t b = 0; b < kDemoMetadataBytes; ++b) metadata[b] = static_cast<uint8_t>(uint64_t{ins.numel} >> (8 * b));
+    for (size_t b = 0; b < kDemoMetadataBytes; ++b)
+      metadata[b] = static_cast<uint8_t>(uint64_t{ins.numel} >> (8 * b));
     event_tracer_end_profiling_delegate(tracer, event, metadata, sizeof(metadata));
     if (log_outputs) {
       Tensor result{TensorSpec{DType::Float32, Shape{static_cast<int64_t>(ins.numel)}}, dst};

@@ -104,7 +104,8 @@ class Parser {
 
 Result<std::unique_ptr<DemoProgram>> Parser::parse(std::string_view text) {
   if (text.empty())
-    return fail(Error::DelegateInvalidCompatibility, "demo: not a demo program: the processed bytes are empty");
+    return fail(Error::DelegateInvalidCompatibility,
+                "demo: not a demo program: the processed bytes are empty");
   size_t pos = 0;
   while (pos <= text.size()) {
     size_t end = text.find('\n', pos);
@@ -141,8 +142,8 @@ Result<std::unique_ptr<DemoProgram>> Parser::parse(std::string_view text) {
 Status Parser::header(std::string_view line) {
   const Tokens tokens = split(line);
   if (tokens.empty() || tokens[0] != kDemoMagic)
-    return fail(Error::DelegateInvalidCompatibility, "demo: not a demo program: line 1 should be '", kDemoMagic,
-                " ", std::to_string(kDemoVersion), "'");
+    return fail(Error::DelegateInvalidCompatibility, "demo: not a demo program: line 1 should be '",
+                kDemoMagic, " ", std::to_string(kDemoVersion), "'");
   uint64_t version = 0;
   if (tokens.size() != 2 || !parse_decimal(tokens[1], UINT32_MAX, version))
     return bad("expected '", kDemoMagic, " <version>'");
@@ -271,8 +272,7 @@ Result<std::unique_ptr<DemoProgram>> parse_demo_program(std::string_view text) {
     return Parser().parse(text);
   } catch (const std::bad_alloc&) {
     // Counts are capped, but the cap may still exceed what this machine has.
-    return fail(Error::DelegateMemoryAllocationFailed,
-                "demo: out of memory for its constants and buffers");
+    return fail(Error::DelegateMemoryAllocationFailed, "demo: out of memory for its constants and buffers");
   }
 }
 

@@ -8,7 +8,9 @@
 namespace etc::xnnpack {
 namespace {
 
-Failure invalid(const std::string& what) { return fail(Error::InvalidProgram, "xnnpack: invalid blob: ", what); }
+Failure invalid(const std::string& what) {
+  return fail(Error::InvalidProgram, "xnnpack: invalid blob: ", what);
+}
 
 std::string tensor_name(size_t index) { return "tensor " + std::to_string(index); }
 
@@ -163,8 +165,9 @@ Result<BlobView> read_xnnpack_blob(const void* data, size_t size) {
   view.graph = fb::GetSizePrefixedGraph(bytes);
   const fb::Graph& graph = *view.graph;
   if (graph.version() != kXnnpackBlobVersion)
-    return fail(Error::DelegateInvalidCompatibility, "xnnpack: blob version ", std::to_string(graph.version()),
-                ", this runtime reads version ", std::to_string(kXnnpackBlobVersion), "; recompile");
+    return fail(Error::DelegateInvalidCompatibility, "xnnpack: blob version ",
+                std::to_string(graph.version()), ", this runtime reads version ",
+                std::to_string(kXnnpackBlobVersion), "; recompile");
 
   const size_t base = xnnpack_constant_base(flatbuffer_size);
   const uint8_t* constants = bytes + (base < size ? base : size);

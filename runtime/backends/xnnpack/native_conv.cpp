@@ -148,8 +148,9 @@ void fill_padded(NativeConv& c, const float* x) {
   const size_t row = c.in_w * c.in_c;
   for (size_t n = 0; n < c.batch; ++n)
     for (size_t iy = 0; iy < c.in_h; ++iy)
-      std::memcpy(c.padded.as<float>() + ((n * c.padded_h + iy + c.pad_top) * c.padded_w + c.pad_left) * c.in_c,
-                  x + (n * c.in_h + iy) * row, row * sizeof(float));
+      std::memcpy(
+          c.padded.as<float>() + ((n * c.padded_h + iy + c.pad_top) * c.padded_w + c.pad_left) * c.in_c,
+          x + (n * c.in_h + iy) * row, row * sizeof(float));
 }
 
 }  // namespace

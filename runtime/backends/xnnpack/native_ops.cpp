@@ -281,22 +281,24 @@ Result<NativeOp> compile_native_op(const BlobView& view, const fb::Node& node) {
 }
 
 void run_native_op(const NativeOp& native, float* const* data, pthreadpool_t pool) {
-  std::visit(Overloaded{
-                 [&](const ConvolutionOp& op) { run_native_conv(*op.conv, data, pool); },
-                 [&](const ConcatenateOp& op) {
-                   if (!op.in_place.empty() && std::all_of(op.in_place.begin(), op.in_place.end(), [](bool b) { return b; }))
-                     return;  // every input already wrote its slice
-                   size_t row = 0;
-                   for (size_t e : op.row_elements) row += e;
-                   parallel_rows(op, data, pool, concatenate_rows, tile_rows(row));
-                 },
-                 [&](const SliceOp& op) { parallel_rows(op, data, pool, slice_rows, tile_rows(op.row_elements)); },
-                 [&](const ChannelShuffleOp& op) {
-                   parallel_rows(op, data, pool, shuffle_rows, tile_rows(op.channels));
-                 },
-                 [&](const SwishOp& op) { parallel_rows(op, data, pool, swish_rows, 16); },
-             },
-             native);
+  std::visit(
+      Overloaded{
+          [&](const ConvolutionOp& op) { run_native_conv(*op.conv, data, pool); },
+          [&](const ConcatenateOp& op) {
+            if (!op.in_place.empty() &&
+                std::all_of(op.in_place.begin(), op.in_place.end(), [](bool b) { return b; }))
+              return;  // every input already wrote its slice
+            size_t row = 0;
+            for (size_t e : op.row_elements) row += e;
+            parallel_rows(op, data, pool, concatenate_rows, tile_rows(row));
+          },
+          [&](const SliceOp& op) { parallel_rows(op, data, pool, slice_rows, tile_rows(op.row_elements)); },
+          [&](const ChannelShuffleOp& op) {
+            parallel_rows(op, data, pool, shuffle_rows, tile_rows(op.channels));
+          },
+          [&](const SwishOp& op) { parallel_rows(op, data, pool, swish_rows, 16); },
+      },
+      native);
 }
 
 }  // namespace etc::xnnpack

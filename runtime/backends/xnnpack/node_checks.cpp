@@ -84,7 +84,8 @@ Status read_params(const NodeCheck& c, const UintVector* v, const char* name, si
     out[i] = v == nullptr ? fill : v->Get(static_cast<flatbuffers::uoffset_t>(i));
     if (out[i] < minimum || out[i] > kMaxDeclaredCount)
       return c.error(std::string(name) + "[" + std::to_string(i) + "] = " + std::to_string(out[i]) +
-                     " is out of range (" + std::to_string(minimum) + " to " + std::to_string(kMaxDeclaredCount) + ")");
+                     " is out of range (" + std::to_string(minimum) + " to " +
+                     std::to_string(kMaxDeclaredCount) + ")");
   }
   return Status::Ok();
 }
@@ -147,8 +148,10 @@ std::string channel_range_error(const char* what) {
 
 // A grouped convolution's (or deconvolution's) input, filter and bias, for
 // `groups` groups of `gic` input and `goc` output channels.
-Status check_grouped_operands(const NodeCheck& c, const Window& w, uint64_t groups, uint64_t gic, uint64_t goc) {
-  if (!in_channel_range({groups, gic, goc})) return c.error(channel_range_error("groups and group channel counts"));
+Status check_grouped_operands(const NodeCheck& c, const Window& w, uint64_t groups, uint64_t gic,
+                              uint64_t goc) {
+  if (!in_channel_range({groups, gic, goc}))
+    return c.error(channel_range_error("groups and group channel counts"));
   const TensorInfo& x = *c.in[0];
   ETC_TRY(expect_rank(c, x, c.input_name(0), 4));
   ETC_TRY(expect_dims(c, x, c.input_name(0), {x.dims[0], x.dims[1], x.dims[2], groups * gic}));

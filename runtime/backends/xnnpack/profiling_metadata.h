@@ -47,7 +47,8 @@ inline std::vector<uint8_t> encode_stage_metadata(const StageMetadata& m) {
   out[7] = static_cast<uint8_t>(folded >> 8);
   for (size_t i = 0; i < folded; ++i) {
     const auto v = static_cast<uint32_t>(m.folded_ids[i]);
-    for (size_t b = 0; b < 4; ++b) out[kStageMetadataHeaderBytes + 4 * i + b] = static_cast<uint8_t>(v >> (8 * b));
+    for (size_t b = 0; b < 4; ++b)
+      out[kStageMetadataHeaderBytes + 4 * i + b] = static_cast<uint8_t>(v >> (8 * b));
   }
   return out;
 }
@@ -64,7 +65,8 @@ inline std::optional<StageMetadata> decode_stage_metadata(const uint8_t* data, s
   if (folded > kMaxFoldedIds || size != kStageMetadataHeaderBytes + 4 * folded) return std::nullopt;
   for (size_t i = 0; i < folded; ++i) {
     uint32_t v = 0;
-    for (size_t b = 0; b < 4; ++b) v |= static_cast<uint32_t>(data[kStageMetadataHeaderBytes + 4 * i + b]) << (8 * b);
+    for (size_t b = 0; b < 4; ++b)
+      v |= static_cast<uint32_t>(data[kStageMetadataHeaderBytes + 4 * i + b]) << (8 * b);
     m.folded_ids.push_back(static_cast<int32_t>(v));
   }
   return m;

@@ -36,7 +36,8 @@ void log_outputs(const XnnpackHandle& handle, const StageRun& run, EventTracer* 
       shape = Shape{static_cast<int64_t>(n), static_cast<int64_t>(c), static_cast<int64_t>(out.dims[1]),
                     static_cast<int64_t>(out.dims[2])};
     }
-    event_tracer_log_output_delegate(tracer, {}, run.debug_id, Tensor{TensorSpec{DType::Float32, shape}, data});
+    event_tracer_log_output_delegate(tracer, {}, run.debug_id,
+                                     Tensor{TensorSpec{DType::Float32, shape}, data});
   }
 }
 
@@ -44,12 +45,14 @@ void log_outputs(const XnnpackHandle& handle, const StageRun& run, EventTracer* 
 
 Status run_stages(XnnpackHandle& handle, BackendExecutionContext& context) {
   for (StageRun& run : handle.runs)
-    if (auto* stage = std::get_if<XnnpackStage>(&run.work)) ETC_TRY(set_up(handle, *stage, run.debug_id, context));
+    if (auto* stage = std::get_if<XnnpackStage>(&run.work))
+      ETC_TRY(set_up(handle, *stage, run.debug_id, context));
   EventTracer* tracer = context.event_tracer();
   const bool log = handle.log_buffer != nullptr && event_tracer_logs_intermediate_outputs(tracer);
   for (StageRun& run : handle.runs) {
     const bool traced = tracer != nullptr && run.debug_id != kUnsetDelegateDebugIntId;
-    const EventTracerEntry event = traced ? tracer->start_profiling_delegate({}, run.debug_id) : EventTracerEntry{};
+    const EventTracerEntry event =
+        traced ? tracer->start_profiling_delegate({}, run.debug_id) : EventTracerEntry{};
     xnn_status status = xnn_status_success;
     if (auto* stage = std::get_if<XnnpackStage>(&run.work))
       status = xnn_invoke_runtime(stage->runtime.get());

@@ -100,7 +100,8 @@ Graph analyse(const BlobView& view, NativeConvolutions convolutions) {
 // the convolution writes nowhere else yet. -1 when there is none.
 int64_t redirectable_convolution(const Graph& g, const StagePlan& plan, uint32_t t, int64_t readers) {
   const int64_t p = g.producer[t];
-  if (p < 0 || !g.native[static_cast<size_t>(p)] || g.readers[t] != readers || g.view.tensors[t].is_external())
+  if (p < 0 || !g.native[static_cast<size_t>(p)] || g.readers[t] != readers ||
+      g.view.tensors[t].is_external())
     return -1;
   if (g.node(static_cast<size_t>(p)).type() != fb::NodeType::Convolution2d) return -1;
   return plan.writes_into[static_cast<size_t>(p)].active ? -1 : p;
@@ -140,7 +141,8 @@ void fold_residual_adds(const Graph& g, StagePlan& plan) {
       const uint32_t t = add.inputs()->Get(k), r = add.inputs()->Get(1 - k);
       const int64_t p = redirectable_convolution(g, plan, t, 1);
       const TensorInfo &tt = g.view.tensors[t], &tr = g.view.tensors[r], &ty = g.view.tensors[y];
-      if (p < 0 || tr.is_constant() || t == r || tt.numel != ty.numel || tr.numel != ty.numel || g.producer[r] >= p)
+      if (p < 0 || tr.is_constant() || t == r || tt.numel != ty.numel || tr.numel != ty.numel ||
+          g.producer[r] >= p)
         continue;
       ConvOutput out{true, y, 0, ty.dims[ty.rank - 1], false};
       out.residual = r;
@@ -207,7 +209,8 @@ void plan_buffers(Graph& g, StagePlan& plan) {
   // swishes, need no memory.
   std::vector<bool> replaced(g.num_tensors, false);
   for (size_t n = 0; n < g.num_nodes; ++n) {
-    if (plan.elided[n] && g.node(n).type() == fb::NodeType::Sigmoid) replaced[g.node(n).outputs()->Get(0)] = true;
+    if (plan.elided[n] && g.node(n).type() == fb::NodeType::Sigmoid)
+      replaced[g.node(n).outputs()->Get(0)] = true;
     const ConvOutput& out = plan.writes_into[n];
     if (!out.active) continue;
     replaced[g.node(n).outputs()->Get(0)] = true;

@@ -11,8 +11,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "runtime/backends/xnnpack/blob_reader.h"
 #include "runtime/backend/options.h"
+#include "runtime/backends/xnnpack/blob_reader.h"
 #include "runtime/backends/xnnpack/native_conv.h"
 
 namespace etc::xnnpack {

@@ -110,7 +110,7 @@ xnn_status define_elu(const Definer& d) {
   return xnn_define_elu(d.subgraph, d.node.alpha(), d.in(0), d.out(), d.node.flags());
 }
 // The unary nodes that take no parameter: define_sigmoid, define_abs, ...
-#define ETC_XNN_UNARY(name, xnn_define)                                      \
+#define ETC_XNN_UNARY(name, xnn_define) \
   xnn_status name(const Definer& d) { return xnn_define(d.subgraph, d.in(0), d.out(), d.node.flags()); }
 ETC_XNN_UNARY(define_sigmoid, xnn_define_sigmoid)
 ETC_XNN_UNARY(define_softmax, xnn_define_softmax)
@@ -161,7 +161,8 @@ xnn_status define_depth_to_space(const Definer& d) {
 xnn_status define_node(const Definer& d) {
   switch (d.node.type()) {
 #define ETC_XNN_NODE(kind, min_in, max_in, packed, range, check, define) \
-  case NodeType::kind: return define(d);
+  case NodeType::kind:                                                   \
+    return define(d);
 #include "runtime/backends/xnnpack/node_kinds.def"
 #undef ETC_XNN_NODE
     default: return xnn_status_invalid_parameter;

@@ -107,7 +107,9 @@ Status place_shared_tensors(const StagePlan& plan, const std::vector<const void*
 // share), its profiling metadata and, when outputs are logged, what to log.
 void describe_stage(const BlobView& view, const StagePlan& plan, const Stage& stage, StageRun& run) {
   const auto* nodes = view.graph->nodes();
-  const auto node_at = [&](size_t n) -> const fb::Node& { return *nodes->Get(static_cast<flatbuffers::uoffset_t>(n)); };
+  const auto node_at = [&](size_t n) -> const fb::Node& {
+    return *nodes->Get(static_cast<flatbuffers::uoffset_t>(n));
+  };
   StageMetadata meta;
   meta.runs_on = stage.native ? StageRunsOn::kNative : StageRunsOn::kXnnpack;
   meta.node_type = static_cast<uint16_t>(node_at(stage.first_node).type());
@@ -141,7 +143,8 @@ Status prepare_output_logging(const BlobView& view, const StagePlan& plan, Xnnpa
   for (size_t s = 0; s < plan.stages.size(); ++s) {
     StageRun& run = handle.runs[s];
     if (run.debug_id == kUnsetDelegateDebugIntId) continue;
-    const fb::Node& node = *view.graph->nodes()->Get(static_cast<flatbuffers::uoffset_t>(plan.stages[s].first_node));
+    const fb::Node& node =
+        *view.graph->nodes()->Get(static_cast<flatbuffers::uoffset_t>(plan.stages[s].first_node));
     for (uint32_t t : *node.outputs()) {
       const TensorInfo& info = view.tensors[t];
       LoggedOutput out{t, info.rank, {}};
@@ -210,9 +213,8 @@ std::string describe(const Argument& arg) {
   if (arg.tensor.layout != fb::BoundaryLayout::Same)
     dims = "[" + std::to_string(arg.tensor.dims[0]) + ", " + std::to_string(arg.tensor.dims[3]) + ", " +
            std::to_string(arg.tensor.dims[1]) + ", " + std::to_string(arg.tensor.dims[2]) + "] (NCHW)";
-  return std::string("xnnpack: ") + (arg.is_input ? "input " : "output ") +
-         std::to_string(arg.index) + ": expected float32 " + dims + ", " + std::to_string(arg.tensor.numel) +
-         " elements";
+  return std::string("xnnpack: ") + (arg.is_input ? "input " : "output ") + std::to_string(arg.index) +
+         ": expected float32 " + dims + ", " + std::to_string(arg.tensor.numel) + " elements";
 }
 
 // Compile spec "native_convolution": "auto" (the default) runs the
@@ -282,8 +284,8 @@ class XnnpackBackend final : public BackendInterface {
     if (opaque == nullptr) return fail(Error::DelegateInvalidHandle, "xnnpack: null handle");
     XnnpackHandle& handle = *static_cast<XnnpackHandle*>(opaque);
     if (args.size() != handle.args.size())
-      return fail(Error::InvalidArgument, "xnnpack: ", std::to_string(args.size()),
-                  " arguments, expected ", std::to_string(handle.args.size()));
+      return fail(Error::InvalidArgument, "xnnpack: ", std::to_string(args.size()), " arguments, expected ",
+                  std::to_string(handle.args.size()));
     for (size_t a = 0; a < args.size(); ++a) {
       const Argument& arg = handle.args[a];
       const EValue* value = args[a];

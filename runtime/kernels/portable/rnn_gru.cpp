@@ -89,7 +89,8 @@ class GruKernel final : public Kernel {
       }
     }
     if (!lbr) {  // (r⊙Ht-1)·Rhᵀ for the whole batch, into the h slots of gates
-      rnn_gemm(false, true, c_.batch, hs, hs, buf.state, hs, r + 2 * hs * hs, hs, T(0), buf.gates + 2 * hs, gh);
+      rnn_gemm(false, true, c_.batch, hs, hs, buf.state, hs, r + 2 * hs * hs, hs, T(0), buf.gates + 2 * hs,
+               gh);
     }
     T* y = args.outputs[0]->data_as<T>();
     for (int64_t b = 0; b < c_.batch; ++b) {

@@ -3,6 +3,8 @@
 // the delegate's map (int and string identifiers), unknown identifiers kept
 // apart, the delegate's overhead, the summary figures, metadata parsers,
 // and every output format.
+#include "compiler/devtools/inspector.h"
+
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
@@ -11,7 +13,6 @@
 
 #include "compiler/common/compile_error.h"
 #include "compiler/devtools/inspect_formats.h"
-#include "compiler/devtools/inspector.h"
 #include "tests/support/program_bytes.h"
 
 namespace etc {
@@ -54,7 +55,8 @@ ProfileEvent instruction(int32_t i, int32_t delegate, uint64_t start, uint64_t e
   return e;
 }
 
-ProfileEvent in_delegate(std::string name, int64_t id, uint64_t start, uint64_t end, std::vector<uint8_t> meta = {}) {
+ProfileEvent in_delegate(std::string name, int64_t id, uint64_t start, uint64_t end,
+                         std::vector<uint8_t> meta = {}) {
   ProfileEvent e = instruction(1, 0, start, end);
   e.in_delegate = true;
   e.name = std::move(name);
@@ -147,7 +149,8 @@ TEST_CASE("the inspector gives one row per ONNX node, portable and inside a dele
   CHECK(by_order.front()->name == "r");
 }
 
-TEST_CASE("the inspector refuses an ETDump of another program or naming what the program lacks", "[inspector]") {
+TEST_CASE("the inspector refuses an ETDump of another program or naming what the program lacks",
+          "[inspector]") {
   Loaded l;
   Etdump dump = known_dump(l.program);
   dump.program_fingerprint ^= 1;
@@ -163,10 +166,12 @@ TEST_CASE("the inspector refuses an ETDump of another program or naming what the
 TEST_CASE("metadata parsers: the registry per backend, or one given to the inspector", "[inspector]") {
   Loaded l;
   const Etdump dump = known_dump(l.program);
-  devtools::register_metadata_parser("acme", [](const uint8_t* data, size_t size, const devtools::MetadataContext& c) {
-    // Asks for the ONNX nodes behind another identifier, as XNNPACK's does for folded nodes.
-    return devtools::MetadataColumns{{"first", std::to_string(size > 0 ? data[0] : 0)}, {"other", c.describe_id(10)}};
-  });
+  devtools::register_metadata_parser(
+      "acme", [](const uint8_t* data, size_t size, const devtools::MetadataContext& c) {
+        // Asks for the ONNX nodes behind another identifier, as XNNPACK's does for folded nodes.
+        return devtools::MetadataColumns{{"first", std::to_string(size > 0 ? data[0] : 0)},
+                                         {"other", c.describe_id(10)}};
+      });
   {
     const Inspector inspector(l.program, dump);
     CHECK(row_named(inspector, "conv + bn").columns ==
@@ -179,7 +184,8 @@ TEST_CASE("metadata parsers: the registry per backend, or one given to the inspe
     return devtools::MetadataColumns{{"bytes", std::to_string(size)}, {"backend", c.backend_id}};
   };
   const Inspector inspector(l.program, dump, options);
-  CHECK(row_named(inspector, "conv + bn").columns == devtools::MetadataColumns{{"bytes", "2"}, {"backend", "acme"}});
+  CHECK(row_named(inspector, "conv + bn").columns ==
+        devtools::MetadataColumns{{"bytes", "2"}, {"backend", "acme"}});
   devtools::register_metadata_parser("acme", nullptr);
   CHECK(Inspector(l.program, dump).rows().size() == 6);
 }
@@ -193,7 +199,8 @@ TEST_CASE("the built-in metadata parsers read their backends' bytes and survive 
   CHECK(devtools::metadata_parser_for("demo")(demo.data(), 3, context).front().second.find("not demo") !=
         std::string::npos);
   const std::vector<uint8_t> junk = {1, 9, 9, 9, 9, 9, 9, 9, 9};
-  CHECK(devtools::metadata_parser_for("xnnpack")(junk.data(), junk.size(), context).front().first == "metadata");
+  CHECK(devtools::metadata_parser_for("xnnpack")(junk.data(), junk.size(), context).front().first ==
+        "metadata");
   CHECK(devtools::metadata_parser_for("no such backend")(junk.data(), 2, context) ==
         devtools::MetadataColumns{{"metadata", "0109"}});
 }
@@ -203,7 +210,8 @@ TEST_CASE("inspect formats: a table, valid JSON, TSV and a nested chrome trace",
   const Etdump dump = known_dump(l.program);
   const Inspector inspector(l.program, dump);
 
-  const std::string table = devtools::format_inspection(inspector, devtools::InspectFormat::kTable, devtools::SortBy::kTime);
+  const std::string table =
+      devtools::format_inspection(inspector, devtools::InspectFormat::kTable, devtools::SortBy::kTime);
   CHECK(table.find("conv + bn") != std::string::npos);
   CHECK(table.find("delegate 0 (acme) overhead") != std::string::npos);
   CHECK(table.find("delegate time attributed to ONNX nodes: 90.5%") != std::string::npos);
@@ -215,7 +223,8 @@ TEST_CASE("inspect formats: a table, valid JSON, TSV and a nested chrome trace",
   CHECK(json["rows"][0]["calls"] == 2);
   CHECK(json["summary"]["attributed_share"].get<double>() == Approx(1900.0 / 2100.0));
 
-  const std::string tsv = devtools::format_inspection(inspector, devtools::InspectFormat::kTsv, devtools::SortBy::kOrder);
+  const std::string tsv =
+      devtools::format_inspection(inspector, devtools::InspectFormat::kTsv, devtools::SortBy::kOrder);
   CHECK(std::count(tsv.begin(), tsv.end(), '\n') == 7);
   CHECK(tsv.rfind("name\top_type\tplacement", 0) == 0);
 

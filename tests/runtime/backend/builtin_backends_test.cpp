@@ -34,7 +34,8 @@ TEST_CASE("a program delegating to a backend this build lacks fails at init nami
   auto method = Method::init(program.get());
   REQUIRE_FALSE(method.ok());
   INFO(method.message());
-  CHECK(method.message().find("'" + missing + "', which is not registered (registered: ") != std::string::npos);
+  CHECK(method.message().find("'" + missing + "', which is not registered (registered: ") !=
+        std::string::npos);
   CHECK(method.message().find("demo") != std::string::npos);
 }
 

@@ -25,7 +25,8 @@ TEST_CASE("the recorder keeps int and string identifiers as delegates pass them"
   const EventTracerEntry by_int = event_tracer_start_profiling_delegate(&r, {}, 42);
   const uint8_t meta[3] = {1, 2, 3};
   event_tracer_end_profiling_delegate(&r, by_int, meta, sizeof(meta));
-  const EventTracerEntry by_name = event_tracer_start_profiling_delegate(&r, "conv+relu", kUnsetDelegateDebugIntId);
+  const EventTracerEntry by_name =
+      event_tracer_start_profiling_delegate(&r, "conv+relu", kUnsetDelegateDebugIntId);
   event_tracer_end_profiling_delegate(&r, by_name);
   event_tracer_log_profiling_delegate(&r, {}, 7, 100, 250);
   r.end_run();

@@ -56,7 +56,8 @@ void stub_copies_and_profiles(testing::StubBackend& stub) {
   };
 }
 
-TEST_CASE("a traced run logs each instruction once, with delegate events nested in their call", "[executor]") {
+TEST_CASE("a traced run logs each instruction once, with delegate events nested in their call",
+          "[executor]") {
   testing::StubBackend& stub = testing::stub_backend();
   stub_copies_and_profiles(stub);
   const std::vector<uint8_t> bytes = traced_program();
@@ -172,7 +173,8 @@ TEST_CASE("a delegate failing at run time names the ONNX node its backend report
   Status s = run();
   CHECK(s.error() == Error::Internal);
   CHECK(s.message() ==
-        "instruction 1: delegate 0 (backend 'stub') failed in its node 1, ONNX node 'conv_b' (Conv): stub: node 1 "
+        "instruction 1: delegate 0 (backend 'stub') failed in its node 1, ONNX node 'conv_b' (Conv): stub: "
+        "node 1 "
         "broke");
   // An identifier the map does not hold is said to be unknown, not guessed.
   stub.on_execute = [](BackendExecutionContext& ctx, DelegateHandle*, Span<EValue*>) -> Status {
@@ -180,14 +182,16 @@ TEST_CASE("a delegate failing at run time names the ONNX node its backend report
     return fail(Error::Internal, "stub: broke");
   };
   s = run();
-  CHECK(s.message().find("failed in its node 77 (not in its debug handle map): stub: broke") != std::string::npos);
+  CHECK(s.message().find("failed in its node 77 (not in its debug handle map): stub: broke") !=
+        std::string::npos);
   // A backend that names no node: the error lists what the delegate runs.
   stub.on_execute = [](BackendExecutionContext&, DelegateHandle*, Span<EValue*>) -> Status {
     return fail(Error::Internal, "stub: broke");
   };
   s = run();
   CHECK(s.message() ==
-        "instruction 1: delegate 0 (backend 'stub') failed (it runs ONNX nodes 'conv_a' (Conv), 'conv_b' (Conv)): "
+        "instruction 1: delegate 0 (backend 'stub') failed (it runs ONNX nodes 'conv_a' (Conv), 'conv_b' "
+        "(Conv)): "
         "stub: broke");
 }
 

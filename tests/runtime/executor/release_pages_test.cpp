@@ -28,7 +28,8 @@ std::vector<uint8_t> program_with_big_blob() {
   testing::ProgramBytes p;
   const int x = p.input("x", {2});
   const int y = p.output("y", {2});
-  p.call_delegate(p.delegate("stub", blob_pattern(), {}, testing::ProgramBytes::Placement::Segment), {x}, {y});
+  p.call_delegate(p.delegate("stub", blob_pattern(), {}, testing::ProgramBytes::Placement::Segment), {x},
+                  {y});
   return p.build();
 }
 
@@ -70,8 +71,8 @@ struct Freed {
 Freed init_and_free(const Program& program) {
   testing::StubBackend& stub = testing::stub_backend();
   Freed seen;
-  stub.on_init = [&](BackendInitContext&, FreeableBuffer* processed, Span<const CompileSpecView>)
-      -> Result<DelegateHandle*> {
+  stub.on_init = [&](BackendInitContext&, FreeableBuffer* processed,
+                     Span<const CompileSpecView>) -> Result<DelegateHandle*> {
     seen.blob = static_cast<const uint8_t*>(processed->data());
     seen.size = processed->size();
     CHECK(std::string(reinterpret_cast<const char*>(seen.blob), seen.size) == blob_pattern());  // pages in

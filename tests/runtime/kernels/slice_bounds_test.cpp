@@ -1,11 +1,11 @@
 // resolve_slice_bounds: ONNX Slice's clamping on one axis, for the import
 // and the run-time kernel alike, with the extreme values ONNX models use to
 // mean "to the end".
+#include "runtime/kernels/portable/slice_bounds.h"
+
 #include <catch2/catch.hpp>
 #include <cstdint>
 #include <limits>
-
-#include "runtime/kernels/portable/slice_bounds.h"
 
 namespace etc {
 namespace {
@@ -25,7 +25,7 @@ TEST_CASE("slice bounds follow the ONNX spec, forward and backward", "[kernels]"
   check(10, 2, 7, 1, {2, 7, 1});
   check(10, -3, -1, 1, {7, 9, 1});
   check(10, 0, 100, 2, {0, 10, 2});
-  check(10, 9, -11, -1, {9, -1, -1});   // the whole axis reversed
+  check(10, 9, -11, -1, {9, -1, -1});  // the whole axis reversed
   check(10, 100, 0, -2, {9, 0, -2});
   check(10, -100, 5, 1, {0, 5, 1});
 }
