@@ -6,6 +6,7 @@
 #include <numeric>
 
 #include "compiler/common/compile_error.h"
+#include "compiler/devtools/program_debug_info.h"
 
 namespace etc::devtools {
 namespace {
@@ -16,96 +17,13 @@ std::string hex64(uint64_t v) {
   return buf;
 }
 
-// The program's debug info, indexed once.
-class DebugIndex {
- public:
-  explicit DebugIndex(const Program& program) : program_(program) {
-    if (const auto* infos = program.fb().debug_handles())
-      for (const fb::DebugHandleInfo* info : *infos)
-        if (info->onnx_node_name() != nullptr)
-          nodes_[info->handle()] = {info->onnx_node_name()->str(),
-                                    info->onnx_op_type() ? info->onnx_op_type()->str() : std::string()};
-    if (const auto* delegates = program.fb().delegates())
-      for (const fb::Delegate* d : *delegates) {
-        Delegate& out = delegates_.emplace_back();
-        out.backend_id = d->backend_id()->str();
-        if (d->debug_handle_map() == nullptr) continue;
-        for (const fb::DelegateMapEntry* e : *d->debug_handle_map()) {
-          std::vector<int32_t> handles;
-          if (e->debug_handles() != nullptr)
-            handles.assign(e->debug_handles()->begin(), e->debug_handles()->end());
-          std::sort(handles.begin(), handles.end());
-          if (e->string_id() != nullptr)
-            out.by_name.emplace(e->string_id()->str(), std::move(handles));
-          else
-            out.by_id.emplace(e->int_id(), std::move(handles));
-        }
-      }
-  }
-
-  size_t num_delegates() const { return delegates_.size(); }
-  const std::string& backend_id(size_t d) const { return delegates_[d].backend_id; }
-
-  // Null when the delegate's map has no entry with this identifier.
-  const std::vector<int32_t>* delegate_handles(size_t d, const std::string& name, int64_t id) const {
-    const Delegate& del = delegates_[d];
-    if (!name.empty()) {
-      const auto it = del.by_name.find(name);
-      return it == del.by_name.end() ? nullptr : &it->second;
-    }
-    const auto it = del.by_id.find(id);
-    return it == del.by_id.end() ? nullptr : &it->second;
-  }
-
-  std::vector<int32_t> instruction_handles(size_t i) const {
-    const auto* h = program_.plan().instructions()->Get(static_cast<uint32_t>(i))->debug_handles();
-    std::vector<int32_t> out;
-    if (h != nullptr) out.assign(h->begin(), h->end());
-    std::sort(out.begin(), out.end());
-    return out;
-  }
-
-  std::string instruction_op(size_t i) const {
-    const fb::Instruction& ins = *program_.plan().instructions()->Get(static_cast<uint32_t>(i));
-    if (const auto* call = ins.args_as_KernelCall()) {
-      const auto* ops = program_.fb().operators();
-      if (ops != nullptr && call->op() < ops->size()) return ops->Get(call->op())->str();
-    }
-    return "delegate call";
-  }
-
-  // Names and op types of the named handles, in handle order.
-  void name(const std::vector<int32_t>& handles, InspectorRow& row) const {
-    std::string ops;
-    for (int32_t h : handles) {
-      const auto it = nodes_.find(h);
-      if (it == nodes_.end()) continue;
-      row.onnx_nodes.push_back(it->second.first);
-      row.name += (row.name.empty() ? "" : " + ") + it->second.first;
-      if (!it->second.second.empty()) ops += (ops.empty() ? "" : " + ") + it->second.second;
-    }
-    row.op_type = ops;
-  }
-
-  std::string describe(size_t d, int64_t id) const {
-    const std::vector<int32_t>* handles = delegate_handles(d, {}, id);
-    if (handles == nullptr) return {};
-    InspectorRow row;
-    name(*handles, row);
-    return row.name.empty() ? std::string()
-                            : "'" + row.name + "'" + (row.op_type.empty() ? "" : " (" + row.op_type + ")");
-  }
-
- private:
-  struct Delegate {
-    std::string backend_id;
-    std::map<int64_t, std::vector<int32_t>> by_id;
-    std::map<std::string, std::vector<int32_t>> by_name;
-  };
-  const Program& program_;
-  std::map<int32_t, std::pair<std::string, std::string>> nodes_;
-  std::vector<Delegate> delegates_;
-};
+// A row's ONNX nodes, name and op type from its handles.
+void name_row(const ProgramDebugInfo& info, const std::vector<int32_t>& handles, InspectorRow& row) {
+  NamedNodes n = info.name(handles);
+  row.onnx_nodes = std::move(n.names);
+  row.name = std::move(n.joined_names);
+  row.op_type = std::move(n.joined_op_types);
+}
 
 std::string handles_key(const std::vector<int32_t>& handles) {
   std::string key;
@@ -191,7 +109,7 @@ Inspector::Inspector(const Program& program, const Etdump& etdump, InspectorOpti
     throw CompileError("the ETDump was recorded from program '" + etdump.program_name + "' (fingerprint " +
                        hex64(etdump.program_fingerprint) + "), not from '" + program.name() +
                        "' (fingerprint " + hex64(program.fingerprint()) + ")");
-  const DebugIndex index(program);
+  const ProgramDebugInfo index(program);
   const size_t num_instructions = program.plan().instructions() ? program.plan().instructions()->size() : 0;
   summary_.runs = etdump.runs.size();
   summary_.dropped_events = etdump.dropped_events;
@@ -227,7 +145,7 @@ Inspector::Inspector(const Program& program, const Etdump& etdump, InspectorOpti
             "p:" + handles_key(handles) + (handles.empty() ? std::to_string(e.instruction) : ""), created);
         if (created) {
           row.placement = "portable";
-          index.name(handles, row);
+          name_row(index, handles, row);
           if (row.name.empty()) {
             row.kind = RowKind::kUnnamed;
             row.name = "instruction " + std::to_string(e.instruction);
@@ -251,7 +169,7 @@ Inspector::Inspector(const Program& program, const Etdump& etdump, InspectorOpti
       if (created) {
         row.placement = index.backend_id(d);
         row.delegate_index = e.delegate_index;
-        if (handles != nullptr) index.name(*handles, row);
+        if (handles != nullptr) name_row(index, *handles, row);
         if (handles == nullptr) {
           row.kind = RowKind::kUnknownIdentifier;
           row.name = "unknown identifier " + identifier + " of delegate " + std::to_string(d);

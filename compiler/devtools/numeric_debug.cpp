@@ -7,10 +7,10 @@
 #include <memory>
 
 #include "compiler/common/compile_error.h"
+#include "compiler/devtools/program_debug_info.h"
 #include "runtime/devtools/etdump_writer.h"
 #include "runtime/devtools/event_recorder.h"
 #include "runtime/executor/method.h"
-#include "runtime/executor/node_names.h"
 
 namespace etc::devtools {
 namespace {
@@ -53,34 +53,33 @@ struct KeyedOutputs {
   std::vector<int32_t> order;
 };
 
-KeyedOutputs key_outputs(const Program& program, const EtdumpRun& run) {
+KeyedOutputs key_outputs(const Program& program, const ProgramDebugInfo& info, const EtdumpRun& run) {
   KeyedOutputs out;
   const auto* instructions = program.plan().instructions();
   for (const DebugEvent& e : run.debug_events) {
-    Span<const int32_t> handles;
+    std::vector<int32_t> handles;
     std::string placement = "portable";
     if (e.in_delegate) {
       if (e.delegate_index < 0) continue;
-      handles = delegate_debug_handles(program, static_cast<uint32_t>(e.delegate_index), e.name,
-                                       e.delegate_debug_id);
-      placement = program.fb().delegates()->Get(static_cast<uint32_t>(e.delegate_index))->backend_id()->str();
+      const auto d = static_cast<size_t>(e.delegate_index);
+      const std::vector<int32_t>* entry = info.delegate_handles(d, e.name, e.delegate_debug_id);
+      if (entry == nullptr) continue;
+      handles = *entry;
+      placement = info.backend_id(d);
     } else {
       // A delegate call's own outputs are its last nodes' outputs, logged
       // inside it already.
       if (e.delegate_index >= 0 || e.instruction < 0 || instructions == nullptr ||
           static_cast<uint32_t>(e.instruction) >= instructions->size())
         continue;
-      const auto* h = instructions->Get(static_cast<uint32_t>(e.instruction))->debug_handles();
-      if (h != nullptr) handles = {h->data(), h->size()};
+      handles = info.instruction_handles(static_cast<size_t>(e.instruction));
     }
     if (handles.empty()) continue;
     const int32_t key = *std::max_element(handles.begin(), handles.end());
     if (key < 0) continue;
     auto [it, inserted] = out.by_key.try_emplace(key);
     if (inserted) out.order.push_back(key);
-    std::vector<int32_t> sorted(handles.begin(), handles.end());
-    std::sort(sorted.begin(), sorted.end());
-    it->second.push_back(Keyed{&e, placement, sorted});
+    it->second.push_back(Keyed{&e, placement, std::move(handles)});  // sorted
   }
   return out;
 }
@@ -115,17 +114,12 @@ void compare(const DebugEvent& ref, const DebugEvent& test, NodeGap& gap) {
   gap.snr_db = std::min(gap.snr_db, snr);
 }
 
-void name_node(const Program& program, const std::vector<int32_t>& handles, NodeGap& gap) {
-  const auto* infos = program.fb().debug_handles();
-  if (infos == nullptr) return;
-  for (int32_t h : handles)
-    for (const fb::DebugHandleInfo* info : *infos) {
-      if (info->handle() != h || info->onnx_node_name() == nullptr) continue;
-      gap.covers.push_back(info->onnx_node_name()->str());
-      if (h != gap.handle) continue;
-      gap.onnx_name = info->onnx_node_name()->str();
-      if (info->onnx_op_type()) gap.onnx_op_type = info->onnx_op_type()->str();
-    }
+void name_node(const ProgramDebugInfo& info, const std::vector<int32_t>& handles, NodeGap& gap) {
+  gap.covers = info.name(handles).names;
+  if (const OnnxNode* n = info.node(gap.handle)) {
+    gap.onnx_name = n->name;
+    gap.onnx_op_type = n->op_type;
+  }
 }
 
 }  // namespace
@@ -179,15 +173,16 @@ GapReport compare_intermediate_outputs(const Program& reference, const Etdump& r
         report.silent_delegates.push_back("delegate " + std::to_string(d) + " (" +
                                           delegates->Get(d)->backend_id()->str() + ")");
     }
-  const KeyedOutputs ref = key_outputs(reference, reference_dump.runs.front());
-  const KeyedOutputs tst = key_outputs(test, test_dump.runs.front());
+  const ProgramDebugInfo ref_info(reference), test_info(test);
+  const KeyedOutputs ref = key_outputs(reference, ref_info, reference_dump.runs.front());
+  const KeyedOutputs tst = key_outputs(test, test_info, test_dump.runs.front());
   for (int32_t key : tst.order) {
     const std::vector<Keyed>& t = tst.by_key.at(key);
     NodeGap gap;
     gap.handle = key;
     gap.placement = t.back().placement;
     gap.shape = t.back().event->shape;
-    name_node(test, t.back().handles, gap);
+    name_node(test_info, t.back().handles, gap);
     const auto r = ref.by_key.find(key);
     if (r == ref.by_key.end()) {
       gap.note = "no output in the reference (fused there)";

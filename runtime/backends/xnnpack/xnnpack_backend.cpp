@@ -104,8 +104,10 @@ Status place_shared_tensors(const StagePlan& plan, const std::vector<const void*
 }
 
 // What developer tools see of a stage: its debug id (the one all its nodes
-// share), its profiling metadata and, when outputs are logged, what to log.
-void describe_stage(const BlobView& view, const StagePlan& plan, const Stage& stage, StageRun& run) {
+// share) and its profiling metadata.
+// `folded_by[n]`: the nodes folded into node n (StagePlan::folded_into, inverted).
+void describe_stage(const BlobView& view, const StagePlan& plan,
+                    const std::vector<std::vector<size_t>>& folded_by, const Stage& stage, StageRun& run) {
   const auto* nodes = view.graph->nodes();
   const auto node_at = [&](size_t n) -> const fb::Node& {
     return *nodes->Get(static_cast<flatbuffers::uoffset_t>(n));
@@ -123,16 +125,14 @@ void describe_stage(const BlobView& view, const StagePlan& plan, const Stage& st
     shared_id = shared_id && node_at(n).debug_id() == id;
   }
   if (shared_id && id != kNoDebugId) run.debug_id = id;
-  for (size_t n = 0; n < plan.folded_into.size(); ++n) {
-    const int64_t into = plan.folded_into[n];
-    const uint32_t folded = node_at(n).debug_id();
-    if (into < static_cast<int64_t>(stage.first_node) || into >= static_cast<int64_t>(stage.end_node) ||
-        folded == kNoDebugId || folded == id)
-      continue;
-    const auto folded_id = static_cast<int32_t>(folded);
-    if (std::find(meta.folded_ids.begin(), meta.folded_ids.end(), folded_id) == meta.folded_ids.end())
-      meta.folded_ids.push_back(folded_id);
-  }
+  for (size_t into = stage.first_node; into < stage.end_node; ++into)
+    for (size_t n : folded_by[into]) {
+      const uint32_t folded = node_at(n).debug_id();
+      const auto folded_id = static_cast<int32_t>(folded);
+      if (folded != kNoDebugId && folded != id &&
+          std::find(meta.folded_ids.begin(), meta.folded_ids.end(), folded_id) == meta.folded_ids.end())
+        meta.folded_ids.push_back(folded_id);
+    }
   run.metadata = encode_stage_metadata(meta);
 }
 
@@ -195,10 +195,13 @@ Result<XnnpackStage> create_xnnpack_stage(const BlobView& view, const std::vecto
 
 Status create_stages(const BlobView& view, const std::vector<const void*>& constant_data,
                      const StagePlan& plan, XnnpackHandle& handle) {
+  std::vector<std::vector<size_t>> folded_by(plan.folded_into.size());
+  for (size_t n = 0; n < plan.folded_into.size(); ++n)
+    if (plan.folded_into[n] >= 0) folded_by[static_cast<size_t>(plan.folded_into[n])].push_back(n);
   handle.runs.resize(plan.stages.size());
   for (size_t s = 0; s < plan.stages.size(); ++s) {
     StageRun& run = handle.runs[s];
-    describe_stage(view, plan, plan.stages[s], run);
+    describe_stage(view, plan, folded_by, plan.stages[s], run);
     if (plan.stages[s].native) {
       ETC_ASSIGN_OR_RETURN(run.work, create_native_stage(view, plan, plan.stages[s].first_node));
     } else {
