@@ -32,23 +32,24 @@ Lowering::Lowering(const ir::ExportedProgram& partition, BlobWriter& blob)
     if (v.spec.dtype != DType::Float32)
       throw CompileError("xnnpack partition input '" + v.name + "' is " + dtype_name(v.spec.dtype) +
                          ", XNNPACK partitions compute float32 only");
-    TensorRecord t;
-    t.dims = xnn_dims(v.spec.shape);
-    t.external_input = static_cast<int32_t>(i);
-    if (v.spec.shape.rank() == 4) t.layout = fb::BoundaryLayout::NchwToNhwc;
-    tensor_of_[v.id] = blob_.add_tensor(std::move(t));
+    add_boundary(v, true, static_cast<int32_t>(i));
   }
   for (size_t i = 0; i < g_.outputs().size(); ++i) {
     const ir::Value& v = g_.value(g_.outputs()[i]);
     if (tensor_of_[v.id] >= 0 || v.is_constant() || v.producer < 0)
       throw CompileError("xnnpack partition output '" + v.name +
                          "' is not computed inside the partition, or is an output twice");
-    TensorRecord t;
-    t.dims = xnn_dims(v.spec.shape);
-    t.external_output = static_cast<int32_t>(i);
-    if (v.spec.shape.rank() == 4) t.layout = fb::BoundaryLayout::NhwcToNchw;
-    tensor_of_[v.id] = blob_.add_tensor(std::move(t));
+    add_boundary(v, false, static_cast<int32_t>(i));
   }
+}
+
+void Lowering::add_boundary(const ir::Value& v, bool is_input, int32_t index) {
+  TensorRecord t;
+  t.dims = xnn_dims(v.spec.shape);
+  (is_input ? t.external_input : t.external_output) = index;
+  if (v.spec.shape.rank() == 4)
+    t.layout = is_input ? fb::BoundaryLayout::NchwToNhwc : fb::BoundaryLayout::NhwcToNchw;
+  tensor_of_[v.id] = blob_.add_tensor(std::move(t));
 }
 
 uint32_t Lowering::value(ir::ValueId v) {

@@ -50,6 +50,10 @@ class Lowering {
   NodeRecord& add_node(fb::NodeType type, const ir::Node& edge);
 
  private:
+  // Creates the tensor of partition input / output `index`, NCHW outside and
+  // NHWC inside when 4-D.
+  void add_boundary(const ir::Value& v, bool is_input, int32_t index);
+
   const ir::Graph& g_;
   BlobWriter& blob_;
   std::vector<int64_t> tensor_of_;  // value id → tensor id, -1 when none yet

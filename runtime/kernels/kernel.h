@@ -8,6 +8,7 @@
 // data pointers stay fixed, so a kernel may precompute anything from specs.
 
 #include <memory>
+#include <string>
 
 #include "runtime/core/result.h"
 #include "runtime/core/span.h"
@@ -49,6 +50,14 @@ struct OpDef {
 
 // The OpDef of an op, or null when no portable kernel is built for it.
 const OpDef* find_op_def(EdgeOp op);
+
+// Fails with InvalidShape unless `shape` (of the input called `what`) has
+// rank >= min_rank.
+inline Status check_min_rank(const Shape& shape, int min_rank, const char* what) {
+  ETC_CHECK_OR_FAIL(shape.rank() >= min_rank, Error::InvalidShape, what,
+                    " must have rank >= ", std::to_string(min_rank), ", got ", shape.str());
+  return Status::Ok();
+}
 
 // Checks arity, runs infer, and (when `expected` is given) compares the
 // computed output specs with it. Messages name the op.

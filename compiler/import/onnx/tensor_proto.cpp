@@ -64,29 +64,24 @@ Result<HostTensor> decode_tensor(const onnx::TensorProto& t) {
     std::memcpy(out.bytes.data(), t.raw_data().data(), nbytes);
     return out;
   }
-  auto size_error = [&](int got) {
+  auto check_count = [&](int got) -> Status {
+    if (got == n) return Status::Ok();
     return fail(Error::InvalidArgument, name, ": holds ", std::to_string(got), " elements but its shape ",
                 out.spec.shape.str(), " needs ", std::to_string(n));
   };
+  // The typed repeated field of this dtype, copied as is.
+  auto copy_field = [&](const auto& field) -> Status {
+    ETC_TRY(check_count(field.size()));
+    std::memcpy(out.bytes.data(), field.data(), nbytes);
+    return Status::Ok();
+  };
   switch (out.spec.dtype) {
-    case DType::Float32:
-      if (t.float_data_size() != n) return size_error(t.float_data_size());
-      std::memcpy(out.bytes.data(), t.float_data().data(), nbytes);
-      break;
-    case DType::Float64:
-      if (t.double_data_size() != n) return size_error(t.double_data_size());
-      std::memcpy(out.bytes.data(), t.double_data().data(), nbytes);
-      break;
-    case DType::Int64:
-      if (t.int64_data_size() != n) return size_error(t.int64_data_size());
-      std::memcpy(out.bytes.data(), t.int64_data().data(), nbytes);
-      break;
-    case DType::Int32:
-      if (t.int32_data_size() != n) return size_error(t.int32_data_size());
-      std::memcpy(out.bytes.data(), t.int32_data().data(), nbytes);
-      break;
+    case DType::Float32: ETC_TRY(copy_field(t.float_data())); break;
+    case DType::Float64: ETC_TRY(copy_field(t.double_data())); break;
+    case DType::Int64: ETC_TRY(copy_field(t.int64_data())); break;
+    case DType::Int32: ETC_TRY(copy_field(t.int32_data())); break;
     default:  // bool, uint8, int8 are stored one per int32
-      if (t.int32_data_size() != n) return size_error(t.int32_data_size());
+      ETC_TRY(check_count(t.int32_data_size()));
       for (int64_t i = 0; i < n; ++i) out.bytes[i] = static_cast<uint8_t>(t.int32_data(static_cast<int>(i)));
       break;
   }

@@ -63,23 +63,15 @@ class ConvKernel final : public Kernel {
   }
 
   Status run(const KernelArgs& args) override {
-    const T* x = args.inputs[0]->data_as<const T>();
-    const T* w = args.inputs[1]->data_as<const T>();
-    const T* bias = p_.has_bias ? args.inputs[2]->data_as<const T>() : nullptr;
-    T* y = args.outputs[0]->data_as<T>();
-    T* col = static_cast<T*>(args.scratch);
-    const int64_t in_size = p_.g.in_size();
-    const int64_t out_size = p_.g.out_size();
+    const ConvOperands<T> op = conv_operands<T>(p_, args);
     for (int64_t n = 0; n < p_.batch; ++n) {
-      const T* xn = x + n * p_.in_channels * in_size;
-      T* yn = y + n * p_.out_channels * out_size;
       if (mode_ == Mode::Direct) {
-        run_direct(xn, w, bias, yn);
+        run_direct(op.x_image(n), op.w, op.bias, op.y_image(n));
         continue;
       }
       for (int64_t grp = 0; grp < p_.group; ++grp) {
-        run_group(xn + grp * in_per_group_ * in_size, w + grp * out_per_group_ * rows_,
-                  bias ? bias + grp * out_per_group_ : nullptr, col, yn + grp * out_per_group_ * out_size);
+        run_group(op.x_group(n, grp), op.w + grp * out_per_group_ * rows_,
+                  op.bias ? op.bias + grp * out_per_group_ : nullptr, op.col, op.y_group(n, grp));
       }
     }
     return Status::Ok();

@@ -51,13 +51,37 @@ void fill_bias(const T* bias, int64_t channels, int64_t size, T* y) {
   }
 }
 
-inline void gemm_typed(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const float* a, int64_t lda,
-                       const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {
-  gemm_f32(ta, tb, m, n, k, 1.0f, a, lda, b, ldb, beta, c, ldc);
-}
-inline void gemm_typed(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const double* a, int64_t lda,
-                       const double* b, int64_t ldb, double beta, double* c, int64_t ldc) {
-  gemm_f64(ta, tb, m, n, k, 1.0, a, lda, b, ldb, beta, c, ldc);
+// One call's operands: x, w, optional bias, y and the scratch, with the
+// batch image n of x and y and its channel group grp.
+template <typename T>
+struct ConvOperands {
+  const T* x;
+  const T* w;
+  const T* bias;  // null without a bias input
+  T* y;
+  T* col;  // the kernel scratch
+  int64_t x_image_size;
+  int64_t y_image_size;
+  int64_t x_group_size;
+  int64_t y_group_size;
+
+  const T* x_image(int64_t n) const { return x + n * x_image_size; }
+  T* y_image(int64_t n) const { return y + n * y_image_size; }
+  const T* x_group(int64_t n, int64_t grp) const { return x_image(n) + grp * x_group_size; }
+  T* y_group(int64_t n, int64_t grp) const { return y_image(n) + grp * y_group_size; }
+};
+
+template <typename T>
+ConvOperands<T> conv_operands(const ConvParams& p, const KernelArgs& args) {
+  return {args.inputs[0]->data_as<const T>(),
+          args.inputs[1]->data_as<const T>(),
+          p.has_bias ? args.inputs[2]->data_as<const T>() : nullptr,
+          args.outputs[0]->data_as<T>(),
+          static_cast<T*>(args.scratch),
+          p.in_channels * p.g.in_size(),
+          p.out_channels * p.g.out_size(),
+          p.in_channels / p.group * p.g.in_size(),
+          p.out_channels / p.group * p.g.out_size()};
 }
 
 }  // namespace etc

@@ -22,26 +22,20 @@ class ConvTransposeKernel final : public Kernel {
   size_t scratch_bytes() const override { return static_cast<size_t>(rows_ * p_.g.in_size()) * sizeof(T); }
 
   Status run(const KernelArgs& args) override {
-    const T* x = args.inputs[0]->data_as<const T>();
-    const T* w = args.inputs[1]->data_as<const T>();
-    const T* bias = p_.has_bias ? args.inputs[2]->data_as<const T>() : nullptr;
-    T* y = args.outputs[0]->data_as<T>();
-    T* col = static_cast<T*>(args.scratch);
+    const ConvOperands<T> op = conv_operands<T>(p_, args);
     const int64_t in_size = p_.g.in_size();
-    const int64_t out_size = p_.g.out_size();
     for (int64_t n = 0; n < p_.batch; ++n) {
-      const T* xn = x + n * p_.in_channels * in_size;
-      T* yn = y + n * p_.out_channels * out_size;
-      if (bias) {
-        fill_bias(bias, p_.out_channels, out_size, yn);
+      T* yn = op.y_image(n);
+      if (op.bias) {
+        fill_bias(op.bias, p_.out_channels, p_.g.out_size(), yn);
       } else {
-        std::fill(yn, yn + p_.out_channels * out_size, T(0));
+        std::fill(yn, yn + op.y_image_size, T(0));
       }
       for (int64_t grp = 0; grp < p_.group; ++grp) {
         // w of this group is [in_per_group, rows] row-major; the GEMM reads it transposed.
-        gemm_typed(true, false, rows_, in_size, in_per_group_, w + grp * in_per_group_ * rows_, rows_,
-                   xn + grp * in_per_group_ * in_size, in_size, T(0), col, in_size);
-        col2im(p_.g, col, out_per_group_, yn + grp * out_per_group_ * out_size);
+        gemm_typed(true, false, rows_, in_size, in_per_group_, op.w + grp * in_per_group_ * rows_, rows_,
+                   op.x_group(n, grp), in_size, T(0), op.col, in_size);
+        col2im(p_.g, op.col, out_per_group_, op.y_group(n, grp));
       }
     }
     return Status::Ok();

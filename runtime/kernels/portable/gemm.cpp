@@ -41,18 +41,14 @@ bool use_avx2() {
 
 void gemm_f32(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, const float* a,
               int64_t lda, const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {
-  if (use_avx2())
-    gemm_isa::gemm_f32_avx2(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
-  else
-    gemm_isa::gemm_f32_baseline(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+  const auto gemm = use_avx2() ? gemm_isa::gemm_f32_avx2 : gemm_isa::gemm_f32_baseline;
+  gemm(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
 }
 
 void gemm_f64(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, double alpha, const double* a,
               int64_t lda, const double* b, int64_t ldb, double beta, double* c, int64_t ldc) {
-  if (use_avx2())
-    gemm_isa::gemm_f64_avx2(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
-  else
-    gemm_isa::gemm_f64_baseline(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+  const auto gemm = use_avx2() ? gemm_isa::gemm_f64_avx2 : gemm_isa::gemm_f64_baseline;
+  gemm(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
 }
 
 }  // namespace etc

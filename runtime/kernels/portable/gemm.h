@@ -14,4 +14,15 @@ void gemm_f32(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float
 void gemm_f64(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, double alpha, const double* a,
               int64_t lda, const double* b, int64_t ldb, double beta, double* c, int64_t ldc);
 
+// C = op(A) * op(B) + beta * C for either element type, for kernels
+// templated on it.
+inline void gemm_typed(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const float* a, int64_t lda,
+                       const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {
+  gemm_f32(ta, tb, m, n, k, 1.0f, a, lda, b, ldb, beta, c, ldc);
+}
+inline void gemm_typed(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const double* a, int64_t lda,
+                       const double* b, int64_t ldb, double beta, double* c, int64_t ldc) {
+  gemm_f64(ta, tb, m, n, k, 1.0, a, lda, b, ldb, beta, c, ldc);
+}
+
 }  // namespace etc

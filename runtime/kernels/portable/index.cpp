@@ -257,8 +257,7 @@ class TriluKernel final : public Kernel {
 };
 
 Status infer_trilu(const AttrList&, Span<const TensorSpec> in, Span<TensorSpec> out) {
-  ETC_CHECK_OR_FAIL(in[0].shape.rank() >= 2, Error::InvalidShape, "input must have rank >= 2, got ",
-                    in[0].shape.str());
+  ETC_TRY(check_min_rank(in[0].shape, 2, "input"));
   if (in.size() > 1 && in[1].dtype != DType::Invalid)
     ETC_CHECK_OR_FAIL(in[1].dtype == DType::Int64 && in[1].shape.numel() == 1, Error::InvalidType,
                       "k input must be one int64, got ", dtype_name(in[1].dtype), " ", in[1].shape.str());

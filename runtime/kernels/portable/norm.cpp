@@ -26,7 +26,7 @@ struct BatchNormShape {
 
 Result<BatchNormShape> batch_norm_shape(Span<const TensorSpec> in) {
   const Shape& x = in[0].shape;
-  ETC_CHECK_OR_FAIL(x.rank() >= 2, Error::InvalidShape, "input must have rank >= 2, got ", x.str());
+  ETC_TRY(check_min_rank(x, 2, "input"));
   ETC_TRY(check_float(in[0].dtype, "input"));
   BatchNormShape r;
   r.n = x[0];
@@ -137,7 +137,7 @@ class InstanceNormKernel final : public Kernel {
 Status infer_instance_norm(const AttrList&, Span<const TensorSpec> in, Span<TensorSpec> out) {
   const Shape& x = in[0].shape;
   ETC_TRY(check_float(in[0].dtype, "input"));
-  ETC_CHECK_OR_FAIL(x.rank() >= 2, Error::InvalidShape, "input must have rank >= 2, got ", x.str());
+  ETC_TRY(check_min_rank(x, 2, "input"));
   for (int i = 1; i < 3; ++i) {
     ETC_CHECK_OR_FAIL(in[i].dtype == in[0].dtype, Error::InvalidType, "input ", std::to_string(i),
                       " has dtype ", dtype_name(in[i].dtype), ", expected ", dtype_name(in[0].dtype));

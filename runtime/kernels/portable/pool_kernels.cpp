@@ -38,13 +38,48 @@ class PoolKernelBase : public Kernel {
     for (int i = 0; i < kMaxSpatialRank; ++i) ranges_[i] = tap_ranges(p.g, i);
   }
 
-  // Calls f(range_d, range_h, range_w, flat output index) for every output position of a plane.
-  template <typename F>
-  void for_each_window(F&& f) const {
-    int64_t o = 0;
-    for (const TapRange& rd : ranges_[0])
-      for (const TapRange& rh : ranges_[1])
-        for (const TapRange& rw : ranges_[2]) f(rd, rh, rw, o++);
+  // Calls f(xp, yp, plane, range_d, range_h, range_w, o) for every output
+  // position o of every plane, xp and yp being that plane of x and y.
+  template <typename T, typename F>
+  void for_each_window(const KernelArgs& args, F&& f) const {
+    const T* x = args.inputs[0]->data_as<const T>();
+    T* y = args.outputs[0]->data_as<T>();
+    const int64_t in_size = p_.g.in_size(), out_size = p_.g.out_size();
+    for (int64_t plane = 0; plane < p_.batch * p_.channels; ++plane) {
+      const T* xp = x + plane * in_size;
+      T* yp = y + plane * out_size;
+      int64_t o = 0;
+      for (const TapRange& rd : ranges_[0])
+        for (const TapRange& rh : ranges_[1])
+          for (const TapRange& rw : ranges_[2]) f(xp, yp, plane, rd, rh, rw, o++);
+    }
+  }
+
+  static bool empty(const TapRange& rd, const TapRange& rh, const TapRange& rw) {
+    return rd.lo == rd.hi || rh.lo == rh.hi || rw.lo == rw.hi;
+  }
+
+  // The first tap of a non-empty window inside the input.
+  template <typename T>
+  const T* first_tap(const T* xp, const TapRange& rd, const TapRange& rh, const TapRange& rw) const {
+    const WindowGeometry& g = p_.g;
+    return xp + ((rd.start + rd.lo * g.dilation[0]) * g.in[1] + rh.start + rh.lo * g.dilation[1]) * g.in[2] +
+           rw.start + rw.lo * g.dilation[2];
+  }
+
+  // Calls v(p) for every tap p of a non-empty window that lies inside the input.
+  template <typename T, typename V>
+  void for_each_tap(const T* xp, const TapRange& rd, const TapRange& rh, const TapRange& rw, V&& v) const {
+    const WindowGeometry& g = p_.g;
+    const int64_t sd = g.dilation[0] * g.in[1] * g.in[2], sh = g.dilation[1] * g.in[2], sw = g.dilation[2];
+    const T* first = first_tap(xp, rd, rh, rw);
+    for (int64_t kd = rd.lo; kd < rd.hi; ++kd, first += sd) {
+      const T* row = first;
+      for (int64_t kh = rh.lo; kh < rh.hi; ++kh, row += sh) {
+        const T* p = row;
+        for (int64_t kw = rw.lo; kw < rw.hi; ++kw, p += sw) v(p);
+      }
+    }
   }
 
   PoolParams p_;
@@ -68,42 +103,26 @@ class MaxPoolKernel final : public PoolKernelBase {
   }
 
   Status run(const KernelArgs& args) override {
-    const WindowGeometry& g = p_.g;
-    const T* x = args.inputs[0]->data_as<const T>();
-    T* y = args.outputs[0]->data_as<T>();
     int64_t* indices = p_.with_indices ? args.outputs[1]->data_as<int64_t>() : nullptr;
-    const int64_t in_size = g.in_size(), out_size = g.out_size();
-    const int64_t sd = g.dilation[0] * g.in[1] * g.in[2], sh = g.dilation[1] * g.in[2], sw = g.dilation[2];
-    for (int64_t plane = 0; plane < p_.batch * p_.channels; ++plane) {
-      const T* xp = x + plane * in_size;
-      T* yp = y + plane * out_size;
-      for_each_window([&](const TapRange& rd, const TapRange& rh, const TapRange& rw, int64_t o) {
-        if (rd.lo == rd.hi || rh.lo == rh.hi || rw.lo == rw.hi) {
-          yp[o] = T(0);
-          if (indices) indices[plane * out_size + o] = 0;
-          return;
+    const int64_t in_size = p_.g.in_size(), out_size = p_.g.out_size();
+    for_each_window<T>(args, [&](const T* xp, T* yp, int64_t plane, const TapRange& rd, const TapRange& rh,
+                                 const TapRange& rw, int64_t o) {
+      if (empty(rd, rh, rw)) {
+        yp[o] = T(0);
+        if (indices) indices[plane * out_size + o] = 0;
+        return;
+      }
+      const T* best_ptr = first_tap(xp, rd, rh, rw);
+      T best = *best_ptr;
+      for_each_tap(xp, rd, rh, rw, [&](const T* p) {
+        if (*p > best) {
+          best = *p;
+          best_ptr = p;
         }
-        const T* first =
-            xp + ((rd.start + rd.lo * g.dilation[0]) * g.in[1] + rh.start + rh.lo * g.dilation[1]) * g.in[2] +
-            rw.start + rw.lo * g.dilation[2];
-        const T* best_ptr = first;
-        T best = *first;
-        for (int64_t kd = rd.lo; kd < rd.hi; ++kd, first += sd) {
-          const T* row = first;
-          for (int64_t kh = rh.lo; kh < rh.hi; ++kh, row += sh) {
-            const T* p = row;
-            for (int64_t kw = rw.lo; kw < rw.hi; ++kw, p += sw) {
-              if (*p > best) {
-                best = *p;
-                best_ptr = p;
-              }
-            }
-          }
-        }
-        yp[o] = best;
-        if (indices) indices[plane * out_size + o] = plane * in_size + flat_index(best_ptr - xp);
       });
-    }
+      yp[o] = best;
+      if (indices) indices[plane * out_size + o] = plane * in_size + flat_index(best_ptr - xp);
+    });
     return Status::Ok();
   }
 
@@ -125,35 +144,18 @@ class AvgPoolKernel final : public PoolKernelBase {
   explicit AvgPoolKernel(const PoolParams& p) : PoolKernelBase(p) {}
 
   Status run(const KernelArgs& args) override {
-    const WindowGeometry& g = p_.g;
-    const T* x = args.inputs[0]->data_as<const T>();
-    T* y = args.outputs[0]->data_as<T>();
-    const int64_t in_size = g.in_size(), out_size = g.out_size();
-    const int64_t sd = g.dilation[0] * g.in[1] * g.in[2], sh = g.dilation[1] * g.in[2], sw = g.dilation[2];
-    for (int64_t plane = 0; plane < p_.batch * p_.channels; ++plane) {
-      const T* xp = x + plane * in_size;
-      T* yp = y + plane * out_size;
-      for_each_window([&](const TapRange& rd, const TapRange& rh, const TapRange& rw, int64_t o) {
-        const int64_t count = p_.count_include_pad ? rd.padded * rh.padded * rw.padded
-                                                   : (rd.hi - rd.lo) * (rh.hi - rh.lo) * (rw.hi - rw.lo);
-        if (count == 0 || rd.lo == rd.hi || rh.lo == rh.hi || rw.lo == rw.hi) {
-          yp[o] = T(0);
-          return;
-        }
-        const T* first =
-            xp + ((rd.start + rd.lo * g.dilation[0]) * g.in[1] + rh.start + rh.lo * g.dilation[1]) * g.in[2] +
-            rw.start + rw.lo * g.dilation[2];
-        T sum = 0;
-        for (int64_t kd = rd.lo; kd < rd.hi; ++kd, first += sd) {
-          const T* row = first;
-          for (int64_t kh = rh.lo; kh < rh.hi; ++kh, row += sh) {
-            const T* p = row;
-            for (int64_t kw = rw.lo; kw < rw.hi; ++kw, p += sw) sum += *p;
-          }
-        }
-        yp[o] = sum / static_cast<T>(count);
-      });
-    }
+    for_each_window<T>(args, [&](const T* xp, T* yp, int64_t, const TapRange& rd, const TapRange& rh,
+                                 const TapRange& rw, int64_t o) {
+      const int64_t count = p_.count_include_pad ? rd.padded * rh.padded * rw.padded
+                                                 : (rd.hi - rd.lo) * (rh.hi - rh.lo) * (rw.hi - rw.lo);
+      if (count == 0 || empty(rd, rh, rw)) {
+        yp[o] = T(0);
+        return;
+      }
+      T sum = 0;
+      for_each_tap(xp, rd, rh, rw, [&](const T* p) { sum += *p; });
+      yp[o] = sum / static_cast<T>(count);
+    });
     return Status::Ok();
   }
 };

@@ -165,11 +165,7 @@ Result<std::unique_ptr<Kernel>> create_resize(const AttrList& attrs, Span<const 
 
 ResizeAxisParams resize_axis_params(const ResizeConfig& c, const Shape& in, int axis) {
   ResizeAxisParams p;
-  p.mode = c.mode;
-  p.coord = c.coord;
-  p.nearest = c.nearest;
-  p.cubic_coeff_a = c.cubic_coeff_a;
-  p.exclude_outside = c.exclude_outside;
+  static_cast<ResizeSampling&>(p) = c;
   p.in_len = in[axis];
   p.out_len = c.sizes[static_cast<size_t>(axis)];
   p.scale = c.scales.empty() ? 0.0 : static_cast<double>(c.scales[static_cast<size_t>(axis)]);

@@ -19,12 +19,7 @@
 namespace etc {
 
 // The attributes of a resize node (edge_ops.def), validated.
-struct ResizeConfig {
-  ResizeMode mode = ResizeMode::Nearest;
-  ResizeCoordMode coord = ResizeCoordMode::HalfPixel;
-  ResizeNearestMode nearest = ResizeNearestMode::RoundPreferFloor;
-  float cubic_coeff_a = -0.75f;
-  bool exclude_outside = false;
+struct ResizeConfig : ResizeSampling {
   float extrapolation_value = 0.0f;
   std::vector<int64_t> sizes;
   std::vector<float> scales;  // empty: out / in

@@ -3,33 +3,50 @@
 #include <algorithm>
 #include <cmath>
 #include <string>
+#include <utility>
 
 namespace etc {
 
-Result<ResizeMode> parse_resize_mode(std::string_view s) {
-  if (s == "nearest") return ResizeMode::Nearest;
-  if (s == "linear") return ResizeMode::Linear;
-  if (s == "cubic") return ResizeMode::Cubic;
-  return fail(Error::InvalidProgram, "unknown mode '", std::string(s), "'");
+namespace {
+
+template <typename E, size_t N>
+Result<E> parse_name(const std::pair<std::string_view, E> (&names)[N], std::string_view s, const char* what) {
+  for (const auto& [name, value] : names)
+    if (name == s) return value;
+  return fail(Error::InvalidProgram, "unknown ", what, " '", std::string(s), "'");
 }
 
+constexpr std::pair<std::string_view, ResizeMode> kModeNames[] = {
+    {"nearest", ResizeMode::Nearest},
+    {"linear", ResizeMode::Linear},
+    {"cubic", ResizeMode::Cubic},
+};
+constexpr std::pair<std::string_view, ResizeCoordMode> kCoordModeNames[] = {
+    {"half_pixel", ResizeCoordMode::HalfPixel},
+    {"pytorch_half_pixel", ResizeCoordMode::PytorchHalfPixel},
+    {"align_corners", ResizeCoordMode::AlignCorners},
+    {"asymmetric", ResizeCoordMode::Asymmetric},
+    {"tf_half_pixel_for_nn", ResizeCoordMode::TfHalfPixelForNn},
+    {"tf_crop_and_resize", ResizeCoordMode::TfCropAndResize},
+};
+constexpr std::pair<std::string_view, ResizeNearestMode> kNearestModeNames[] = {
+    {"round_prefer_floor", ResizeNearestMode::RoundPreferFloor},
+    {"round_prefer_ceil", ResizeNearestMode::RoundPreferCeil},
+    {"floor", ResizeNearestMode::Floor},
+    {"ceil", ResizeNearestMode::Ceil},
+    {"simple", ResizeNearestMode::Simple},
+};
+
+}  // namespace
+
+Result<ResizeMode> parse_resize_mode(std::string_view s) { return parse_name(kModeNames, s, "mode"); }
+
 Result<ResizeCoordMode> parse_resize_coord_mode(std::string_view s) {
-  if (s == "half_pixel") return ResizeCoordMode::HalfPixel;
-  if (s == "pytorch_half_pixel") return ResizeCoordMode::PytorchHalfPixel;
-  if (s == "align_corners") return ResizeCoordMode::AlignCorners;
-  if (s == "asymmetric") return ResizeCoordMode::Asymmetric;
-  if (s == "tf_half_pixel_for_nn") return ResizeCoordMode::TfHalfPixelForNn;
-  if (s == "tf_crop_and_resize") return ResizeCoordMode::TfCropAndResize;
-  return fail(Error::InvalidProgram, "unknown coordinate_transformation_mode '", std::string(s), "'");
+  return parse_name(kCoordModeNames, s, "coordinate_transformation_mode");
 }
 
 Result<ResizeNearestMode> parse_resize_nearest_mode(std::string_view s) {
-  if (s == "round_prefer_floor") return ResizeNearestMode::RoundPreferFloor;
-  if (s == "round_prefer_ceil") return ResizeNearestMode::RoundPreferCeil;
-  if (s == "floor") return ResizeNearestMode::Floor;
-  if (s == "ceil") return ResizeNearestMode::Ceil;
-  if (s == "simple") return ResizeNearestMode::Simple;
-  return fail(Error::InvalidProgram, "unknown nearest_mode '", std::string(s), "'");
+  return parse_name(kNearestModeNames, s, "nearest_mode");
 }
 
 double resize_source_coord(const ResizeAxisParams& p, int64_t x) {

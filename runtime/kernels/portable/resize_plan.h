@@ -29,12 +29,17 @@ Result<ResizeMode> parse_resize_mode(std::string_view s);
 Result<ResizeCoordMode> parse_resize_coord_mode(std::string_view s);
 Result<ResizeNearestMode> parse_resize_nearest_mode(std::string_view s);
 
-struct ResizeAxisParams {
+// How a resize node samples, the same on every axis.
+struct ResizeSampling {
   ResizeMode mode = ResizeMode::Nearest;
   ResizeCoordMode coord = ResizeCoordMode::HalfPixel;
   ResizeNearestMode nearest = ResizeNearestMode::RoundPreferFloor;
-  double cubic_coeff_a = -0.75;
+  float cubic_coeff_a = -0.75f;
   bool exclude_outside = false;
+};
+
+// The sampling of one axis with its lengths, scale and region of interest.
+struct ResizeAxisParams : ResizeSampling {
   int64_t in_len = 1;
   int64_t out_len = 1;
   // Scale of the coordinate transform; <= 0 means out_len / in_len (ONNX

@@ -126,15 +126,6 @@ void rnn_clip(float c, T* x, int64_t n) {
   for (int64_t i = 0; i < n; ++i) x[i] = std::min(hi, std::max(-hi, x[i]));
 }
 
-inline void rnn_gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const float* a, int64_t lda,
-                     const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {
-  gemm_f32(ta, tb, m, n, k, 1.0f, a, lda, b, ldb, beta, c, ldc);
-}
-inline void rnn_gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const double* a, int64_t lda,
-                     const double* b, int64_t ldb, double beta, double* c, int64_t ldc) {
-  gemm_f64(ta, tb, m, n, k, 1.0, a, lda, b, ldb, beta, c, ldc);
-}
-
 // Carves 64-byte aligned arrays out of the kernel scratch; used with a null
 // base first to size it.
 class RnnScratch {
@@ -217,11 +208,52 @@ void rnn_store_state(const RnnConfig& c, const T* state, int dir, Tensor* out) {
     std::copy_n(state + b * c.hidden, c.hidden, out->data_as<T>() + c.state_offset(dir, b));
 }
 
+// The shape every recurrent kernel shares: carve the scratch, read the
+// sequence lengths, zero the padded steps, run each direction (Cell's
+// run_direction) and store its final states: Y_h as output 1 and, when the
+// cell keeps one (LSTM), the cell state as output 2. Both ONNX ops take the
+// sequence lengths as input 4.
+template <typename T, typename Cell>
+class RnnKernel : public Kernel {
+ public:
+  explicit RnnKernel(RnnConfig c) : c_(std::move(c)) {}
+
+  size_t scratch_bytes() const override {
+    RnnScratch s(nullptr);
+    carve(s);
+    return s.used();
+  }
+
+  Status run(const KernelArgs& args) override {
+    RnnScratch s(args.scratch);
+    const RnnBuffers<T> buf = carve(s);
+    const Tensor& lens = rnn_input(args, kSequenceLensInput);
+    ETC_TRY(rnn_sequence_lengths(c_, lens, buf.lens));
+    if (lens.present()) rnn_zero_padding(c_, buf.lens, args.outputs[0]->data_as<T>());
+    for (int d = 0; d < c_.num_dirs; ++d) {
+      static_cast<Cell*>(this)->run_direction(args, buf, d);
+      rnn_store_state(c_, buf.h, d, output(args, 1));
+      if (Cell::kStoresCellState) rnn_store_state(c_, buf.state, d, output(args, 2));
+    }
+    return Status::Ok();
+  }
+
+ protected:
+  static constexpr int kSequenceLensInput = 4;
+
+  RnnBuffers<T> carve(RnnScratch& s) const { return rnn_carve<T>(s, c_, c_.gates); }
+  static Tensor* output(const KernelArgs& args, size_t i) {
+    return args.outputs.size() > i ? args.outputs[i] : nullptr;
+  }
+
+  RnnConfig c_;
+};
+
 // xw[row, :] = X[row, :] · W_dirᵀ for every row of X (all time steps), in one GEMM.
 template <typename T>
 void rnn_input_projection(const RnnConfig& c, const T* x, const T* w_dir, T* xw) {
   const int64_t gh = c.gates * c.hidden;
-  rnn_gemm(false, true, c.seq * c.batch, gh, c.input, x, c.input, w_dir, c.input, T(0), xw, gh);
+  gemm_typed(false, true, c.seq * c.batch, gh, c.input, x, c.input, w_dir, c.input, T(0), xw, gh);
 }
 
 }  // namespace etc

@@ -14,33 +14,15 @@ namespace {
 enum Input { kX = 0, kW, kR, kB, kSeqLens, kInitialH };
 
 template <typename T>
-class GruKernel final : public Kernel {
+class GruKernel final : public RnnKernel<T, GruKernel<T>> {
  public:
-  explicit GruKernel(RnnConfig c) : c_(std::move(c)) {}
-
-  size_t scratch_bytes() const override {
-    RnnScratch s(nullptr);
-    carve(s);
-    return s.used();
-  }
-
-  Status run(const KernelArgs& args) override {
-    RnnScratch s(args.scratch);
-    const Buffers buf = carve(s);
-    const Tensor& lens = rnn_input(args, kSeqLens);
-    ETC_TRY(rnn_sequence_lengths(c_, lens, buf.lens));
-    if (lens.present()) rnn_zero_padding(c_, buf.lens, args.outputs[0]->data_as<T>());
-    for (int d = 0; d < c_.num_dirs; ++d) {
-      run_direction(args, buf, d);
-      rnn_store_state(c_, buf.h, d, args.outputs.size() > 1 ? args.outputs[1] : nullptr);
-    }
-    return Status::Ok();
-  }
+  using RnnKernel<T, GruKernel<T>>::RnnKernel;
+  static constexpr bool kStoresCellState = false;
 
  private:
+  friend class RnnKernel<T, GruKernel<T>>;
+  using RnnKernel<T, GruKernel<T>>::c_;
   using Buffers = RnnBuffers<T>;  // state: the r⊙Ht-1 product
-
-  Buffers carve(RnnScratch& s) const { return rnn_carve<T>(s, c_, 3); }
 
   void run_direction(const KernelArgs& args, const Buffers& buf, int d) {
     const int64_t hs = c_.hidden, gh = 3 * hs;
@@ -67,7 +49,7 @@ class GruKernel final : public Kernel {
     const bool backward = c_.reverse || d == 1;
     const bool lbr = c_.linear_before_reset;
     // Recurrent part of z, r (and of h when the linear map comes before the reset).
-    rnn_gemm(false, true, c_.batch, lbr ? gh : 2 * hs, hs, buf.h, hs, r, hs, T(0), buf.gates, gh);
+    gemm_typed(false, true, c_.batch, lbr ? gh : 2 * hs, hs, buf.h, hs, r, hs, T(0), buf.gates, gh);
     auto time_of = [&](int64_t b) { return backward ? buf.lens[b] - 1 - s : s; };
     for (int64_t b = 0; b < c_.batch; ++b) {
       T* g = buf.gates + b * gh;
@@ -89,8 +71,8 @@ class GruKernel final : public Kernel {
       }
     }
     if (!lbr) {  // (r⊙Ht-1)·Rhᵀ for the whole batch, into the h slots of gates
-      rnn_gemm(false, true, c_.batch, hs, hs, buf.state, hs, r + 2 * hs * hs, hs, T(0), buf.gates + 2 * hs,
-               gh);
+      gemm_typed(false, true, c_.batch, hs, hs, buf.state, hs, r + 2 * hs * hs, hs, T(0), buf.gates + 2 * hs,
+                 gh);
     }
     T* y = args.outputs[0]->data_as<T>();
     for (int64_t b = 0; b < c_.batch; ++b) {
@@ -109,8 +91,6 @@ class GruKernel final : public Kernel {
       std::copy_n(hb, hs, y + c_.y_offset(t, d, b));
     }
   }
-
-  RnnConfig c_;
 };
 
 }  // namespace

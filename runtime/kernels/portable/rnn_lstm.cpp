@@ -15,35 +15,15 @@ namespace {
 enum Input { kX = 0, kW, kR, kB, kSeqLens, kInitialH, kInitialC, kP };
 
 template <typename T>
-class LstmKernel final : public Kernel {
+class LstmKernel final : public RnnKernel<T, LstmKernel<T>> {
  public:
-  explicit LstmKernel(RnnConfig c) : c_(std::move(c)) {}
-
-  size_t scratch_bytes() const override {
-    RnnScratch s(nullptr);
-    carve(s);
-    return s.used();
-  }
-
-  Status run(const KernelArgs& args) override {
-    RnnScratch s(args.scratch);
-    const Buffers buf = carve(s);
-    const Tensor& lens = rnn_input(args, kSeqLens);
-    ETC_TRY(rnn_sequence_lengths(c_, lens, buf.lens));
-    T* y = args.outputs[0]->data_as<T>();
-    if (lens.present()) rnn_zero_padding(c_, buf.lens, y);
-    for (int d = 0; d < c_.num_dirs; ++d) {
-      run_direction(args, buf, d);
-      rnn_store_state(c_, buf.h, d, args.outputs.size() > 1 ? args.outputs[1] : nullptr);
-      rnn_store_state(c_, buf.state, d, args.outputs.size() > 2 ? args.outputs[2] : nullptr);
-    }
-    return Status::Ok();
-  }
+  using RnnKernel<T, LstmKernel<T>>::RnnKernel;
+  static constexpr bool kStoresCellState = true;
 
  private:
+  friend class RnnKernel<T, LstmKernel<T>>;
+  using RnnKernel<T, LstmKernel<T>>::c_;
   using Buffers = RnnBuffers<T>;  // state: the cell state
-
-  Buffers carve(RnnScratch& s) const { return rnn_carve<T>(s, c_, 4); }
 
   void run_direction(const KernelArgs& args, const Buffers& buf, int d) {
     const int64_t hs = c_.hidden, gh = 4 * hs;
@@ -63,7 +43,7 @@ class LstmKernel final : public Kernel {
     rnn_load_state(c_, rnn_input(args, kInitialC), d, buf.state);
     T* y = args.outputs[0]->data_as<T>();
     for (int64_t s = 0; s < c_.seq; ++s) {
-      rnn_gemm(false, true, c_.batch, gh, hs, buf.h, hs, r, hs, T(0), buf.gates, gh);
+      gemm_typed(false, true, c_.batch, gh, hs, buf.h, hs, r, hs, T(0), buf.gates, gh);
       for (int64_t b = 0; b < c_.batch; ++b) {
         const int64_t n = buf.lens[b];
         if (s >= n) continue;  // this sequence has ended; its state stays
@@ -109,8 +89,6 @@ class LstmKernel final : public Kernel {
     rnn_activate(c_.act(d, 2), gc, hs);
     for (int64_t j = 0; j < hs; ++j) h[j] = go[j] * gc[j];
   }
-
-  RnnConfig c_;
 };
 
 }  // namespace
