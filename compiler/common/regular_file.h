@@ -5,23 +5,22 @@
 // links are followed to what they name, which must be a regular file too.
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 namespace etc {
 
-// Models and tensors larger than this are refused (16 GiB).
-inline constexpr uint64_t kMaxInputFileBytes = uint64_t{16} << 30;
-
-// The whole file into `bytes`. Returns an empty string on success, else why
-// not ("is a FIFO, not a regular file", "cannot open: ...", "is 20 GiB,
-// more than ...").
+// The whole file into `bytes`, at most max_bytes of it (by default
+// --max-file-bytes, limits.h). Returns an empty string on success, else why
+// not ("is a FIFO, not a regular file", "cannot open: ...", "holds 20 GiB to
+// read, above --max-file-bytes (16 GiB)").
 std::string read_regular_file(const std::string& path, std::string& bytes,
-                              uint64_t max_bytes = kMaxInputFileBytes);
+                              std::optional<uint64_t> max_bytes = std::nullopt);
 
 // Bytes [offset, offset + length) of the file (length < 0: to its end),
 // which must lie inside it; `size` receives the file's size.
 std::string read_regular_file_range(const std::string& path, int64_t offset, int64_t length,
                                     std::string& bytes, uint64_t& size,
-                                    uint64_t max_bytes = kMaxInputFileBytes);
+                                    std::optional<uint64_t> max_bytes = std::nullopt);
 
 }  // namespace etc

@@ -10,6 +10,7 @@
 #include <variant>
 
 #include "compiler/common/compile_error.h"
+#include "compiler/common/limits.h"
 #include "compiler/emit/memory_planner.h"
 #include "runtime/executor/program.h"
 #include "runtime/schema/program_generated.h"
@@ -186,6 +187,10 @@ std::vector<uint8_t> serialize_program(const ir::ExportedProgram& program, EmitS
   Segments segments;
   const auto constant_offset = pack_constants(g, segments);
   const std::vector<uint32_t> delegate_segment = pack_delegates(program, segments);
+  uint64_t segment_bytes = 0;
+  for (const auto& data : segments.data) segment_bytes += data.size();
+  if (const std::string error = program_size_error(mem.arena_size, segment_bytes); !error.empty())
+    throw CompileError(program.source_path + ": " + error);
 
   // Step 4.
   flatbuffers::FlatBufferBuilder b(1 << 16);

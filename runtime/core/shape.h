@@ -43,6 +43,15 @@ class Shape {
     for (int i = 0; i < rank_; ++i) n *= dims_[i];
     return n;
   }
+  // The product of dims into *out; false (and *out untouched) when a dim is
+  // negative or the product overflows int64.
+  bool checked_numel(int64_t* out) const {
+    int64_t n = 1;
+    for (int i = 0; i < rank_; ++i)
+      if (dims_[i] < 0 || __builtin_mul_overflow(n, dims_[i], &n)) return false;
+    *out = n;
+    return true;
+  }
   bool operator==(const Shape& o) const {
     if (rank_ != o.rank_) return false;
     for (int i = 0; i < rank_; ++i)

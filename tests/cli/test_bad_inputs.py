@@ -110,6 +110,47 @@ class PreprocessBadInput(CliCase):
             with self.subTest(op=op, attribute=name):
                 self.check_rejected(path, f"node 'n0' ({op})", f"attribute '{name}' must be positive")
 
+    def huge_model(self, name, nodes, inputs, initializers=(), out_rank=2):
+        y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [f"d{i}" for i in range(out_rank)])
+        graph = helper.make_graph(nodes, "g", inputs, [y], list(initializers))
+        return self.save_model(name, helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]))
+
+    def test_counts_that_overflow_or_exceed_the_limits_are_refused_at_compile_time(self):
+        relu = [helper.make_node("Relu", ["x"], ["y"], name="r")]
+        big_input = self.huge_model("big_input.onnx", relu, [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1 << 40, 4])])
+        self.check_rejected(big_input, "input 'x'", "16 TiB, above --max-tensor-bytes (4 GiB)")
+        # 2^32 * 2^32 wraps to 0 in 64 bits: a product that overflows must not pass as empty.
+        wrap = self.huge_model("wrap.onnx", relu, [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1 << 32, 1 << 32])])
+        self.check_rejected(wrap, "more elements than a 64-bit count can hold")
+        wrap_const = numpy_helper.from_array(np.zeros((0,), dtype=np.float32), "w")
+        wrap_const.ClearField("dims")
+        wrap_const.dims.extend([1 << 32, 1 << 32, 0])
+        add = [helper.make_node("Add", ["x", "w"], ["y"], name="a")]
+        self.check_rejected(self.huge_model("wrap_const.onnx", add, [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1])],
+                                            [wrap_const], out_rank=3), "tensor 'w'", "64-bit count")
+        for op, extra, consts in (
+                ("Expand", ["shape"], [numpy_helper.from_array(np.array([1 << 22, 1024], dtype=np.int64), "shape")]),
+                ("Tile", ["reps"], [numpy_helper.from_array(np.array([1 << 30, 1 << 10], dtype=np.int64), "reps")]),
+                ("Pad", ["pads"], [numpy_helper.from_array(np.array([0, 0, 1 << 20, 1 << 20], dtype=np.int64), "pads")])):
+            node = [helper.make_node(op, ["x", *extra], ["y"], name="grow")]
+            path = self.huge_model(f"{op}.onnx", node, [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 1024])], consts)
+            with self.subTest(op=op):
+                self.check_rejected(path, f"node 'grow' ({op})", "above --max-tensor-bytes")
+
+    def test_limit_flags_raise_or_lower_the_limits(self):
+        relu = [helper.make_node("Relu", ["x"], ["y"], name="r")]
+        model = self.huge_model("mid.onnx", relu, [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1024, 1024])])
+        out = self.path("out.etp")
+        self.assert_fails(["preprocess", model, "-o", out, "--max-tensor-bytes", "1M"], "4 MiB", "above --max-tensor-bytes (1 MiB)")
+        self.assert_fails(["--max-program-bytes", "4M", "preprocess", model, "-o", out], "--max-program-bytes (4 MiB)")
+        self.assertFalse(os.path.exists(out))
+        self.assert_fails(["preprocess", model, "-o", out, "--max-file-bytes", "16"], "mid.onnx", "above --max-file-bytes (16 bytes)")
+        proc = self.etc("preprocess", model, "-o", out, "--max-tensor-bytes", "8M")
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        proc = self.etc("preprocess", model, "-o", out, "--max-tensor-bytes", "lots")
+        self.assertEqual(proc.returncode, 2, proc.stderr)
+        self.assertIn("--max-tensor-bytes", proc.stderr)
+
     def test_missing_external_data_file(self):
         model = small_model(dims=(2, 1024))
         path = self.path("ext.onnx")

@@ -6,6 +6,7 @@
 #include <iostream>
 
 #include "compiler/common/compile_error.h"
+#include "compiler/common/limits.h"
 #include "partitioners/register.h"
 #include "preprocessors/register.h"
 #include "runtime/backends/register_builtin.h"
@@ -30,12 +31,24 @@ int main(int argc, char** argv) {
   CLI::App app{"etc: compile ONNX models into deployable programs and run them"};
   app.set_version_flag("--version", "etc " ETC_VERSION_STRING);
   app.require_subcommand(1);
-  // -v and -q may also follow the subcommand (etc preprocess -q ...).
+  // Global options (-v, -q, the limits) may also follow the subcommand (etc preprocess -q ...).
   app.fallthrough();
   int verbose = 0;
   bool quiet = false;
   app.add_flag("-v,--verbose", verbose, "More log output (-vv for debug)");
   app.add_flag("-q,--quiet", quiet, "Only errors");
+  // Limits on what a file may ask for (compiler/common/limits.h, docs/limits.md).
+  etc::Limits limits;
+  const auto size_value = CLI::AsSizeValue(false);  // 4G, 512M, 64k (powers of 1024) or bytes
+  app.add_option("--max-tensor-bytes", limits.max_tensor_bytes,
+                 "Largest tensor a model may have (default 4G)")
+      ->transform(size_value);
+  app.add_option("--max-program-bytes", limits.max_program_bytes,
+                 "Largest run-time memory a program may need (default 16G)")
+      ->transform(size_value);
+  app.add_option("--max-file-bytes", limits.max_file_bytes,
+                 "Largest model, external data or input file read (default 16G)")
+      ->transform(size_value);
 
   std::vector<std::pair<CLI::App*, etc::cli::Action>> commands;
   auto remember = [&](etc::cli::Action a) {
@@ -64,6 +77,7 @@ int main(int argc, char** argv) {
                     : verbose == 1 ? spdlog::level::info
                                    : spdlog::level::warn);
   etc::set_log_sink(spdlog_sink);
+  etc::set_limits(limits);
   // Built-in backends are registered explicitly, never by static initializers.
   etc::register_builtin_partitioners();
   etc::register_builtin_preprocessors();

@@ -4,6 +4,7 @@
 #include <set>
 
 #include "compiler/common/compile_error.h"
+#include "compiler/common/limits.h"
 #include "compiler/import/onnx/lower_context.h"
 #include "compiler/import/onnx/ops/register_all.h"
 #include "compiler/import/onnx/tensor_proto.h"
@@ -93,6 +94,8 @@ void bind_inputs(Importer& imp, const onnx::GraphProto& g, const ImportOptions& 
         spec.shape.push_back(dim.dim_value());
       }
     }
+    if (const std::string error = tensor_size_error(spec); !error.empty())
+      throw CompileError(what + ": " + error);
     const ir::ValueId v = imp.program().graph.add_value(in.name(), spec);
     imp.program().graph.inputs().push_back(v);
     imp.bind(in.name(), v);

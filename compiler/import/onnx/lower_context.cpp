@@ -4,6 +4,7 @@
 #include <unordered_map>
 
 #include "compiler/common/compile_error.h"
+#include "compiler/common/limits.h"
 #include "compiler/import/onnx/importer.h"
 #include "compiler/import/onnx/tensor_proto.h"
 #include "compiler/passes/evaluate.h"
@@ -166,6 +167,9 @@ std::vector<ir::ValueId> LowerContext::emit(EdgeOp op, std::vector<ir::ValueId> 
   const std::vector<AttrView> views = attrs.views();
   Status s = infer_outputs(*def, AttrList(views), in_specs, out_specs);
   if (!s.ok()) fail(s.message());
+  for (size_t i = 0; i < out_specs.size(); ++i)
+    if (const std::string error = tensor_size_error(out_specs[i]); !error.empty())
+      fail(std::string(edge_op_name(op)) + " output " + std::to_string(i) + " " + error);
 
   size_t out_bytes = 0;
   for (const TensorSpec& o : out_specs) out_bytes += o.nbytes();

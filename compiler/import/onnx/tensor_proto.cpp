@@ -1,5 +1,7 @@
 #include "compiler/import/onnx/tensor_proto.h"
 
+#include "compiler/common/limits.h"
+
 #include <cstring>
 
 namespace etc::onnx_import {
@@ -51,6 +53,8 @@ Result<HostTensor> decode_tensor(const onnx::TensorProto& t) {
     if (d < 0) return fail(Error::InvalidArgument, name, ": negative dim");
     out.spec.shape.push_back(d);
   }
+  if (const std::string error = tensor_size_error(out.spec); !error.empty())
+    return fail(Error::InvalidArgument, name, ": ", error);
   const size_t nbytes = out.spec.nbytes();
   const int64_t n = out.spec.shape.numel();
   out.bytes.resize(nbytes);
