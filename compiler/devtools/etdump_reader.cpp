@@ -44,6 +44,9 @@ class Reader {
     out.dtype = static_cast<DType>(e.dtype());
     if (!dtype_valid(out.dtype) || out.dtype == DType::Invalid)
       corrupt(where + " has dtype " + std::to_string(static_cast<int>(e.dtype())));
+    // The verifier leaves 8-byte elements possibly 4 bytes off (see program_validation.cpp).
+    if (e.shape() && e.shape()->size() > 0 && reinterpret_cast<uintptr_t>(e.shape()->Data()) % 8 != 0)
+      corrupt(where + " has a misaligned shape");
     if (e.shape()) out.shape.assign(e.shape()->begin(), e.shape()->end());
     if (out.shape.size() > static_cast<size_t>(kMaxRank))
       corrupt(where + " has rank " + std::to_string(out.shape.size()));

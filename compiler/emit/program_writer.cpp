@@ -12,6 +12,7 @@
 #include "compiler/common/compile_error.h"
 #include "compiler/common/limits.h"
 #include "compiler/emit/memory_planner.h"
+#include "runtime/core/checksum.h"
 #include "runtime/executor/program.h"
 #include "runtime/schema/program_generated.h"
 
@@ -221,10 +222,13 @@ std::vector<uint8_t> serialize_program(const ir::ExportedProgram& program, EmitS
                                               b.CreateString(info.onnx_op_type)));
   std::vector<flatbuffers::Offset<flatbuffers::String>> ops;
   for (const std::string& s : op_names) ops.push_back(b.CreateString(s));
+  std::vector<uint64_t> segment_checksums;
+  for (const auto& data : segments.data) segment_checksums.push_back(checksum64(data.data(), data.size()));
   auto root = fb::CreateProgram(
       b, kProgramVersion, b.CreateString(kProducer), b.CreateVector(ops), b.CreateVector(std::vector{plan}),
       b.CreateVector(delegates), b.CreateVectorOfStructs(segments.table), b.CreateVector(debug),
-      b.CreateString(std::filesystem::path(program.source_path).filename().string()));
+      b.CreateString(std::filesystem::path(program.source_path).filename().string()),
+      b.CreateVector(segment_checksums));
   b.FinishSizePrefixed(root, kProgramIdentifier);
 
   // Layout: [size prefix + flatbuffer][pad to 64][segment 0][pad to 64][segment 1]...

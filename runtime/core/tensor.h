@@ -18,6 +18,17 @@ struct TensorSpec {
   bool operator==(const TensorSpec& o) const { return dtype == o.dtype && shape == o.shape; }
 };
 
+// Index of the first of n bool elements whose byte is neither 0 nor 1, or -1
+// when all are. Kernels read bool elements as C++ bool, for which any other
+// byte is undefined, so every bool entering from outside (an input, a
+// constant in a program file) is checked with this.
+inline int64_t first_invalid_bool(const void* data, size_t n) {
+  const auto* bytes = static_cast<const uint8_t*>(data);
+  for (size_t i = 0; i < n; ++i)
+    if (bytes[i] > 1) return static_cast<int64_t>(i);
+  return -1;
+}
+
 struct Tensor {
   TensorSpec spec;
   void* data = nullptr;

@@ -173,6 +173,11 @@ Status Method::set_input(size_t i, const TensorSpec& spec, const void* data) {
     return fail(Error::InvalidArgument, "input '", names_[inputs_[i]], "': expected ",
                 dtype_name(t.spec.dtype), t.spec.shape.str(), ", got ", dtype_name(spec.dtype),
                 spec.shape.str());
+  if (spec.dtype == DType::Bool)
+    if (const int64_t bad = first_invalid_bool(data, t.nbytes()); bad >= 0)
+      return fail(Error::InvalidArgument, "input '", names_[inputs_[i]], "' is bool, but element ",
+                  std::to_string(bad), " holds the byte ",
+                  std::to_string(static_cast<const uint8_t*>(data)[bad]), " (a bool must be 0 or 1)");
   if (t.nbytes() > 0) std::memcpy(t.data, data, t.nbytes());
   return Status::Ok();
 }

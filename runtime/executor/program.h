@@ -38,8 +38,20 @@ class Program {
   // FNV-1a 64 of the flatbuffer part of the file (not the constant
   // segments): identifies the program an ETDump was recorded from.
   uint64_t fingerprint() const;
+  // checksum64 of the whole file: identifies its exact bytes (etc info).
+  uint64_t content_hash() const;
+  // Whether the file records a checksum per segment.
+  bool has_segment_checksums() const { return root_->segment_checksums() != nullptr; }
+  // Recomputes every segment's checksum (constants, delegate blobs) and
+  // compares it with the recorded one: InvalidProgram naming the segment
+  // and what it holds on a mismatch; NotFound when none are recorded.
+  // Reads every byte of the file: opt-in (etc run --verify, etc info --verify).
+  Status verify_segment_checksums() const;
 
  private:
+  // Every bool constant's bytes are 0 or 1 (see first_invalid_bool).
+  Status check_bool_constants() const;
+
   FileData data_;
   const fb::Program* root_ = nullptr;
   size_t segment_base_ = 0;

@@ -175,6 +175,7 @@ TensorSpec value_spec(const fb::Value& v) {
 
 Status validate_program(const fb::Program& p, size_t segment_base, size_t file_size) {
   if (misaligned(p.segments())) return fail(Error::InvalidProgram, "misaligned segment table");
+  if (misaligned(p.segment_checksums())) return fail(Error::InvalidProgram, "misaligned segment checksums");
   if (p.segments()) {
     for (size_t i = 0; i < p.segments()->size(); ++i) {
       const fb::Segment* s = p.segments()->Get(i);
@@ -183,6 +184,9 @@ Status validate_program(const fb::Program& p, size_t segment_base, size_t file_s
         return fail(Error::InvalidProgram, "segment ", str(i), " lies outside the file (truncated?)");
     }
   }
+  if (p.segment_checksums() && p.segment_checksums()->size() != (p.segments() ? p.segments()->size() : 0))
+    return fail(Error::InvalidProgram, "records ", str(p.segment_checksums()->size()), " segment checksums for ",
+                str(p.segments() ? p.segments()->size() : 0), " segments");
   if (p.operators()) {
     for (size_t i = 0; i < p.operators()->size(); ++i) {
       const auto* name = p.operators()->Get(i);

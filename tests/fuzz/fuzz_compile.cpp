@@ -45,8 +45,12 @@ void compile_and_run(const std::string& model_path, Delegation delegation, const
       program =
           to_backend(program, *make_partitioner(delegation == Delegation::kXnnpack ? "xnnpack" : "demo"));
     bytes = emit::serialize_program(program);
-  } catch (const CompileError&) {
-    return;  // refused with a message: what the compiler must do with a bad model
+  } catch (const CompileError& e) {
+    // Refused with a message: what the compiler must do with a bad model.
+    // ETC_FUZZ_VERBOSE=1 prints it (to see what a generator mostly hits).
+    static const bool verbose = std::getenv("ETC_FUZZ_VERBOSE") != nullptr;
+    if (verbose) std::fprintf(stderr, "refused: %s\n", e.what());
+    return;
   }
   auto loaded = Program::load_from_data(FileData::borrow(bytes.data(), bytes.size()), "fuzz.etp");
   if (!loaded.ok()) finding("a compiled program does not load", loaded.message());

@@ -8,6 +8,7 @@
 #include <onnx/onnx_pb.h>
 
 #include <limits>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -41,6 +42,7 @@ struct AttrDef {
   Attr kind;
   const char* const* strings = nullptr;  // choices for kString
   int num_strings = 0;
+  bool required = false;  // always set (the checker refuses the node without it)
 };
 struct OpDef {
   const char* type;
@@ -59,20 +61,22 @@ const std::vector<OpDef>& ops() {
   static const std::vector<AttrDef> conv = {
       {"strides", Attr::kInts}, {"dilations", Attr::kInts}, {"kernel_shape", Attr::kInts},
       {"pads", Attr::kInts},    {"group", Attr::kInt},      {"auto_pad", Attr::kString, kAutoPad, 5}};
-  static const std::vector<AttrDef> pool = {{"strides", Attr::kInts},
-                                            {"dilations", Attr::kInts},
-                                            {"kernel_shape", Attr::kInts},
-                                            {"pads", Attr::kInts},
-                                            {"ceil_mode", Attr::kInt},
-                                            {"count_include_pad", Attr::kInt},
-                                            {"auto_pad", Attr::kString, kAutoPad, 5}};
+  static const std::vector<AttrDef> max_pool = {
+      {"strides", Attr::kInts}, {"dilations", Attr::kInts}, {"kernel_shape", Attr::kInts, nullptr, 0, true},
+      {"pads", Attr::kInts},    {"ceil_mode", Attr::kInt},  {"auto_pad", Attr::kString, kAutoPad, 5}};
+  static const std::vector<AttrDef> avg_pool = {{"strides", Attr::kInts},
+                                                {"kernel_shape", Attr::kInts, nullptr, 0, true},
+                                                {"pads", Attr::kInts},
+                                                {"ceil_mode", Attr::kInt},
+                                                {"count_include_pad", Attr::kInt},
+                                                {"auto_pad", Attr::kString, kAutoPad, 5}};
   static const std::vector<AttrDef> axis = {{"axis", Attr::kInt}};
   static const std::vector<AttrDef> reduce = {{"axes", Attr::kInts}, {"keepdims", Attr::kInt}};
   static const std::vector<OpDef> table = {
       {"Conv", 2, 3, 1, conv},
       {"ConvTranspose", 2, 3, 1, conv},
-      {"MaxPool", 1, 1, 1, pool},
-      {"AveragePool", 1, 1, 1, pool},
+      {"MaxPool", 1, 1, 1, max_pool},
+      {"AveragePool", 1, 1, 1, avg_pool},
       {"GlobalAveragePool", 1, 1, 1, {}},
       {"Add", 2, 2, 1, {}},
       {"Sub", 2, 2, 1, {}},
@@ -105,13 +109,21 @@ const std::vector<OpDef>& ops() {
       {"Squeeze", 1, 2, 1, {}},
       {"Unsqueeze", 2, 2, 1, {}},
       {"Split", 1, 2, 2, axis},
-      {"DepthToSpace", 1, 1, 1, {{"blocksize", Attr::kInt}, {"mode", Attr::kString, kDepthMode, 2}}},
-      {"SpaceToDepth", 1, 1, 1, {{"blocksize", Attr::kInt}}},
+      {"DepthToSpace",
+       1,
+       1,
+       1,
+       {{"blocksize", Attr::kInt, nullptr, 0, true}, {"mode", Attr::kString, kDepthMode, 2}}},
+      {"SpaceToDepth", 1, 1, 1, {{"blocksize", Attr::kInt, nullptr, 0, true}}},
       {"LayerNormalization", 1, 3, 1, {{"axis", Attr::kInt}, {"epsilon", Attr::kFloat}}},
       {"BatchNormalization", 5, 5, 1, {{"epsilon", Attr::kFloat}}},
       {"InstanceNormalization", 3, 3, 1, {{"epsilon", Attr::kFloat}}},
-      {"LSTM", 3, 3, 1, {{"hidden_size", Attr::kInt}, {"direction", Attr::kString, kDirection, 3}}},
-      {"GRU", 3, 3, 1, {{"hidden_size", Attr::kInt}, {"linear_before_reset", Attr::kInt}}},
+      {"LSTM",
+       3,
+       3,
+       1,
+       {{"hidden_size", Attr::kInt, nullptr, 0, true}, {"direction", Attr::kString, kDirection, 3}}},
+      {"GRU", 3, 3, 1, {{"hidden_size", Attr::kInt, nullptr, 0, true}, {"linear_before_reset", Attr::kInt}}},
       {"TopK", 2, 2, 2, axis},
       {"ArgMax", 1, 1, 1, {{"axis", Attr::kInt}, {"keepdims", Attr::kInt}}},
       {"CumSum", 2, 2, 1, {}},
@@ -119,9 +131,8 @@ const std::vector<OpDef>& ops() {
       {"ConstantOfShape", 1, 1, 1, {}},
       {"Clip", 1, 3, 1, {}},
       {"Where", 3, 3, 1, {}},
-      {"Cast", 1, 1, 1, {{"to", Attr::kInt}}},
+      {"Cast", 1, 1, 1, {{"to", Attr::kInt, nullptr, 0, true}}},
       {"Einsum", 1, 2, 1, {}},
-      {"Upsample", 2, 2, 1, {{"mode", Attr::kString, kResizeMode, 4}}},
   };
   return table;
 }
@@ -151,12 +162,23 @@ class GraphMaker {
     graph_->set_name("fuzz");
     const size_t nodes = 1 + in_.pick(4);
     for (size_t i = 0; i < nodes; ++i) add_node(i);
-    for (const std::string& name : last_outputs_) graph_->add_output()->set_name(name);
+    // The checker wants a type on every graph output: guess the first input's
+    // element type and rank (right for most ops; a wrong guess is refused).
+    for (const std::string& name : last_outputs_) {
+      auto* out = graph_->add_output();
+      out->set_name(name);
+      const Guess& g = guesses_[name];
+      auto* t = out->mutable_type()->mutable_tensor_type();
+      t->set_elem_type(g.elem);
+      auto* shape = t->mutable_shape();
+      const int rank = in_.pick(4) == 0 ? static_cast<int>(in_.pick(5)) : g.rank;
+      for (int d = 0; d < rank; ++d) shape->add_dim()->set_dim_param("d" + std::to_string(d));
+    }
     return model;
   }
 
  private:
-  static constexpr int kOpsets[] = {13, 17, 11, 18, 7};
+  static constexpr int kOpsets[] = {13, 17, 17, 11, 9};
 
   std::vector<int64_t> dims() {
     std::vector<int64_t> d(in_.pick(6));
@@ -168,7 +190,10 @@ class GraphMaker {
     const std::string name = "in" + std::to_string(graph_->input_size());
     auto* vi = graph_->add_input();
     vi->set_name(name);
-    set_type(vi->mutable_type(), in_.one_of(kTypes), dims());
+    const int elem = in_.one_of(kTypes);
+    const std::vector<int64_t> d = dims();
+    set_type(vi->mutable_type(), elem, d);
+    guesses_[name] = {elem, static_cast<int>(d.size())};
     return name;
   }
 
@@ -180,6 +205,7 @@ class GraphMaker {
     const size_t n = in_.pick(6);
     if (in_.flag()) t->add_dims(static_cast<int64_t>(n));  // else a scalar (n ignored) or 1-D
     const size_t count = t->dims_size() ? n : 1;
+    guesses_[name] = {ints ? onnx::TensorProto::INT64 : onnx::TensorProto::FLOAT, t->dims_size()};
     if (ints) {
       t->set_data_type(onnx::TensorProto::INT64);
       for (size_t i = 0; i < count; ++i) t->add_int64_data(in_.one_of(kInts));
@@ -229,7 +255,7 @@ class GraphMaker {
         op.min_inputs + static_cast<int>(in_.pick(static_cast<size_t>(op.max_inputs - op.min_inputs + 1)));
     for (int i = 0; i < inputs; ++i) node->add_input(operand());
     for (const AttrDef& a : op.attrs)
-      if (in_.flag()) add_attr(node, a);
+      if (a.required || in_.flag()) add_attr(node, a);
     if (std::string(op.type) == "Einsum") {
       auto* attr = node->add_attribute();
       attr->set_name("equation");
@@ -237,16 +263,24 @@ class GraphMaker {
       attr->set_s(inputs == 1 ? "ij->ji" : "ij,jk->ik");
     }
     last_outputs_.clear();
+    const Guess first = guesses_[node->input(0)];
     for (int o = 0; o < op.outputs; ++o) {
       const std::string name = "t" + std::to_string(index) + "_" + std::to_string(o);
+      guesses_[name] = first;
       node->add_output(name);
       available_.push_back(name);
       last_outputs_.push_back(name);
     }
   }
 
+  struct Guess {
+    int elem = onnx::TensorProto::FLOAT;
+    int rank = 0;
+  };
+
   ByteReader& in_;
   onnx::GraphProto* graph_ = nullptr;
+  std::map<std::string, Guess> guesses_;  // element type and rank of each value, as far as known
   std::vector<std::string> available_;
   std::vector<std::string> last_outputs_;
 };

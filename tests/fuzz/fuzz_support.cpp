@@ -25,7 +25,8 @@ bool init_and_run(const Program& program, const uint8_t* fill, size_t fill_size,
     for (size_t i = 0; i < m.num_inputs(); ++i) {
       const TensorSpec& spec = m.input_spec(i);
       bytes.assign(spec.nbytes(), 0);
-      for (size_t b = 0; fill_size && b < bytes.size(); ++b) bytes[b] = fill[b % fill_size];
+      const uint8_t mask = spec.dtype == DType::Bool ? 1 : 0xff;  // a bool byte must be 0 or 1
+      for (size_t b = 0; fill_size && b < bytes.size(); ++b) bytes[b] = fill[b % fill_size] & mask;
       if (!m.set_input(i, spec, bytes.data()).ok()) std::abort();  // its own spec must be accepted
     }
     (void)m.execute();  // may fail (e.g. an index out of range): must not crash

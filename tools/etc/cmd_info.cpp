@@ -1,4 +1,6 @@
-// etc info MODEL.etp [--json]: what a program holds.
+// etc info MODEL.etp [--json] [--verify]: what a program holds, its content
+// hash, and (--verify) whether every segment still matches its checksum.
+#include <cstdio>
 #include <iostream>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -59,6 +61,10 @@ nlohmann::json program_json(const Program& p) {
   j["version"] = fbp.version();
   j["producer"] = fbp.producer() ? fbp.producer()->str() : "";
   j["source_model"] = fbp.source_model() ? fbp.source_model()->str() : "";
+  char hash[17];
+  std::snprintf(hash, sizeof hash, "%016llx", static_cast<unsigned long long>(p.content_hash()));
+  j["content_hash"] = hash;
+  j["segment_checksums"] = p.has_segment_checksums();
   size_t constant_bytes = 0;
   if (fbp.segments())
     for (const fb::Segment* s : *fbp.segments()) constant_bytes += s->size();
@@ -98,18 +104,30 @@ Action add_info(CLI::App& app) {
       app.add_subcommand("info", "Describe a program file: inputs, outputs, memory, operators, delegates");
   auto path = std::make_shared<std::string>();
   auto json = std::make_shared<bool>(false);
+  auto verify = std::make_shared<bool>(false);
   cmd->add_option("program", *path, "Program file (.etp)")->required();
   cmd->add_flag("--json", *json, "Print JSON");
-  return [path, json]() {
+  cmd->add_flag("--verify", *verify,
+                "Check every segment (constants, delegate blobs) against its recorded checksum");
+  return [path, json, verify]() {
     auto program = Program::load(*path);
     if (!program.ok()) throw ToolError(program.message());
-    const nlohmann::json j = program_json(program.get());
+    if (*verify)
+      if (Status s = program.get().verify_segment_checksums(); !s.ok()) throw ToolError(s.message());
+    nlohmann::json j = program_json(program.get());
+    if (*verify) j["verified"] = true;
     if (*json) {
       std::cout << j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
       return kExitOk;
     }
     std::cout << j["file"].get<std::string>() << " (" << j["file_bytes"] << " bytes, program version "
               << j["version"] << ", from " << j["source_model"].get<std::string>() << ")\n";
+    std::cout << "  content hash: " << j["content_hash"].get<std::string>() << "\n";
+    std::cout << "  segment checksums: "
+              << (*verify                  ? "verified"
+                  : j["segment_checksums"] ? "recorded (--verify checks them)"
+                                           : "none recorded")
+              << "\n";
     for (const auto& in : j["inputs"])
       std::cout << "  input  " << in["name"].get<std::string>() << ": " << in["dtype"].get<std::string>()
                 << in["shape"].dump() << "\n";

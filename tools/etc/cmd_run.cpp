@@ -79,6 +79,7 @@ Action add_run(CLI::App& app) {
     std::string etdump;
     bool profile = false;
     bool debug_outputs = false;
+    bool verify = false;
     size_t etdump_events = 0;
     size_t etdump_buffer_mb = 0;
   };
@@ -94,6 +95,8 @@ Action add_run(CLI::App& app) {
       ->check(CLI::Range(0, 1000000));
   cmd->add_flag("--random-inputs", opt->random_inputs, "Fill inputs not given with random data (seeded)");
   cmd->add_flag("--json", opt->json, "Print a JSON summary");
+  cmd->add_flag("--verify", opt->verify,
+                "Before running, check every segment (constants, delegate blobs) against its checksum");
   auto* etdump = cmd->add_option("--etdump", opt->etdump,
                                  "Record every timed run (instruction and delegate events) into FILE, an "
                                  "ETDump for `etc inspect`");
@@ -114,6 +117,8 @@ Action add_run(CLI::App& app) {
   return [opt]() {
     auto program = Program::load(opt->program);
     if (!program.ok()) throw ToolError(program.message());
+    if (opt->verify)
+      if (Status s = program->verify_segment_checksums(); !s.ok()) throw ToolError(s.message());
     RuntimeOptions options;
     options.num_threads = usable_threads(opt->threads);
     if (opt->profile) options.delegate_detail = DelegateDetail::kPerNode;

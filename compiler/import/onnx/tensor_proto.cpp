@@ -1,8 +1,8 @@
 #include "compiler/import/onnx/tensor_proto.h"
 
-#include "compiler/common/limits.h"
-
 #include <cstring>
+
+#include "compiler/common/limits.h"
 
 namespace etc::onnx_import {
 
@@ -57,38 +57,41 @@ Result<HostTensor> decode_tensor(const onnx::TensorProto& t) {
     return fail(Error::InvalidArgument, name, ": ", error);
   const size_t nbytes = out.spec.nbytes();
   const int64_t n = out.spec.shape.numel();
-  out.bytes.resize(nbytes);
   if (nbytes == 0) return out;  // empty tensor: nothing to copy (and memcpy must not see null)
   if (t.data_location() == onnx::TensorProto_DataLocation_EXTERNAL)
     return fail(Error::InvalidArgument, name, ": external data was not loaded");
+  // The data is checked against the shape before anything is allocated.
+  auto check_count = [&](int64_t got, const char* unit, int64_t want) -> Status {
+    if (got == want) return Status::Ok();
+    return fail(Error::InvalidArgument, name, ": holds ", std::to_string(got), " ", unit, " but its shape ",
+                out.spec.shape.str(), " needs ", std::to_string(want));
+  };
   if (t.has_raw_data()) {
-    if (t.raw_data().size() != nbytes)
-      return fail(Error::InvalidArgument, name, ": holds ", std::to_string(t.raw_data().size()),
-                  " bytes but its shape ", out.spec.shape.str(), " needs ", std::to_string(nbytes));
-    std::memcpy(out.bytes.data(), t.raw_data().data(), nbytes);
-    return out;
+    ETC_TRY(check_count(static_cast<int64_t>(t.raw_data().size()), "bytes", static_cast<int64_t>(nbytes)));
+    out.bytes.assign(t.raw_data().begin(), t.raw_data().end());
+  } else {
+    // The typed repeated field of this dtype, copied as is.
+    auto copy_field = [&](const auto& field) -> Status {
+      ETC_TRY(check_count(field.size(), "elements", n));
+      out.bytes.resize(nbytes);
+      std::memcpy(out.bytes.data(), field.data(), nbytes);
+      return Status::Ok();
+    };
+    switch (out.spec.dtype) {
+      case DType::Float32: ETC_TRY(copy_field(t.float_data())); break;
+      case DType::Float64: ETC_TRY(copy_field(t.double_data())); break;
+      case DType::Int64: ETC_TRY(copy_field(t.int64_data())); break;
+      case DType::Int32: ETC_TRY(copy_field(t.int32_data())); break;
+      default:  // bool, uint8, int8 are stored one per int32
+        ETC_TRY(check_count(t.int32_data_size(), "elements", n));
+        out.bytes.resize(nbytes);
+        for (int64_t i = 0; i < n; ++i)
+          out.bytes[i] = static_cast<uint8_t>(t.int32_data(static_cast<int>(i)));
+        break;
+    }
   }
-  auto check_count = [&](int got) -> Status {
-    if (got == n) return Status::Ok();
-    return fail(Error::InvalidArgument, name, ": holds ", std::to_string(got), " elements but its shape ",
-                out.spec.shape.str(), " needs ", std::to_string(n));
-  };
-  // The typed repeated field of this dtype, copied as is.
-  auto copy_field = [&](const auto& field) -> Status {
-    ETC_TRY(check_count(field.size()));
-    std::memcpy(out.bytes.data(), field.data(), nbytes);
-    return Status::Ok();
-  };
-  switch (out.spec.dtype) {
-    case DType::Float32: ETC_TRY(copy_field(t.float_data())); break;
-    case DType::Float64: ETC_TRY(copy_field(t.double_data())); break;
-    case DType::Int64: ETC_TRY(copy_field(t.int64_data())); break;
-    case DType::Int32: ETC_TRY(copy_field(t.int32_data())); break;
-    default:  // bool, uint8, int8 are stored one per int32
-      ETC_TRY(check_count(t.int32_data_size()));
-      for (int64_t i = 0; i < n; ++i) out.bytes[i] = static_cast<uint8_t>(t.int32_data(static_cast<int>(i)));
-      break;
-  }
+  if (out.spec.dtype == DType::Bool)  // any non-zero byte is true; kernels need exactly 1
+    for (uint8_t& b : out.bytes) b = b != 0;
   return out;
 }
 

@@ -145,6 +145,33 @@ std::string dims_string(const TensorInfo& tensor) {
   return s + "]";
 }
 
+namespace {
+
+// The flatbuffers verifier checks a vector's length field (4-byte aligned),
+// not that 8-byte elements are 8-byte aligned: a damaged blob may place them
+// 4 bytes off, and reading them would be undefined behaviour. (A blob starts
+// 8-byte aligned: program segments are 64-byte aligned.)
+template <typename T>
+bool misaligned(const flatbuffers::Vector<T>* v) {
+  return v != nullptr && v->size() > 0 && reinterpret_cast<uintptr_t>(v->Data()) % alignof(uint64_t) != 0;
+}
+
+Status check_alignment(const fb::Graph& graph) {
+  if (graph.tensors())
+    for (flatbuffers::uoffset_t t = 0; t < graph.tensors()->size(); ++t)
+      if (misaligned(graph.tensors()->Get(t)->dims())) return invalid(tensor_name(t) + ": misaligned dims");
+  if (graph.nodes())
+    for (flatbuffers::uoffset_t n = 0; n < graph.nodes()->size(); ++n) {
+      const fb::Node& node = *graph.nodes()->Get(n);
+      if (misaligned(node.new_shape()) || misaligned(node.pre_paddings()) ||
+          misaligned(node.post_paddings()) || misaligned(node.offsets()))
+        return invalid("node " + std::to_string(n) + ": misaligned parameters");
+    }
+  return Status::Ok();
+}
+
+}  // namespace
+
 Result<BlobView> read_xnnpack_blob(const void* data, size_t size) {
   const auto* bytes = static_cast<const uint8_t*>(data);
   // Size prefix, root offset and identifier.
@@ -164,6 +191,7 @@ Result<BlobView> read_xnnpack_blob(const void* data, size_t size) {
   BlobView view;
   view.graph = fb::GetSizePrefixedGraph(bytes);
   const fb::Graph& graph = *view.graph;
+  ETC_TRY(check_alignment(graph));
   if (graph.version() != kXnnpackBlobVersion)
     return fail(Error::DelegateInvalidCompatibility, "xnnpack: blob version ",
                 std::to_string(graph.version()), ", this runtime reads version ",

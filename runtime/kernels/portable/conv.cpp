@@ -21,9 +21,8 @@ Status check_common(const AttrList& attrs, Span<const TensorSpec> in, bool trans
   ETC_CHECK_OR_FAIL(w.shape.rank() == x.shape.rank(), Error::InvalidArgument, "weight shape ", w.shape.str(),
                     " does not match the rank of input shape ", x.shape.str());
   ETC_TRY(read_window_attrs(attrs, x.shape, transpose, &p->g));
-  set_window_kernel(w.shape.dims(), &p->g);
-  for (int64_t k : p->g.kernel)
-    ETC_CHECK_OR_FAIL(k >= 1, Error::InvalidArgument, "empty kernel in weight shape ", w.shape.str());
+  if (Status s = set_window_kernel(w.shape.dims(), &p->g); !s.ok())
+    return fail(s.error(), "weight shape ", w.shape.str(), ": ", s.message());
   ETC_ASSIGN_OR_RETURN(p->group, attrs.get_int("group", 1));
   ETC_CHECK_OR_FAIL(p->group >= 1, Error::InvalidProgram, "group must be positive");
   p->batch = x.shape[0];

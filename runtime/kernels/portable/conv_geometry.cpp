@@ -15,8 +15,9 @@ Status read_dims(const AttrList& attrs, const char* name, size_t count, int64_t 
   ETC_CHECK_OR_FAIL(out->size() == count, Error::InvalidProgram, "attribute '", name, "' has ",
                     std::to_string(out->size()), " values, expected ", std::to_string(count));
   for (int64_t v : *out)
-    ETC_CHECK_OR_FAIL(v >= min, Error::InvalidProgram, "attribute '", name, "' has invalid value ",
-                      std::to_string(v));
+    ETC_CHECK_OR_FAIL(v >= min && v <= kMaxWindowValue, Error::InvalidProgram, "attribute '", name,
+                      "' has invalid value ", std::to_string(v), " (valid: ", std::to_string(min), " to ",
+                      std::to_string(kMaxWindowValue), ")");
   return Status::Ok();
 }
 
@@ -32,9 +33,11 @@ Status read_window_attrs(const AttrList& attrs, const Shape& input, bool allow_n
   std::vector<int64_t> strides, pads, dilations;
   ETC_TRY(read_dims(attrs, "strides", rank, 1, 1, &strides));
   ETC_TRY(read_dims(attrs, "dilations", rank, 1, 1, &dilations));
-  ETC_TRY(read_dims(attrs, "pads", 2 * rank, 0, allow_negative_pads ? INT32_MIN : 0, &pads));
+  ETC_TRY(read_dims(attrs, "pads", 2 * rank, 0, allow_negative_pads ? -kMaxWindowValue : 0, &pads));
   for (int i = 0; i < rank; ++i) {
     const int s = slot(*g, i);
+    ETC_CHECK_OR_FAIL(input[i + 2] <= kMaxWindowValue, Error::NotSupported, "spatial dim ", std::to_string(i),
+                      " of input shape ", input.str(), " exceeds ", std::to_string(kMaxWindowValue));
     g->in[s] = input[i + 2];
     g->stride[s] = strides[i];
     g->dilation[s] = dilations[i];
@@ -44,9 +47,15 @@ Status read_window_attrs(const AttrList& attrs, const Shape& input, bool allow_n
   return Status::Ok();
 }
 
-void set_window_kernel(Span<const int64_t> dims, WindowGeometry* g) {
+Status set_window_kernel(Span<const int64_t> dims, WindowGeometry* g) {
   const size_t first = dims.size() - static_cast<size_t>(g->rank);
-  for (int i = 0; i < g->rank; ++i) g->kernel[slot(*g, i)] = dims[first + i];
+  for (int i = 0; i < g->rank; ++i) {
+    const int64_t k = dims[first + i];
+    ETC_CHECK_OR_FAIL(k >= 1 && k <= kMaxWindowValue, Error::InvalidArgument, "kernel dim ",
+                      std::to_string(k), " is outside 1 to ", std::to_string(kMaxWindowValue));
+    g->kernel[slot(*g, i)] = k;
+  }
+  return Status::Ok();
 }
 
 Shape window_output_shape(const WindowGeometry& g, int64_t batch, int64_t channels) {

@@ -14,6 +14,10 @@
 namespace etc {
 
 inline constexpr int kMaxSpatialRank = 3;
+// Bound on every spatial input dim, kernel dim, stride, dilation and |pad|:
+// with all of them at most 2^30 every extent and output-size formula below
+// stays inside int64.
+inline constexpr int64_t kMaxWindowValue = int64_t{1} << 30;
 using Dims3 = std::array<int64_t, kMaxSpatialRank>;
 
 struct WindowGeometry {
@@ -36,13 +40,14 @@ struct WindowGeometry {
 // Reads strides, pads (begin..., end...) and dilations for `rank` spatial
 // dims (defaults 1, 0, 1), and the spatial input dims from the trailing dims
 // of `input` (rank + 2 dims: N, C, spatial...). Fails naming the attribute
-// when a length or value is invalid; pads may be negative only when
+// when a length or value is invalid (values above kMaxWindowValue included); pads may be negative only when
 // `allow_negative_pads` (conv_transpose uses them to crop or extend).
 Status read_window_attrs(const AttrList& attrs, const Shape& input, bool allow_negative_pads,
                          WindowGeometry* g);
 
-// Sets g->kernel from the trailing `g->rank` dims of `dims`.
-void set_window_kernel(Span<const int64_t> dims, WindowGeometry* g);
+// Sets g->kernel from the trailing `g->rank` dims of `dims`; fails on a dim
+// outside 1..kMaxWindowValue.
+Status set_window_kernel(Span<const int64_t> dims, WindowGeometry* g);
 
 // The output shape [N, channels, out...] of a window op.
 Shape window_output_shape(const WindowGeometry& g, int64_t batch, int64_t channels);

@@ -25,9 +25,8 @@ Status pool_params(EdgeOp op, const AttrList& attrs, Span<const TensorSpec> in, 
   ETC_ASSIGN_OR_RETURN(std::vector<int64_t> kernel, attrs.get_ints("kernel_shape"));
   ETC_CHECK_OR_FAIL(kernel.size() == static_cast<size_t>(p->g.rank), Error::InvalidProgram,
                     "kernel_shape has ", std::to_string(kernel.size()), " values for input ", x.shape.str());
-  for (int64_t k : kernel)
-    ETC_CHECK_OR_FAIL(k >= 1, Error::InvalidProgram, "kernel_shape values must be positive");
-  set_window_kernel(kernel, &p->g);
+  if (Status s = set_window_kernel(kernel, &p->g); !s.ok())
+    return fail(s.error(), "kernel_shape: ", s.message());
   ETC_ASSIGN_OR_RETURN(int64_t ceil_mode, attrs.get_int("ceil_mode", 0));
   ETC_ASSIGN_OR_RETURN(int64_t include_pad, attrs.get_int("count_include_pad", 0));
   ETC_ASSIGN_OR_RETURN(int64_t storage_order, attrs.get_int("storage_order", 0));
