@@ -1,13 +1,11 @@
 // Step 1–2 of the import: read, parse, inline external data, check, infer shapes.
-#include <onnx/checker.h>
-#include <onnx/shape_inference/implementation.h>
-
 #include <algorithm>
 #include <filesystem>
 
 #include "compiler/common/compile_error.h"
 #include "compiler/common/regular_file.h"
 #include "compiler/import/onnx/importer.h"
+#include "compiler/import/onnx/isolated_check.h"
 
 namespace etc::onnx_import {
 namespace fs = std::filesystem;
@@ -116,17 +114,9 @@ onnx::ModelProto load_model(const std::string& path) {
   if (!model.has_graph() || model.ir_version() <= 0)
     fail_file(path, "not a valid ONNX model (no graph or IR version; is this an ONNX file?)");
   inline_graph_external(*model.mutable_graph(), path);
-  try {
-    onnx::checker::check_model(model);
-  } catch (const std::exception& e) {
-    fail_file(path, std::string("ONNX checker rejected the model: ") + e.what());
-  }
+  // Attribute values libonnx would divide by, refused before it sees them.
   check_positive_attributes(model.graph(), path);
-  try {
-    onnx::shape_inference::InferShapes(model);
-  } catch (const std::exception& e) {
-    fail_file(path, std::string("ONNX shape inference failed: ") + e.what());
-  }
+  check_and_infer(model, path);
   return model;
 }
 

@@ -76,7 +76,7 @@ ir::ValueId LowerContext::input(int i) const {
   return v;
 }
 
-const TensorSpec& LowerContext::spec(ir::ValueId v) const { return importer_.program().graph.value(v).spec; }
+TensorSpec LowerContext::spec(ir::ValueId v) const { return importer_.program().graph.value(v).spec; }
 
 bool LowerContext::is_constant(ir::ValueId v) const {
   return importer_.program().graph.value(v).is_constant();
@@ -94,6 +94,22 @@ std::vector<float> LowerContext::constant_floats(int i, const char* what) const 
   if (!v.is_constant())
     fail(std::string(what) + " (input " + std::to_string(i) + ") must be a compile-time constant");
   return convert_constant<float>(v);
+}
+
+int64_t LowerContext::constant_int(int i, const char* what) const {
+  const std::vector<int64_t> values = constant_ints(i, what);
+  if (values.size() != 1)
+    fail(std::string(what) + " (input " + std::to_string(i) + ") must hold one value, it holds " +
+         std::to_string(values.size()));
+  return values[0];
+}
+
+float LowerContext::constant_float(int i, const char* what) const {
+  const std::vector<float> values = constant_floats(i, what);
+  if (values.size() != 1)
+    fail(std::string(what) + " (input " + std::to_string(i) + ") must hold one value, it holds " +
+         std::to_string(values.size()));
+  return values[0];
 }
 
 std::optional<TensorSpec> LowerContext::declared_output_spec(int i) const {

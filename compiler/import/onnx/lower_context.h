@@ -36,13 +36,18 @@ class LowerContext {
   bool has_input(int i) const;
   // IR value of input i; fails when it is required but missing.
   ir::ValueId input(int i) const;
-  const TensorSpec& spec(ir::ValueId v) const;
-  const TensorSpec& input_spec(int i) const { return spec(input(i)); }
+  // By value: a reference into the graph would dangle once a lowering adds
+  // a value (the graph's storage grows).
+  TensorSpec spec(ir::ValueId v) const;
+  TensorSpec input_spec(int i) const { return spec(input(i)); }
   bool is_constant(ir::ValueId v) const;
   // Constant input i converted to int64 / float values; fails naming the input
   // when it is not a compile-time constant.
   std::vector<int64_t> constant_ints(int i, const char* what) const;
   std::vector<float> constant_floats(int i, const char* what) const;
+  // A constant input that must hold exactly one value (a scalar or [1]).
+  int64_t constant_int(int i, const char* what) const;
+  float constant_float(int i, const char* what) const;
 
   // ---- attributes (defaults as in the ONNX spec) ----
   bool has_attr(const std::string& name) const;

@@ -20,7 +20,7 @@ namespace etc::onnx_import {
 namespace {
 
 void lower_shape(LowerContext& c) {
-  const Shape& s = c.input_spec(0).shape;
+  const Shape s = c.input_spec(0).shape;
   const int64_t rank = s.rank();
   int64_t start = 0, end = rank;
   if (c.opset() >= 15) {

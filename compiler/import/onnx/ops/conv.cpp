@@ -12,7 +12,7 @@ namespace {
 
 // The spatial kernel dims of weight input 1, checked against kernel_shape.
 std::vector<int64_t> weight_kernel(LowerContext& c, size_t rank) {
-  const Shape& w = c.input_spec(1).shape;
+  const Shape w = c.input_spec(1).shape;
   if (w.rank() != static_cast<int>(rank) + 2)
     c.fail("weight shape " + w.str() + " does not match " + std::to_string(rank) + " spatial dims");
   std::vector<int64_t> kernel(w.begin() + 2, w.end());

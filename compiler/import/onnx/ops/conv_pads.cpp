@@ -17,7 +17,7 @@ std::vector<int64_t> dims_attr(LowerContext& c, const char* name, size_t count, 
 }  // namespace
 
 std::vector<int64_t> spatial_dims(LowerContext& c, int i) {
-  const Shape& s = c.input_spec(i).shape;
+  const Shape s = c.input_spec(i).shape;
   if (s.rank() < 3) c.fail("input shape " + s.str() + " has no spatial dims (expected N, C, spatial...)");
   return std::vector<int64_t>(s.begin() + 2, s.end());
 }

@@ -4,6 +4,7 @@
 
 #include "compiler/import/onnx/lower_context.h"
 #include "compiler/import/onnx/ops/register_all.h"
+#include "compiler/import/onnx/ops/shape_lowerings.h"
 #include "compiler/import/onnx/tensor_proto.h"
 
 namespace etc::onnx_import {
@@ -14,7 +15,7 @@ namespace {
 // aligned dims end turns that into numpy broadcasting.
 ir::ValueId legacy_broadcast_operand(LowerContext& c, ir::ValueId b) {
   const int64_t rank_a = c.input_spec(0).shape.rank();
-  const Shape& sb = c.spec(b).shape;
+  const Shape sb = c.spec(b).shape;
   if (c.attr_int("broadcast", 0) == 0) {
     if (c.input_spec(0).shape != sb)
       c.fail("shapes " + c.input_spec(0).shape.str() + " and " + sb.str() + " differ and broadcast=0");
@@ -49,9 +50,7 @@ Lowering variadic(EdgeOp op, bool mean) {
             if (mean && c.num_inputs() > 1)
               acc = c.emit1(EdgeOp::Div, {acc, c.scalar(c.spec(acc).dtype, c.num_inputs())});
             if (c.num_inputs() == 1)
-              acc = c.emit1(
-                  EdgeOp::Reshape, {acc},
-                  {{"shape", std::vector<int64_t>(c.spec(acc).shape.begin(), c.spec(acc).shape.end())}});
+              acc = c.emit1(EdgeOp::Reshape, {acc}, {{"shape", dims_of(c.spec(acc).shape)}});
             c.set_output(0, acc);
           },
           1};
@@ -75,17 +74,15 @@ void lower_clip(LowerContext& c) {
   const bool const_bounds =
       (min_v == ir::kNoValue || c.is_constant(min_v)) && (max_v == ir::kNoValue || c.is_constant(max_v));
   if (const_bounds) {
-    if (min_v != ir::kNoValue) lo = c.constant_floats(1, "min")[0];
-    if (max_v != ir::kNoValue) hi = c.constant_floats(2, "max")[0];
+    if (min_v != ir::kNoValue) lo = c.constant_float(1, "min");
+    if (max_v != ir::kNoValue) hi = c.constant_float(2, "max");
     c.set_output(
         0, c.emit1(EdgeOp::Clip, {x}, {{"min", static_cast<float>(lo)}, {"max", static_cast<float>(hi)}}));
     return;
   }
   if (min_v != ir::kNoValue) y = c.emit1(EdgeOp::Max, {y, min_v});
   if (max_v != ir::kNoValue) y = c.emit1(EdgeOp::Min, {y, max_v});
-  if (y == x)
-    y = c.emit1(EdgeOp::Reshape, {x},
-                {{"shape", std::vector<int64_t>(c.spec(x).shape.begin(), c.spec(x).shape.end())}});
+  if (y == x) y = c.emit1(EdgeOp::Reshape, {x}, {{"shape", dims_of(c.spec(x).shape)}});
   c.set_output(0, y);
 }
 

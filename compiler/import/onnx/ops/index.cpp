@@ -26,7 +26,7 @@ int64_t declared_k(const LowerContext& c, const Shape& shape, int64_t axis) {
 // k is an attribute before opset 10 and an input from 10. It sets the output
 // shape: a computed k needs a declared output type.
 void lower_top_k(LowerContext& c) {
-  const Shape& shape = c.input_spec(0).shape;
+  const Shape shape = c.input_spec(0).shape;
   const int64_t axis = c.normalize_axis(c.attr_int("axis", -1), shape.rank());
   std::vector<ir::ValueId> inputs = {c.input(0)};
   int64_t k = 0;

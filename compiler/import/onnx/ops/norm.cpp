@@ -24,8 +24,8 @@ void lower_batch_norm(LowerContext& c) {
              " (running or saved statistics) is a training output and is not supported");
   const float eps = c.attr_float("epsilon", 1e-5f);
   if (c.opset() < 9 && c.attr_int("spatial", 1) == 0) {
-    const Shape& x = c.input_spec(0).shape;
-    const Shape& s = c.input_spec(1).shape;
+    const Shape x = c.input_spec(0).shape;
+    const Shape s = c.input_spec(1).shape;
     if (s.rank() > 0 && s.numel() != x.numel() / (x[0] == 0 ? 1 : x[0]))
       c.fail("spatial=0 needs statistics of shape [C, D1, ...], got " + s.str());
   }

@@ -92,8 +92,8 @@ void lower_rnn(LowerContext& c, bool lstm) {
   const int num_dirs = direction == "bidirectional" ? 2 : 1;
   const int64_t layout = c.opset() >= 14 ? c.attr_int("layout", 0) : 0;
   if (layout != 0 && layout != 1) c.fail("layout " + std::to_string(layout) + " is not 0 or 1");
-  const TensorSpec& x = c.input_spec(0);
-  const TensorSpec& r = c.input_spec(2);
+  const TensorSpec x = c.input_spec(0);
+  const TensorSpec r = c.input_spec(2);
   if (x.shape.rank() != 3 || r.shape.rank() != 3) c.fail("X and R must have rank 3");
   const int64_t hidden = r.shape[2];
   if (c.has_attr("hidden_size") && c.attr_int("hidden_size") != hidden)

@@ -14,7 +14,7 @@
 namespace etc::onnx_import {
 
 ir::ValueId reshape_to(LowerContext& c, ir::ValueId x, const std::vector<int64_t>& dims) {
-  const TensorSpec& spec = c.spec(x);
+  const TensorSpec spec = c.spec(x);
   if (dims == dims_of(spec.shape)) return x;
   if (dims.size() > static_cast<size_t>(kMaxRank))
     c.fail("output rank " + std::to_string(dims.size()) + " is above the maximum of 8");
@@ -51,7 +51,7 @@ std::string list_str(const std::vector<int64_t>& v) {
 }
 
 void lower_reshape(LowerContext& c) {
-  const Shape& in = c.input_spec(0).shape;
+  const Shape in = c.input_spec(0).shape;
   const bool allow_zero = c.opset() >= 14 && c.attr_int("allowzero", 0) != 0;
   if (is_runtime_arg(c, 1))
     return c.set_output(0, runtime_reshape(c, "shape", "shape", {{"allowzero", int64_t{allow_zero}}}));
@@ -84,7 +84,7 @@ void lower_reshape(LowerContext& c) {
 }
 
 void lower_flatten(LowerContext& c) {
-  const Shape& in = c.input_spec(0).shape;
+  const Shape in = c.input_spec(0).shape;
   int64_t axis = c.attr_int("axis", 1);
   if (axis < -in.rank() || axis > in.rank())
     c.fail("axis " + std::to_string(axis) + " is out of range for rank " + std::to_string(in.rank()));
@@ -111,7 +111,7 @@ std::vector<int64_t> axes_of(LowerContext& c, bool* given) {
 void lower_squeeze(LowerContext& c) {
   if (c.opset() >= 13 && is_runtime_arg(c, 1))
     return c.set_output(0, runtime_reshape(c, "squeeze_axes", "axes"));
-  const Shape& in = c.input_spec(0).shape;
+  const Shape in = c.input_spec(0).shape;
   bool given = false;
   std::vector<int64_t> axes = axes_of(c, &given);
   std::vector<bool> drop(in.rank(), false);
@@ -131,7 +131,7 @@ void lower_squeeze(LowerContext& c) {
 void lower_unsqueeze(LowerContext& c) {
   if (c.opset() >= 13 && is_runtime_arg(c, 1))
     return c.set_output(0, runtime_reshape(c, "unsqueeze_axes", "axes"));
-  const Shape& in = c.input_spec(0).shape;
+  const Shape in = c.input_spec(0).shape;
   bool given = false;
   const std::vector<int64_t> axes = axes_of(c, &given);
   if (!given) c.fail("axes are required");
@@ -149,7 +149,7 @@ void lower_unsqueeze(LowerContext& c) {
 }
 
 void lower_transpose(LowerContext& c) {
-  const Shape& in = c.input_spec(0).shape;
+  const Shape in = c.input_spec(0).shape;
   std::vector<int64_t> perm(in.rank());
   std::iota(perm.rbegin(), perm.rend(), 0);  // default: reverse the dims
   perm = c.attr_ints("perm", perm);
@@ -193,7 +193,7 @@ void lower_runtime_split(LowerContext& c, int64_t axis) {
 }
 
 void lower_split(LowerContext& c) {
-  const Shape& in = c.input_spec(0).shape;
+  const Shape in = c.input_spec(0).shape;
   const int64_t axis = c.normalize_axis(c.attr_int("axis", 0), in.rank());
   const int64_t dim = in[static_cast<int>(axis)];
   const int n = c.num_outputs();
@@ -220,7 +220,7 @@ void lower_expand(LowerContext& c) {
     const std::vector<int64_t> dims = declared_dims(c, 0, "shape", 1);
     return c.set_output(0, c.emit1(EdgeOp::Expand, {c.input(0), c.input(1)}, {{"shape", dims}}));
   }
-  const Shape& in = c.input_spec(0).shape;
+  const Shape in = c.input_spec(0).shape;
   const std::vector<int64_t> shape = c.constant_ints(1, "shape (the output shape depends on it)");
   // Bidirectional broadcast: either side may hold the 1.
   const size_t rank = std::max<size_t>(shape.size(), in.rank());
@@ -238,7 +238,7 @@ void lower_expand(LowerContext& c) {
 
 // Tile with run-time repeats: the repeats the declared shape implies.
 void lower_runtime_tile(LowerContext& c) {
-  const Shape& in = c.input_spec(0).shape;
+  const Shape in = c.input_spec(0).shape;
   const std::vector<int64_t> dims = declared_dims(c, 0, "repeats", 1);
   if (static_cast<int>(dims.size()) != in.rank())
     c.fail("declared output shape " + list_str(dims) + " does not match input rank " +
@@ -255,7 +255,7 @@ void lower_runtime_tile(LowerContext& c) {
 
 void lower_tile(LowerContext& c) {
   if (is_runtime_arg(c, 1)) return lower_runtime_tile(c);
-  const Shape& in = c.input_spec(0).shape;
+  const Shape in = c.input_spec(0).shape;
   const std::vector<int64_t> repeats = c.constant_ints(1, "repeats (the output shape depends on them)");
   if (static_cast<int>(repeats.size()) != in.rank())
     c.fail("repeats " + list_str(repeats) + " does not match rank " + std::to_string(in.rank()));
@@ -280,11 +280,11 @@ void lower_dropout(LowerContext& c) {
   if (c.opset() >= 12 && c.has_input(2)) {
     if (!c.is_constant(c.input(2)))
       c.fail("training_mode must be a compile-time constant (random dropout is not supported)");
-    const bool training = c.constant_ints(2, "training_mode")[0] != 0;
-    const bool zero_ratio = c.has_input(1) && c.constant_floats(1, "ratio")[0] == 0.0f;
+    const bool training = c.constant_int(2, "training_mode") != 0;
+    const bool zero_ratio = c.has_input(1) && c.constant_float(1, "ratio") == 0.0f;
     if (training && !zero_ratio) c.fail("training_mode=true (random dropout) is not supported");
   }
-  const TensorSpec& in = c.input_spec(0);
+  const TensorSpec in = c.input_spec(0);
   c.set_output(0, c.input(0));
   if (c.num_outputs() < 2) return;
   // Before opset 10 the mask has the input's type.

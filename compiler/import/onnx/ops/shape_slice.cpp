@@ -56,7 +56,7 @@ void lower_slice(LowerContext& c) {
   if (c.opset() >= 10)
     for (int i = 1; i <= 4; ++i)
       if (is_runtime_arg(c, i)) return lower_runtime_slice(c);
-  const Shape& in = c.input_spec(0).shape;
+  const Shape in = c.input_spec(0).shape;
   const SliceArgs a = slice_args(c);
   std::vector<int64_t> starts(in.rank(), 0), ends = dims_of(in), steps(in.rank(), 1);
   std::vector<bool> seen(in.rank(), false);
@@ -79,7 +79,7 @@ void lower_slice(LowerContext& c) {
 }
 
 void lower_gather(LowerContext& c) {
-  const Shape& data = c.input_spec(0).shape;
+  const Shape data = c.input_spec(0).shape;
   const int64_t axis = c.normalize_axis(c.attr_int("axis", 0), data.rank());
   const ir::ValueId indices = c.input(1);
   if (c.is_constant(indices)) {
@@ -101,7 +101,7 @@ float pad_value(LowerContext& c) {
   if (v.size() != 1) c.fail("constant_value must hold one element");
   const DType t = c.input_spec(2).dtype;
   if (t != DType::Float32 && t != DType::Float64 && t != DType::Bool) {
-    const int64_t exact = c.constant_ints(2, "constant_value")[0];
+    const int64_t exact = c.constant_int(2, "constant_value");
     if (static_cast<double>(v[0]) != static_cast<double>(exact))
       c.fail("constant_value " + std::to_string(exact) +
              " is not exactly representable as a float attribute");
@@ -145,7 +145,7 @@ void lower_pad(LowerContext& c) {
   const bool runtime_pads = c.opset() >= 11 && is_runtime_arg(c, 1);
   const bool runtime_value = c.opset() >= 11 && is_runtime_arg(c, 2);
   if (runtime_pads || runtime_value) return lower_runtime_pad(c, runtime_pads, runtime_value);
-  const Shape& in = c.input_spec(0).shape;
+  const Shape in = c.input_spec(0).shape;
   const std::vector<int64_t> pads =
       c.opset() < 11 ? c.attr_ints("pads") : c.constant_ints(1, "pads (the output shape depends on them)");
   const std::string mode = pad_mode(c);
