@@ -109,9 +109,11 @@ Status map_externals(BlobView& view) {
 
 // Nodes come in execution order: every input is a constant, a delegate
 // input or the output of an earlier node; every tensor has one producer;
-// every delegate output is produced.
+// every delegate output is produced. A blob has at least one node (every
+// later stage may rely on the node list being there).
 Status check_nodes(const BlobView& view) {
   const auto* nodes = view.graph->nodes();
+  if (nodes == nullptr || nodes->size() == 0) return invalid("the graph has no nodes");
   std::vector<bool> defined(view.tensors.size(), false);
   for (size_t t = 0; t < view.tensors.size(); ++t)
     defined[t] = view.tensors[t].is_constant() || view.tensors[t].external_input >= 0;
