@@ -15,3 +15,14 @@ if(ETC_FUZZ)
                       -fno-sanitize-recover=undefined)
   add_link_options(-fsanitize=address,undefined)
 endif()
+
+# ETC_TSAN=ON builds with ThreadSanitizer (CI: the runtime alone, for the
+# threaded tests; tests/tsan.supp names the uninstrumented libraries).
+option(ETC_TSAN "Build with ThreadSanitizer" OFF)
+if(ETC_TSAN)
+  if(ETC_SANITIZE OR ETC_FUZZ)
+    message(FATAL_ERROR "ETC_TSAN=ON cannot be combined with ETC_SANITIZE or ETC_FUZZ")
+  endif()
+  add_compile_options(-fsanitize=thread -fno-omit-frame-pointer)
+  add_link_options(-fsanitize=thread)
+endif()

@@ -137,6 +137,22 @@ class PreprocessBadInput(CliCase):
             with self.subTest(op=op):
                 self.check_rejected(path, f"node 'grow' ({op})", "above --max-tensor-bytes")
 
+    def test_a_model_that_crashes_libonnx_shape_inference_is_an_error(self):
+        # Found by fuzzing: libonnx reads a ConvTranspose weight of rank 1 out of bounds.
+        c0 = numpy_helper.from_array(np.zeros((0,), dtype=np.int64), "c0")
+        nodes = [helper.make_node("Softmax", ["c0"], ["t0"], name="n0"),
+                 helper.make_node("ConvTranspose", ["x", "t0"], ["y"], name="n1")]
+        path = self.huge_model("crash.onnx", nodes, [helper.make_tensor_value_info("x", TensorProto.INT32, [3, 1, 1])],
+                               [c0], out_rank=3)
+        self.check_rejected(path, "ONNX checker or shape inference crashed on this model (signal 11)")
+
+    def test_a_huge_declared_input_is_refused_before_shape_inference(self):
+        # libonnx would build a rank-2^40 shape for ConstantOfShape (a hang found by fuzzing).
+        nodes = [helper.make_node("ConstantOfShape", ["x"], ["y"], name="n0")]
+        path = self.huge_model("cos.onnx", nodes, [helper.make_tensor_value_info("x", TensorProto.INT64, [1 << 40])],
+                               out_rank=1)
+        self.check_rejected(path, "input 'x'", "8 TiB, above --max-tensor-bytes")
+
     def test_limit_flags_raise_or_lower_the_limits(self):
         relu = [helper.make_node("Relu", ["x"], ["y"], name="r")]
         model = self.huge_model("mid.onnx", relu, [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1024, 1024])])

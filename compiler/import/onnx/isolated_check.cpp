@@ -3,6 +3,7 @@
 #include <onnx/checker.h>
 #include <onnx/shape_inference/implementation.h>
 #include <sys/wait.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -18,6 +19,8 @@ namespace {
 constexpr char kInferred = 'I';
 constexpr char kCheckerError = 'C';
 constexpr char kInferenceError = 'S';
+// libonnx's checker and inference run in well under a second on real models.
+constexpr unsigned kTimeoutSeconds = 60;
 
 bool write_all(int fd, const std::string& bytes) {
   for (size_t done = 0; done < bytes.size();) {
@@ -75,6 +78,11 @@ void check_and_infer(onnx::ModelProto& model, const std::string& path) {
   }
   if (child == 0) {
     ::close(fds[0]);
+    // A crash dies by its signal, whatever handlers the parent had (a
+    // sanitizer's or a fuzzer's would report it as the parent's own), and a
+    // hang ends after kTimeoutSeconds.
+    for (int sig : {SIGSEGV, SIGBUS, SIGABRT, SIGFPE, SIGILL, SIGALRM}) ::signal(sig, SIG_DFL);
+    ::alarm(kTimeoutSeconds);
     const bool sent = write_all(fds[1], check_and_infer_here(model));
     ::_exit(sent ? 0 : 1);
   }
@@ -84,6 +92,9 @@ void check_and_infer(onnx::ModelProto& model, const std::string& path) {
   int status = 0;
   while (::waitpid(child, &status, 0) < 0 && errno == EINTR) {
   }
+  if (WIFSIGNALED(status) && WTERMSIG(status) == SIGALRM)
+    fail(path, "ONNX checker or shape inference did not finish within " + std::to_string(kTimeoutSeconds) +
+                   " s: the model is malformed");
   if (WIFSIGNALED(status) || reply.empty())
     fail(path, "ONNX checker or shape inference crashed on this model (" +
                    (WIFSIGNALED(status) ? "signal " + std::to_string(WTERMSIG(status))

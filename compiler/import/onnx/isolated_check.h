@@ -15,7 +15,7 @@ namespace etc::onnx_import {
 // Throws CompileError "PATH: ONNX checker rejected the model: ...",
 // "PATH: ONNX shape inference failed: ..." or, when the child dies,
 // "PATH: ONNX checker or shape inference crashed on this model (signal N):
-// the model is malformed".
+// the model is malformed" (or did not finish within 60 s).
 void check_and_infer(onnx::ModelProto& model, const std::string& path);
 
 }  // namespace etc::onnx_import

@@ -3,9 +3,11 @@
 #include <filesystem>
 
 #include "compiler/common/compile_error.h"
+#include "compiler/common/limits.h"
 #include "compiler/common/regular_file.h"
 #include "compiler/import/onnx/importer.h"
 #include "compiler/import/onnx/isolated_check.h"
+#include "compiler/import/onnx/tensor_proto.h"
 
 namespace etc::onnx_import {
 namespace fs = std::filesystem;
@@ -99,6 +101,28 @@ void check_positive_attributes(const onnx::GraphProto& g, const std::string& pat
   }
 }
 
+// Graph inputs with static dims are held to the tensor limits before libonnx
+// sees them: its shape inference would otherwise work on an input of 2^40
+// dims for as long as that takes (ConstantOfShape makes a rank of it).
+void check_declared_input_sizes(const onnx::GraphProto& g, const std::string& path) {
+  for (const auto& in : g.input()) {
+    if (!in.type().has_tensor_type() || !in.type().tensor_type().has_shape()) continue;
+    const auto& shape = in.type().tensor_type().shape();
+    if (shape.dim_size() > kMaxRank) continue;  // refused with its own message at bind time
+    TensorSpec spec;
+    spec.dtype = dtype_from_onnx(in.type().tensor_type().elem_type());
+    if (spec.dtype == DType::Invalid) continue;
+    bool fixed = true;
+    for (const auto& d : shape.dim()) {
+      fixed = fixed && d.has_dim_value() && d.dim_value() >= 0;
+      if (fixed) spec.shape.push_back(d.dim_value());
+    }
+    if (!fixed) continue;
+    if (const std::string error = tensor_size_error(spec); !error.empty())
+      fail_file(path, "input '" + in.name() + "': " + error);
+  }
+}
+
 }  // namespace
 
 onnx::ModelProto load_model(const std::string& path) {
@@ -116,6 +140,7 @@ onnx::ModelProto load_model(const std::string& path) {
   inline_graph_external(*model.mutable_graph(), path);
   // Attribute values libonnx would divide by, refused before it sees them.
   check_positive_attributes(model.graph(), path);
+  check_declared_input_sizes(model.graph(), path);
   check_and_infer(model, path);
   return model;
 }
