@@ -1,13 +1,26 @@
 #!/usr/bin/env bash
-# Every test: install what is needed, build, fetch/generate the real models,
-# then run the unit tests, the ONNX conformance suite, the CLI tests and the
-# real-model end-to-end tests; then build the runtime alone, as a deployment
-# does (no compiler, no XNNPACK), into build-runtime/ and run its tests.
+# Every test, under the sanitizers: install what is needed, fetch/generate the
+# real models, then
+#   1. build everything with ASan + UBSan (build-asan/) and run all of ctest
+#      there: unit tests, the ONNX conformance suite in its three modes, the
+#      command-line tests, the real-model tests, and the fuzz targets replaying
+#      their regression corpus (tests/fuzz/regressions);
+#   2. build the runtime alone, as a deployment does (no compiler, no XNNPACK),
+#      into build-runtime/ and run its tests;
+#   3. build the runtime with XNNPACK under ThreadSanitizer (build-tsan/) and
+#      run the threaded tests: one program, several Methods executing at once
+#      on different threads over the shared XNNPACK thread pool.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 "$root/tools/install_deps.sh"
-"$root/tools/build.sh"
+ETC_SANITIZE=ON "$root/tools/build.sh"
 "$root/tests/models/prepare_models.sh"
-(cd "$root/build" && ctest --output-on-failure)
+(cd "$root/build-asan" && ctest --output-on-failure)
 "$root/tools/build_runtime_only.sh"
 (cd "$root/build-runtime" && ctest --output-on-failure)
+tsan="$root/build-tsan"
+cmake -S "$root" -B "$tsan" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DETC_BUILD_COMPILER=OFF \
+  -DETC_BACKEND_XNNPACK=ON -DETC_TSAN=ON >/dev/null
+ninja -C "$tsan" etc_runtime_tests | { grep -vE '^\[[0-9]+/[0-9]+\] (Building|Linking)' || true; }
+TSAN_OPTIONS="suppressions=$root/tests/tsan.supp halt_on_error=1 second_deadlock_stack=1" \
+  "$tsan/tests/runtime/etc_runtime_tests" "[threads]"

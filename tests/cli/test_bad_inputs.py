@@ -7,6 +7,7 @@ a crash, and never a leftover output file.
 import json
 import os
 import random
+import shutil
 import signal
 import subprocess
 import time
@@ -350,15 +351,22 @@ class RunBadInput(CliCase):
         self.assertEqual(np.load(files["a b"]).tolist(), [1, 0])
         self.assertEqual(np.load(files["a/b"]).tolist(), [-1, 2])
 
-    def test_names_that_are_not_utf8_keep_json_valid(self):
+    def test_names_that_are_not_utf8_keep_json_and_dot_valid(self):
         model = small_model()
-        model.graph.node[1].name = "badX"
-        raw = model.SerializeToString().replace(b"badX", b"bad\xff")  # same length: still a valid protobuf
+        model.graph.node[1].name = "badXY\"Z"
+        raw = model.SerializeToString().replace(b"badXY", b"bad\xff\n")  # same length: still a valid protobuf
         path = self.write("latin.onnx", raw)
         proc = self.etc("partition", path, "--format", "json")
         self.assertEqual(proc.returncode, 0, proc.stderr)
         report = json.loads(proc.stdout)
         self.assertTrue(any(n["onnx_name"].startswith("bad") for n in report["nodes"]))
+        dot = subprocess.run([ETC, "partition", path, "--format", "dot"], capture_output=True, timeout=120)
+        self.assertEqual(dot.returncode, 0, dot.stderr)
+        text = dot.stdout.decode("utf-8")  # raises when a byte is not UTF-8
+        self.assertIn("bad\ufffd\\n\\\"Z", text)  # U+FFFD, the newline and the quote escaped
+        if shutil.which("dot"):
+            rendered = subprocess.run(["dot", "-Tsvg"], input=dot.stdout, capture_output=True, timeout=120)
+            self.assertEqual(rendered.returncode, 0, rendered.stderr)
 
     def test_a_fifo_as_input_is_refused(self):
         program = self.path("p.etp")

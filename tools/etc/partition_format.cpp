@@ -130,11 +130,41 @@ std::string format_partition_json(const PartitionReport& r) {
 
 namespace {
 
+// Length of the valid UTF-8 sequence at s[i], or 0 when the bytes there are
+// not one (a stray continuation byte, an overlong or truncated sequence).
+size_t utf8_length(const std::string& s, size_t i) {
+  const auto b = [&](size_t k) { return static_cast<unsigned char>(s[k]); };
+  const unsigned char c = b(i);
+  if (c < 0x80) return 1;
+  const size_t n = c >= 0xc2 && c <= 0xdf ? 2 : c >= 0xe0 && c <= 0xef ? 3 : c >= 0xf0 && c <= 0xf4 ? 4 : 0;
+  if (n == 0 || i + n > s.size()) return 0;
+  for (size_t k = 1; k < n; ++k)
+    if ((b(i + k) & 0xc0) != 0x80) return 0;
+  if ((c == 0xe0 && b(i + 1) < 0xa0) || (c == 0xed && b(i + 1) > 0x9f) || (c == 0xf0 && b(i + 1) < 0x90) ||
+      (c == 0xf4 && b(i + 1) > 0x8f))
+    return 0;  // overlong, surrogate or above U+10FFFF
+  return n;
+}
+
+// A DOT double-quoted string body: quotes and backslashes escaped, control
+// characters as \n or a space, and bytes that are not UTF-8 as U+FFFD (as
+// the JSON formats do), so Graphviz always reads it.
 std::string dot_escape(const std::string& s) {
   std::string out;
-  for (char c : s) {
-    if (c == '"' || c == '\\') out += '\\';
-    out += c;
+  for (size_t i = 0; i < s.size();) {
+    const size_t n = utf8_length(s, i);
+    if (n == 0) {
+      out += "\xEF\xBF\xBD";
+      ++i;
+      continue;
+    }
+    const char c = s[i];
+    if (n == 1 && (c == '"' || c == '\\')) out += '\\';
+    if (n == 1 && static_cast<unsigned char>(c) < 0x20)
+      out += c == '\n' ? "\\n" : " ";
+    else
+      out.append(s, i, n);
+    i += n;
   }
   return out;
 }

@@ -2,8 +2,8 @@
 
 #include <onnx/checker.h>
 #include <onnx/shape_inference/implementation.h>
-#include <sys/wait.h>
 #include <signal.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>

@@ -1,9 +1,10 @@
 // One loaded program, several Methods executing at once on different
-// threads, each delegate with its own XNNPACK thread pool: every thread gets
-// the single-threaded answer on every run. CI runs this under
-// ThreadSanitizer (tools/run_tests.sh), where it shows that Methods share
-// nothing mutable: the Program is read-only, and each Method owns its arena,
-// delegate handles and pools.
+// threads, their XNNPACK delegates running on the process's shared 2-thread
+// pool (threadpool.h; pthreadpool serializes calls from different threads):
+// every thread gets the single-threaded answer on every run. CI runs this
+// under ThreadSanitizer (tools/run_tests.sh), where it shows that Methods
+// share nothing mutable but the pool: the Program is read-only, and each
+// Method owns its arena and delegate handles.
 #include <catch2/catch.hpp>
 #include <random>
 #include <thread>
@@ -61,7 +62,7 @@ std::vector<float> run_once(Method& m, const std::vector<float>& input) {
   return {y, y + input.size()};
 }
 
-TEST_CASE("methods of one program run at once on several threads, each with its own xnnpack pool",
+TEST_CASE("methods of one program run at once on several threads over a shared xnnpack pool",
           "[xnnpack][threads]") {
   REQUIRE(register_builtin_backends().ok());
   const std::vector<uint8_t> bytes = program_bytes();
@@ -82,7 +83,7 @@ TEST_CASE("methods of one program run at once on several threads, each with its 
   for (int t = 0; t < kThreads; ++t) {
     threads.emplace_back([&, t] {
       RuntimeOptions options;
-      options.num_threads = 2;  // a pool per delegate, so pools run inside each thread's calls
+      options.num_threads = 2;  // every Method's delegate uses the one 2-thread pool
       auto method = Method::init(program.get(), 0, options);
       if (!method.ok()) return;
       for (int r = 0; r < kRuns; ++r) matching[t] += run_once(*method.get(), input) == want ? 1 : 0;
