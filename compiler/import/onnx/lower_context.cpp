@@ -1,6 +1,9 @@
 #include "compiler/import/onnx/lower_context.h"
 
 #include <cstring>
+#include <limits>
+#include <optional>
+#include <type_traits>
 #include <unordered_map>
 
 #include "compiler/common/compile_error.h"
@@ -28,19 +31,38 @@ const onnx::AttributeProto* find_attr(const onnx::NodeProto& n, const std::strin
 // nodes, so an Expand or Tile of a constant cannot bloat the program file.
 constexpr size_t kMaxFoldGrowthBytes = 1 << 20;
 
+// A float converted to an integer type: NaN, infinities and values out of
+// T's range have no value there (the cast would be undefined).
+template <typename T, typename F>
+std::optional<T> to_integer(F f) {
+  if (!(f >= static_cast<F>(std::numeric_limits<T>::min()) && f < -static_cast<F>(std::numeric_limits<T>::min())))
+    return std::nullopt;
+  return static_cast<T>(f);
+}
+
+// A constant's values as T; nullopt when a float has no value in integer T.
 template <typename T>
-std::vector<T> convert_constant(const ir::Value& v) {
+std::optional<std::vector<T>> convert_constant(const ir::Value& v) {
   std::vector<T> out(static_cast<size_t>(v.spec.shape.numel()));
   const uint8_t* p = v.constant->data();
+  const auto from_float = [](auto f) -> std::optional<T> {
+    if constexpr (std::is_integral_v<T>)
+      return to_integer<T>(f);
+    else
+      return static_cast<T>(f);
+  };
   for (size_t i = 0; i < out.size(); ++i) {
+    std::optional<T> x;
     switch (v.spec.dtype) {
-      case DType::Float32: out[i] = static_cast<T>(reinterpret_cast<const float*>(p)[i]); break;
-      case DType::Float64: out[i] = static_cast<T>(reinterpret_cast<const double*>(p)[i]); break;
-      case DType::Int64: out[i] = static_cast<T>(reinterpret_cast<const int64_t*>(p)[i]); break;
-      case DType::Int32: out[i] = static_cast<T>(reinterpret_cast<const int32_t*>(p)[i]); break;
-      case DType::Int8: out[i] = static_cast<T>(reinterpret_cast<const int8_t*>(p)[i]); break;
-      default: out[i] = static_cast<T>(p[i]); break;  // bool, uint8
+      case DType::Float32: x = from_float(reinterpret_cast<const float*>(p)[i]); break;
+      case DType::Float64: x = from_float(reinterpret_cast<const double*>(p)[i]); break;
+      case DType::Int64: x = static_cast<T>(reinterpret_cast<const int64_t*>(p)[i]); break;
+      case DType::Int32: x = static_cast<T>(reinterpret_cast<const int32_t*>(p)[i]); break;
+      case DType::Int8: x = static_cast<T>(reinterpret_cast<const int8_t*>(p)[i]); break;
+      default: x = static_cast<T>(p[i]); break;  // bool, uint8
     }
+    if (!x) return std::nullopt;
+    out[i] = *x;
   }
   return out;
 }
@@ -86,14 +108,17 @@ std::vector<int64_t> LowerContext::constant_ints(int i, const char* what) const 
   const ir::Value& v = importer_.program().graph.value(input(i));
   if (!v.is_constant())
     fail(std::string(what) + " (input " + std::to_string(i) + ") must be a compile-time constant");
-  return convert_constant<int64_t>(v);
+  std::optional<std::vector<int64_t>> values = convert_constant<int64_t>(v);
+  if (!values)
+    fail(std::string(what) + " (input " + std::to_string(i) + ") holds a value that is not an integer in range");
+  return std::move(*values);
 }
 
 std::vector<float> LowerContext::constant_floats(int i, const char* what) const {
   const ir::Value& v = importer_.program().graph.value(input(i));
   if (!v.is_constant())
     fail(std::string(what) + " (input " + std::to_string(i) + ") must be a compile-time constant");
-  return convert_constant<float>(v);
+  return *convert_constant<float>(v);  // every value has a float
 }
 
 int64_t LowerContext::constant_int(int i, const char* what) const {

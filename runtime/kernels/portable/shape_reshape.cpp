@@ -42,13 +42,15 @@ const char* reshape_target(const IntArg& a, const Shape& in, bool allow_zero, Sh
       return "has a negative dim";
     }
     out->push_back(d);
-    if (d != -1) known *= d;
+    if (d != -1 && __builtin_mul_overflow(known, d, &known)) return "has more elements than int64 can count";
   }
   if (infer >= 0) {
     if (known == 0 || in.numel() % known != 0) return "leaves the -1 dim undefined";
     (*out)[infer] = in.numel() / known;
   }
-  return out->numel() == in.numel() ? nullptr : "does not keep the element count";
+  int64_t count = 0;
+  if (!out->checked_numel(&count)) return "has more elements than int64 can count";
+  return count == in.numel() ? nullptr : "does not keep the element count";
 }
 
 // ONNX Squeeze (no axes: every 1) and Unsqueeze (axes index the output).
