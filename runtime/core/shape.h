@@ -3,6 +3,7 @@
 
 #include <array>
 #include <cstdint>
+#include <limits>
 #include <initializer_list>
 #include <string>
 
@@ -37,10 +38,13 @@ class Shape {
   const int64_t* end() const { return dims_.data() + rank_; }
   Span<const int64_t> dims() const { return {dims_.data(), static_cast<size_t>(rank_)}; }
 
-  // Product of dims (1 for a scalar).
+  // Product of dims (1 for a scalar). Saturates at INT64_MAX instead of
+  // overflowing, so a hostile shape compares unequal to every real count;
+  // checked_numel says whether the product is exact.
   int64_t numel() const {
     int64_t n = 1;
-    for (int i = 0; i < rank_; ++i) n *= dims_[i];
+    for (int i = 0; i < rank_; ++i)
+      if (__builtin_mul_overflow(n, dims_[i], &n)) return std::numeric_limits<int64_t>::max();
     return n;
   }
   // The product of dims into *out; false (and *out untouched) when a dim is

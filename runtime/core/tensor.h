@@ -14,7 +14,13 @@ namespace etc {
 struct TensorSpec {
   DType dtype = DType::Invalid;
   Shape shape;
-  size_t nbytes() const { return static_cast<size_t>(shape.numel()) * dtype_size(dtype); }
+  // Saturates at SIZE_MAX (see Shape::numel); specs a program or the
+  // compiler accepts always have an exact count.
+  size_t nbytes() const {
+    size_t bytes = 0;
+    if (__builtin_mul_overflow(static_cast<size_t>(shape.numel()), dtype_size(dtype), &bytes)) return SIZE_MAX;
+    return bytes;
+  }
   bool operator==(const TensorSpec& o) const { return dtype == o.dtype && shape == o.shape; }
 };
 
