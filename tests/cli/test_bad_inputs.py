@@ -7,6 +7,7 @@ a crash, and never a leftover output file.
 import json
 import os
 import random
+import re
 import shutil
 import signal
 import subprocess
@@ -368,6 +369,17 @@ class RunBadInput(CliCase):
             rendered = subprocess.run(["dot", "-Tsvg"], input=dot.stdout, capture_output=True, timeout=120)
             self.assertEqual(rendered.returncode, 0, rendered.stderr)
 
+    def test_a_bool_input_must_hold_zeros_and_ones(self):
+        x = helper.make_tensor_value_info("m", TensorProto.BOOL, [4])
+        y = helper.make_tensor_value_info("y", TensorProto.BOOL, [4])
+        graph = helper.make_graph([helper.make_node("Not", ["m"], ["y"], name="not0")], "g", [x], [y])
+        model = self.save_model("not.onnx", helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]))
+        program = self.path("not.etp")
+        self.assertEqual(self.etc("preprocess", model, "-o", program).returncode, 0)
+        np.save(self.path("m.npy"), np.array([1, 0, 1, 8], dtype=np.uint8).view(np.bool_))
+        self.assert_fails(["run", program, "--input", "m=" + self.path("m.npy")],
+                          "input 'm' is bool, but element 3 holds the byte 8 (a bool must be 0 or 1)")
+
     def test_a_fifo_as_input_is_refused(self):
         program = self.path("p.etp")
         self.assertEqual(self.etc("preprocess", self.save_model("m.onnx", small_model()), "-o", program).returncode, 0)
@@ -422,6 +434,26 @@ class GoodPath(CliCase):
     def test_unknown_flag_is_a_usage_error(self):
         proc = self.etc("run", "--bogus")
         self.assertEqual(proc.returncode, 2)
+        proc = self.etc("run", "p.etp", "--threads", "1", "--threads", "2")
+        self.assertEqual(proc.returncode, 2)
+        self.assertIn("--threads: At Most 1 required but received 2", proc.stderr)
+
+    def test_bad_input_table_names_real_tests(self):
+        """docs/bad-inputs.md: every test a row names exists."""
+        root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
+        with open(os.path.join(root, "docs", "bad-inputs.md"), encoding="utf-8") as f:
+            table = f.read()
+        refs = re.findall(r"`(tests/[^`:]+)(?:::([^`]+))?`", table)
+        self.assertGreater(len(refs), 30)
+        for path, name in refs:
+            with self.subTest(test=f"{path}::{name}"):
+                full = os.path.join(root, path)
+                self.assertTrue(os.path.exists(full), f"{path} does not exist")
+                if name:
+                    with open(full, encoding="utf-8") as f:
+                        source = f.read()
+                    self.assertTrue(f"def {name}(" in source or f'TEST_CASE("{name}"' in source,
+                                    f"{path} has no test '{name}'")
 
 
 if __name__ == "__main__":
