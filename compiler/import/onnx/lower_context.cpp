@@ -121,19 +121,21 @@ std::vector<float> LowerContext::constant_floats(int i, const char* what) const 
   return *convert_constant<float>(v);  // every value has a float
 }
 
+void LowerContext::require_one_value(size_t count, int i, const char* what) const {
+  if (count != 1)
+    fail(std::string(what) + " (input " + std::to_string(i) + ") must hold one value, it holds " +
+         std::to_string(count));
+}
+
 int64_t LowerContext::constant_int(int i, const char* what) const {
   const std::vector<int64_t> values = constant_ints(i, what);
-  if (values.size() != 1)
-    fail(std::string(what) + " (input " + std::to_string(i) + ") must hold one value, it holds " +
-         std::to_string(values.size()));
+  require_one_value(values.size(), i, what);
   return values[0];
 }
 
 float LowerContext::constant_float(int i, const char* what) const {
   const std::vector<float> values = constant_floats(i, what);
-  if (values.size() != 1)
-    fail(std::string(what) + " (input " + std::to_string(i) + ") must hold one value, it holds " +
-         std::to_string(values.size()));
+  require_one_value(values.size(), i, what);
   return values[0];
 }
 

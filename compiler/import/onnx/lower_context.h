@@ -84,6 +84,8 @@ class LowerContext {
   int64_t normalize_axis(int64_t axis, int64_t rank, const char* what = "axis") const;
 
   [[noreturn]] void fail(const std::string& reason) const;
+  // Fails unless a constant input holds exactly one value.
+  void require_one_value(size_t count, int i, const char* what) const;
 
  private:
   Importer& importer_;
