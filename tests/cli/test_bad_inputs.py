@@ -155,6 +155,17 @@ class PreprocessBadInput(CliCase):
                                out_rank=1)
         self.check_rejected(path, "input 'x'", "8 TiB, above --max-tensor-bytes")
 
+    def test_a_range_without_a_countable_length_is_refused(self):
+        for limit in (np.inf, np.nan, 1e12):
+            consts = [numpy_helper.from_array(np.array(v, dtype=np.float32), n)
+                      for v, n in ((0.0, "start"), (limit, "limit"), (1.0, "delta"))]
+            node = [helper.make_node("Range", ["start", "limit", "delta"], ["y"], name="range0")]
+            path = self.huge_model(f"range_{len(os.listdir(self.dir))}.onnx", node,
+                                   [], consts, out_rank=1)
+            with self.subTest(limit=limit):
+                self.check_rejected(path, "node 'range0' (Range)",
+                                    "above --max-tensor-bytes" if limit == 1e12 else "no countable number of elements")
+
     def test_limit_flags_raise_or_lower_the_limits(self):
         relu = [helper.make_node("Relu", ["x"], ["y"], name="r")]
         model = self.huge_model("mid.onnx", relu, [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1024, 1024])])

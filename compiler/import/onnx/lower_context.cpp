@@ -35,7 +35,8 @@ constexpr size_t kMaxFoldGrowthBytes = 1 << 20;
 // T's range have no value there (the cast would be undefined).
 template <typename T, typename F>
 std::optional<T> to_integer(F f) {
-  if (!(f >= static_cast<F>(std::numeric_limits<T>::min()) && f < -static_cast<F>(std::numeric_limits<T>::min())))
+  if (!(f >= static_cast<F>(std::numeric_limits<T>::min()) &&
+        f < -static_cast<F>(std::numeric_limits<T>::min())))
     return std::nullopt;
   return static_cast<T>(f);
 }
@@ -110,7 +111,8 @@ std::vector<int64_t> LowerContext::constant_ints(int i, const char* what) const 
     fail(std::string(what) + " (input " + std::to_string(i) + ") must be a compile-time constant");
   std::optional<std::vector<int64_t>> values = convert_constant<int64_t>(v);
   if (!values)
-    fail(std::string(what) + " (input " + std::to_string(i) + ") holds a value that is not an integer in range");
+    fail(std::string(what) + " (input " + std::to_string(i) +
+         ") holds a value that is not an integer in range");
   return std::move(*values);
 }
 

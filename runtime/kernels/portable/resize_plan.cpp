@@ -74,10 +74,18 @@ double resize_source_coord(const ResizeAxisParams& p, int64_t x) {
 namespace {
 
 // Index picked by nearest mode; an integral coordinate always picks itself.
+// x as an index: NaN as 0 and anything beyond ±2^62 clamped, so the
+// conversion is always defined (callers clamp to the axis afterwards).
+int64_t clamped_index(double x) {
+  constexpr double kFar = 4.611686018427387904e18;  // 2^62
+  if (!(x == x)) return 0;
+  return static_cast<int64_t>(std::clamp(x, -kFar, kFar));
+}
+
 int64_t nearest_index(double x, ResizeNearestMode mode, bool downsampling) {
   const double f = std::floor(x);
   const double ratio = x - f;
-  const auto base = static_cast<int64_t>(f);
+  const int64_t base = clamped_index(f);
   if (ratio == 0.0) return base;
   switch (mode) {
     case ResizeNearestMode::RoundPreferFloor: return ratio <= 0.5 ? base : base + 1;
@@ -108,7 +116,7 @@ ResizeTaps interpolating_taps(const ResizeAxisParams& p, double x) {
     base_f -= 1.0;
     t = 1.0;
   }
-  const auto base = static_cast<int64_t>(base_f);
+  const int64_t base = clamped_index(base_f);
   int64_t idx[kMaxResizeTaps];
   double w[kMaxResizeTaps];
   int n = 0;
@@ -138,7 +146,7 @@ ResizeTaps interpolating_taps(const ResizeAxisParams& p, double x) {
     ++taps.count;
   }
   if (taps.count == 0) {  // every weight cancelled: keep the nearest sample
-    taps.index[0] = std::clamp<int64_t>(static_cast<int64_t>(std::llround(x)), 0, p.in_len - 1);
+    taps.index[0] = std::clamp<int64_t>(clamped_index(std::round(x)), 0, p.in_len - 1);
     taps.weight[0] = 0.0;
     taps.count = 1;
   }

@@ -122,7 +122,9 @@ class RuntimeResizeKernel final : public Kernel {
       got[a] = out_[a];  // sizes attribute, roi only given at run time
       if (p.scale > 0.0) {
         const double extent = c_.coord == ResizeCoordMode::TfCropAndResize ? p.roi_end - p.roi_start : 1.0;
-        got[a] = static_cast<int64_t>(std::floor(static_cast<double>(in_[a]) * extent * p.scale));
+        const double size = std::floor(static_cast<double>(in_[a]) * extent * p.scale);
+        // A size no int64 holds (or NaN) can match no compiled shape: -1 shows it.
+        got[a] = size >= 0.0 && size < 9.0e18 ? static_cast<int64_t>(size) : -1;
       }
     }
     for (int a = 0; a < rank; ++a) {

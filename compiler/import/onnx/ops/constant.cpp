@@ -7,10 +7,13 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <limits>
+#include <optional>
 #include <string>
 #include <type_traits>
 #include <vector>
 
+#include "compiler/common/limits.h"
 #include "compiler/import/onnx/lower_context.h"
 #include "compiler/import/onnx/ops/register_all.h"
 #include "compiler/import/onnx/ops/shape_lowerings.h"
@@ -88,17 +91,31 @@ void lower_constant_of_shape(LowerContext& c) {
 
 // Range fills start + i * delta for i < ceil((limit - start) / delta), in the
 // inputs' type (integers with exact integer arithmetic).
+// The element count of Range(start, limit, delta), or nullopt when it has
+// none an int64 holds (an infinite or NaN bound, or a span that overflows).
 template <typename T>
-std::vector<T> range_values(T start, T limit, T delta) {
+std::optional<int64_t> range_count(T start, T limit, T delta) {
   int64_t n = 0;
   if constexpr (std::is_integral_v<T>) {
-    const int64_t span = static_cast<int64_t>(limit) - static_cast<int64_t>(start);
+    int64_t span = 0;
+    if (__builtin_sub_overflow(static_cast<int64_t>(limit), static_cast<int64_t>(start), &span))
+      return std::nullopt;
     const int64_t d = delta;
+    if (d == -1 && span == std::numeric_limits<int64_t>::min()) return std::nullopt;
     n = span / d + ((span % d != 0 && ((span < 0) == (d < 0))) ? 1 : 0);
   } else {
-    n = static_cast<int64_t>(std::ceil((static_cast<double>(limit) - start) / delta));
+    const double count = std::ceil((static_cast<double>(limit) - start) / delta);
+    if (!(count < 9.0e18)) return count < 0 ? std::optional<int64_t>(0) : std::nullopt;
+    n = static_cast<int64_t>(std::max(count, 0.0));
   }
-  std::vector<T> out(static_cast<size_t>(std::max<int64_t>(n, 0)));
+  return std::max<int64_t>(n, 0);
+}
+
+// Range's values, computed in the inputs' type (integers with exact integer
+// arithmetic).
+template <typename T>
+std::vector<T> range_values(T start, T delta, int64_t n) {
+  std::vector<T> out(static_cast<size_t>(n));
   for (size_t i = 0; i < out.size(); ++i) out[i] = static_cast<T>(start + static_cast<T>(i) * delta);
   return out;
 }
@@ -112,7 +129,11 @@ void emit_range(LowerContext& c) {
     v[i] = value.constant_as<T>()[0];
   }
   if (v[2] == T(0)) c.fail("delta is 0");
-  const std::vector<T> out = range_values<T>(v[0], v[1], v[2]);
+  const std::optional<int64_t> n = range_count<T>(v[0], v[1], v[2]);
+  if (!n) c.fail("start, limit and delta give no countable number of elements");
+  const TensorSpec spec{dtype_of<T>(), Shape{*n}};
+  if (const std::string error = tensor_size_error(spec); !error.empty()) c.fail("output " + error);
+  const std::vector<T> out = range_values<T>(v[0], v[2], *n);
   c.set_output(0, c.constant(TensorSpec{dtype_of<T>(), Shape{static_cast<int64_t>(out.size())}}, out.data()));
 }
 
