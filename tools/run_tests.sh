@@ -21,6 +21,6 @@ ETC_SANITIZE=ON "$root/tools/build.sh"
 tsan="$root/build-tsan"
 cmake -S "$root" -B "$tsan" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1" \
   -DETC_BUILD_COMPILER=OFF -DETC_BACKEND_XNNPACK=ON -DETC_TSAN=ON >/dev/null
-ninja -C "$tsan" etc_runtime_tests | { grep -vE '^\[[0-9]+/[0-9]+\] (Building|Linking)' || true; }
+ninja -C "$tsan" etc_threads_test | { grep -vE '^\[[0-9]+/[0-9]+\] (Building|Linking)' || true; }
 TSAN_OPTIONS="suppressions=$root/tests/tsan.supp halt_on_error=1 second_deadlock_stack=1" \
-  "$tsan/tests/runtime/etc_runtime_tests" "[threads]"
+  "$tsan/tests/runtime/etc_threads_test"
