@@ -448,6 +448,10 @@ class GoodPath(CliCase):
         proc = self.etc("run", "p.etp", "--threads", "1", "--threads", "2")
         self.assertEqual(proc.returncode, 2)
         self.assertIn("--threads: At Most 1 required but received 2", proc.stderr)
+        # Conflicting flags: two levels of delegate detail at once.
+        proc = self.etc("run", "p.etp", "--etdump", "e.etdump", "--profile", "--debug-outputs")
+        self.assertEqual(proc.returncode, 2)
+        self.assertIn("excludes", proc.stderr)
 
     def test_bad_input_table_names_real_tests(self):
         """docs/bad-inputs.md: every test a row names exists."""

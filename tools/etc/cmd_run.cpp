@@ -100,12 +100,14 @@ Action add_run(CLI::App& app) {
   auto* etdump = cmd->add_option("--etdump", opt->etdump,
                                  "Record every timed run (instruction and delegate events) into FILE, an "
                                  "ETDump for `etc inspect`");
-  cmd->add_flag("--profile", opt->profile,
-                "Delegates report each of their nodes (XNNPACK: every node its own stage)")
-      ->needs(etdump);
+  auto* profile = cmd->add_flag("--profile", opt->profile,
+                                "Delegates report each of their nodes (XNNPACK: every node its own stage)")
+                      ->needs(etdump);
+  // Two levels of delegate detail: one run records one of them.
   cmd->add_flag("--debug-outputs", opt->debug_outputs,
-                "Also record every instruction's and every delegate node's output")
-      ->needs(etdump);
+                "Also record every instruction's and every delegate node's output (not with --profile)")
+      ->needs(etdump)
+      ->excludes(profile);
   cmd->add_option("--etdump-events", opt->etdump_events,
                   "Capacity of the event buffer (default: sized from the program and --iterations)")
       ->needs(etdump)
