@@ -36,7 +36,8 @@ struct Fd {
 }  // namespace
 
 std::string read_regular_file_range(const std::string& path, int64_t offset, int64_t length,
-                                    std::string& bytes, uint64_t& size, std::optional<uint64_t> max_bytes_flag) {
+                                    std::string& bytes, uint64_t& size,
+                                    std::optional<uint64_t> max_bytes_flag) {
   const uint64_t max_bytes = max_bytes_flag.value_or(limits().max_file_bytes);
   // O_NONBLOCK: opening a FIFO must not wait for a writer; fstat then refuses it.
   const Fd fd{::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK)};
@@ -51,7 +52,8 @@ std::string read_regular_file_range(const std::string& path, int64_t offset, int
     return "the range [" + std::to_string(offset) + ", +" + std::to_string(length) + ") lies outside its " +
            std::to_string(size) + " bytes";
   if (count > max_bytes)
-    return "holds " + format_bytes(count) + " to read, above --max-file-bytes (" + format_bytes(max_bytes) + ")";
+    return "holds " + format_bytes(count) + " to read, above --max-file-bytes (" + format_bytes(max_bytes) +
+           ")";
   bytes.assign(static_cast<size_t>(count), '\0');
   for (size_t done = 0; done < bytes.size();) {
     const ssize_t n =
@@ -64,7 +66,8 @@ std::string read_regular_file_range(const std::string& path, int64_t offset, int
   return {};
 }
 
-std::string read_regular_file(const std::string& path, std::string& bytes, std::optional<uint64_t> max_bytes) {
+std::string read_regular_file(const std::string& path, std::string& bytes,
+                              std::optional<uint64_t> max_bytes) {
   uint64_t size = 0;
   return read_regular_file_range(path, 0, -1, bytes, size, max_bytes);
 }

@@ -3,8 +3,8 @@
 
 #include <array>
 #include <cstdint>
-#include <limits>
 #include <initializer_list>
+#include <limits>
 #include <string>
 
 #include "runtime/core/span.h"

@@ -18,7 +18,8 @@ struct TensorSpec {
   // compiler accepts always have an exact count.
   size_t nbytes() const {
     size_t bytes = 0;
-    if (__builtin_mul_overflow(static_cast<size_t>(shape.numel()), dtype_size(dtype), &bytes)) return SIZE_MAX;
+    if (__builtin_mul_overflow(static_cast<size_t>(shape.numel()), dtype_size(dtype), &bytes))
+      return SIZE_MAX;
     return bytes;
   }
   bool operator==(const TensorSpec& o) const { return dtype == o.dtype && shape == o.shape; }

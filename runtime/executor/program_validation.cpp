@@ -185,8 +185,8 @@ Status validate_program(const fb::Program& p, size_t segment_base, size_t file_s
     }
   }
   if (p.segment_checksums() && p.segment_checksums()->size() != (p.segments() ? p.segments()->size() : 0))
-    return fail(Error::InvalidProgram, "records ", str(p.segment_checksums()->size()), " segment checksums for ",
-                str(p.segments() ? p.segments()->size() : 0), " segments");
+    return fail(Error::InvalidProgram, "records ", str(p.segment_checksums()->size()),
+                " segment checksums for ", str(p.segments() ? p.segments()->size() : 0), " segments");
   if (p.operators()) {
     for (size_t i = 0; i < p.operators()->size(); ++i) {
       const auto* name = p.operators()->Get(i);

@@ -58,8 +58,8 @@ Status infer_outputs(const OpDef& def, const AttrList& attrs, Span<const TensorS
   for (int i = 0; i < n_out; ++i) {
     int64_t count = 0;
     if (dtype_valid(outputs[i].dtype) && !outputs[i].shape.checked_numel(&count))
-      return fail(Error::InvalidShape, name, ": output ", std::to_string(i), " shape ", outputs[i].shape.str(),
-                  " has more elements than int64 can count");
+      return fail(Error::InvalidShape, name, ": output ", std::to_string(i), " shape ",
+                  outputs[i].shape.str(), " has more elements than int64 can count");
   }
   return Status::Ok();
 }
