@@ -4,6 +4,7 @@
 
 #include "compiler/common/compile_error.h"
 #include "runtime/core/shape.h"
+#include "runtime/core/vector_alignment.h"
 #include "runtime/devtools/etdump_generated.h"
 #include "runtime/devtools/etdump_writer.h"
 #include "runtime/executor/file_data.h"
@@ -44,9 +45,7 @@ class Reader {
     out.dtype = static_cast<DType>(e.dtype());
     if (!dtype_valid(out.dtype) || out.dtype == DType::Invalid)
       corrupt(where + " has dtype " + std::to_string(static_cast<int>(e.dtype())));
-    // The verifier leaves 8-byte elements possibly 4 bytes off (see program_validation.cpp).
-    if (e.shape() && e.shape()->size() > 0 && reinterpret_cast<uintptr_t>(e.shape()->Data()) % 8 != 0)
-      corrupt(where + " has a misaligned shape");
+    if (misaligned_8(e.shape())) corrupt(where + " has a misaligned shape");
     if (e.shape()) out.shape.assign(e.shape()->begin(), e.shape()->end());
     if (out.shape.size() > static_cast<size_t>(kMaxRank))
       corrupt(where + " has rank " + std::to_string(out.shape.size()));

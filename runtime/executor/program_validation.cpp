@@ -4,6 +4,7 @@
 #include <string>
 
 #include "runtime/core/tensor.h"
+#include "runtime/core/vector_alignment.h"
 #include "runtime/kernels/kernel.h"
 
 namespace etc {
@@ -11,21 +12,12 @@ namespace {
 
 std::string str(uint64_t v) { return std::to_string(v); }
 
-// The verifier aligns a vector's length field to 4 bytes only; a vector of
-// 8-byte elements read from a damaged file may sit 4 bytes off, and reading
-// it would be undefined behaviour. (The file's bytes start 8-byte aligned:
-// mmap and heap buffers are.)
-template <typename T>
-bool misaligned(const flatbuffers::Vector<T>* v) {
-  return v != nullptr && v->size() > 0 && reinterpret_cast<uintptr_t>(v->Data()) % alignof(int64_t) != 0;
-}
-
 // Byte size of a value, or an error when its dtype/shape are invalid or overflow.
 Result<uint64_t> checked_nbytes(const fb::Value& v) {
   const DType dtype = static_cast<DType>(v.dtype());
   if (!dtype_valid(dtype)) return fail(Error::InvalidProgram, "invalid dtype");
   uint64_t n = dtype_size(dtype);
-  if (misaligned(v.shape())) return fail(Error::InvalidProgram, "misaligned shape");
+  if (misaligned_8(v.shape())) return fail(Error::InvalidProgram, "misaligned shape");
   if (v.shape() && v.shape()->size() > static_cast<size_t>(kMaxRank))
     return fail(Error::InvalidProgram, "rank ", str(v.shape()->size()), " exceeds ", str(kMaxRank));
   if (v.shape()) {
@@ -123,7 +115,7 @@ Status validate_value(const fb::Program& p, const fb::ExecutionPlan& plan, const
 Status validate_attrs(const fb::KernelCall& k, const std::string& where) {
   if (!k.attrs()) return Status::Ok();
   for (const fb::Attr* a : *k.attrs())
-    if (misaligned(a->ints()))
+    if (misaligned_8(a->ints()))
       return fail(Error::InvalidProgram, where, ": attribute '", a->name()->str(), "' is misaligned");
   return Status::Ok();
 }
@@ -174,8 +166,8 @@ TensorSpec value_spec(const fb::Value& v) {
 }
 
 Status validate_program(const fb::Program& p, size_t segment_base, size_t file_size) {
-  if (misaligned(p.segments())) return fail(Error::InvalidProgram, "misaligned segment table");
-  if (misaligned(p.segment_checksums())) return fail(Error::InvalidProgram, "misaligned segment checksums");
+  if (misaligned_8(p.segments())) return fail(Error::InvalidProgram, "misaligned segment table");
+  if (misaligned_8(p.segment_checksums())) return fail(Error::InvalidProgram, "misaligned segment checksums");
   if (p.segments()) {
     for (size_t i = 0; i < p.segments()->size(); ++i) {
       const fb::Segment* s = p.segments()->Get(i);

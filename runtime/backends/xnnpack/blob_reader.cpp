@@ -4,6 +4,7 @@
 #include <string>
 
 #include "runtime/backends/xnnpack/node_checks.h"
+#include "runtime/core/vector_alignment.h"
 
 namespace etc::xnnpack {
 namespace {
@@ -149,24 +150,16 @@ std::string dims_string(const TensorInfo& tensor) {
 
 namespace {
 
-// The flatbuffers verifier checks a vector's length field (4-byte aligned),
-// not that 8-byte elements are 8-byte aligned: a damaged blob may place them
-// 4 bytes off, and reading them would be undefined behaviour. (A blob starts
-// 8-byte aligned: program segments are 64-byte aligned.)
-template <typename T>
-bool misaligned(const flatbuffers::Vector<T>* v) {
-  return v != nullptr && v->size() > 0 && reinterpret_cast<uintptr_t>(v->Data()) % alignof(uint64_t) != 0;
-}
-
+// See runtime/core/vector_alignment.h.
 Status check_alignment(const fb::Graph& graph) {
   if (graph.tensors())
     for (flatbuffers::uoffset_t t = 0; t < graph.tensors()->size(); ++t)
-      if (misaligned(graph.tensors()->Get(t)->dims())) return invalid(tensor_name(t) + ": misaligned dims");
+      if (misaligned_8(graph.tensors()->Get(t)->dims())) return invalid(tensor_name(t) + ": misaligned dims");
   if (graph.nodes())
     for (flatbuffers::uoffset_t n = 0; n < graph.nodes()->size(); ++n) {
       const fb::Node& node = *graph.nodes()->Get(n);
-      if (misaligned(node.new_shape()) || misaligned(node.pre_paddings()) ||
-          misaligned(node.post_paddings()) || misaligned(node.offsets()))
+      if (misaligned_8(node.new_shape()) || misaligned_8(node.pre_paddings()) ||
+          misaligned_8(node.post_paddings()) || misaligned_8(node.offsets()))
         return invalid("node " + std::to_string(n) + ": misaligned parameters");
     }
   return Status::Ok();
