@@ -120,26 +120,13 @@ Support gemm_rule(const ir::Graph& g, const ir::Node& n) {
   return Support::yes();
 }
 
-Support matmul_rule(const ir::Graph& g, const ir::Node& n) {
-  if (!is_constant(g, n.inputs[1])) return Support::no("xnnpack: matmul with a non-constant right operand");
-  const int b_rank = shape_of(g, n.inputs[1]).rank();
-  if (b_rank != 2)
-    return Support::no("xnnpack: matmul with a " + dims_word(b_rank) +
-                       " right operand (fully connected takes a 2-D filter)");
-  const int a_rank = shape_of(g, n.inputs[0]).rank();
-  if (a_rank < 2) return Support::no("xnnpack: matmul with a 1-D left operand");
-  if (a_rank == 4)
-    return Support::no("xnnpack: matmul with a 4-D left operand (in NHWC its last axis is the channels)");
+Support matmul_rule(const ir::Graph& /*g*/, const ir::Node& /*n*/) {
+  // A constant 2-D right operand: fully connected; anything else the native
+  // batched product.
   return Support::yes();
 }
 
 Support pool_rule(const ir::Graph& g, const ir::Node& n) {
-  if (n.op == EdgeOp::ReduceMean) {
-    if (is_global_avg_pool(g, n)) return Support::yes();
-    return Support::no(
-        "xnnpack: reduce_mean other than over the spatial axes of a 4-D tensor (global average "
-        "pooling)");
-  }
   const char* what = n.op == EdgeOp::MaxPool ? "max_pool" : "avg_pool";
   const Shape& x = shape_of(g, n.inputs[0]);
   if (x.rank() != 4)

@@ -13,20 +13,9 @@ bool is_square(const ir::Graph& g, const ir::Node& n) {
 }
 
 Support binary_rule(const ir::Graph& g, const ir::Node& n) {
-  const char* name = edge_op_name(n.op);
   if (n.op == EdgeOp::Pow) {
     if (is_square(g, n)) return Support::yes();
     return Support::no("xnnpack: pow with an exponent other than a constant 2 (XNNPACK has square only)");
-  }
-  const int out_rank = shape_of(g, n.outputs[0]).rank();
-  if (out_rank != 4) return Support::yes();
-  // In NHWC a lower-rank operand would broadcast against the wrong axes. A
-  // constant is rewritten into the NHWC broadcast shape; anything else is not.
-  for (size_t i = 0; i < 2; ++i) {
-    const int rank = shape_of(g, n.inputs[i]).rank();
-    if (rank < 4 && !is_constant(g, n.inputs[i]))
-      return Support::no(std::string("xnnpack: ") + name + " of a 4-D tensor with a non-constant " +
-                         std::to_string(rank) + "-D operand (cannot be reinterpreted in NHWC)");
   }
   return Support::yes();
 }
@@ -42,23 +31,7 @@ Support unary_rule(const ir::Graph& /*g*/, const ir::Node& n) {
   return Support::yes();
 }
 
-Support softmax_rule(const ir::Graph& g, const ir::Node& n) {
-  const Shape& x = shape_of(g, n.inputs[0]);
-  const int64_t axis = attr_int(n, "axis", x.rank() - 1);
-  const bool flatten = attr_int(n, "flatten", 0) != 0;
-  if (x.rank() == 4) {
-    // NHWC softmax normalizes over channels, the last NHWC axis.
-    const bool channels = axis == 1 && (!flatten || x[2] * x[3] == 1);
-    if (!channels)
-      return Support::no("xnnpack: softmax over axis " + std::to_string(axis) +
-                         " of a 4-D tensor (NHWC softmax runs over channels only)");
-    return Support::yes();
-  }
-  if (axis != x.rank() - 1)
-    return Support::no("xnnpack: softmax over axis " + std::to_string(axis) + " of a " +
-                       std::to_string(x.rank()) + "-D tensor (XNNPACK normalizes the last axis only)");
-  return Support::yes();
-}
+Support softmax_rule(const ir::Graph& /*g*/, const ir::Node& /*n*/) { return Support::yes(); }
 
 Support prelu_rule(const ir::Graph& g, const ir::Node& n) {
   const Shape& x = shape_of(g, n.inputs[0]);

@@ -15,14 +15,7 @@ Support no_runtime_arguments(const ir::Graph& g, const ir::Node& n, const char* 
 
 }  // namespace
 
-Support reshape_rule(const ir::Graph& g, const ir::Node& n) {
-  Support s = no_runtime_arguments(g, n, "reshape");
-  if (!s.supported) return s;
-  if (!layout_free(shape_of(g, n.inputs[0])) || !layout_free(shape_of(g, n.outputs[0])))
-    return Support::no(
-        "xnnpack: reshape of a 4-D tensor with spatial extent would change element order in NHWC");
-  return Support::yes();
-}
+Support reshape_rule(const ir::Graph& g, const ir::Node& n) { return no_runtime_arguments(g, n, "reshape"); }
 
 Support pad_rule(const ir::Graph& /*g*/, const ir::Node& n) {
   if (present(n, 1) || present(n, 2)) return Support::no("xnnpack: pad with pads or value given as inputs");
@@ -37,12 +30,17 @@ Support resize_rule(const ir::Graph& g, const ir::Node& n) {
   Support s = no_runtime_arguments(g, n, "resize");
   if (!s.supported) return s;
   const std::string mode = attr_string(n, "mode", "nearest");
-  if (mode != "linear") return Support::no("xnnpack: resize in " + mode + " mode (bilinear only)");
+  if (mode != "linear" && mode != "nearest")
+    return Support::no("xnnpack: resize in " + mode + " mode (nearest and bilinear only)");
   const Shape& x = shape_of(g, n.inputs[0]);
   const Shape& y = shape_of(g, n.outputs[0]);
   if (x.rank() != 4 || x[0] != y[0] || x[1] != y[1])
     return Support::no("xnnpack: resize of other than the two spatial axes of a 4-D tensor");
   const std::string ctm = attr_string(n, "coordinate_transformation_mode", "half_pixel");
+  if (mode == "nearest") {
+    if (ctm == "tf_crop_and_resize") return Support::no("xnnpack: nearest resize in tf_crop_and_resize mode");
+    return Support::yes();  // any other coordinate and rounding mode: a gather planned at compile time
+  }
   if (ctm != "half_pixel" && ctm != "align_corners" && ctm != "asymmetric" && ctm != "pytorch_half_pixel")
     return Support::no("xnnpack: resize with coordinate_transformation_mode " + ctm);
   if (ctm == "pytorch_half_pixel" && (y[2] == 1 || y[3] == 1))

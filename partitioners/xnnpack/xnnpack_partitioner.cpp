@@ -56,9 +56,9 @@ Support check_tensor(const ir::Graph& g, const ir::Node& n, ir::ValueId v, const
   // A scalar constant operand of a binary op is stored as a broadcastable [1].
   if (rank == 0 && is_binary(n.op) && is_constant(g, v) && what != "the output") return Support::yes();
   if (spec.shape.numel() == 0) return Support::no("xnnpack: " + what + " is empty " + spec.shape.str());
-  if (rank < 1 || rank > 4)
+  if (rank < 1 || rank > 6)
     return Support::no("xnnpack: " + what + " has rank " + std::to_string(rank) +
-                       " (XNNPACK partitions take tensors of rank 1 to 4)");
+                       " (XNNPACK partitions take tensors of rank 1 to 6)");
   return Support::yes();
 }
 

@@ -4,9 +4,12 @@
 // halves agree on what a node means (depthwise or grouped, global pooling…).
 //
 // Every rule answers for one live edge node whose tensors are already known
-// to be float32 of rank 1 to 4 (see XnnpackPartitioner::is_supported). Inside
-// a partition every 4-D activation is NHWC, so a rule accepts only what can
-// be expressed in NHWC by xnn_define_* as declared in Debian's xnnpack.h.
+// to be float32 of rank 1 to 6 (see XnnpackPartitioner::is_supported). What
+// this XNNPACK's xnn_define_* (Debian's xnnpack.h) cannot express runs as
+// the backend's native nodes. Layouts are preprocess's concern: a 4-D
+// activation is NHWC or NCHW as its neighbours need, converted where they
+// disagree (preprocessors/xnnpack/layout_plan.cpp), so rules do not depend
+// on them.
 
 #include <cstdint>
 #include <optional>
@@ -70,5 +73,10 @@ Support depth_to_space_rule(const ir::Graph& g, const ir::Node& n);
 Support concat_rule(const ir::Graph& g, const ir::Node& n);
 Support slice_rule(const ir::Graph& g, const ir::Node& n);
 Support split_rule(const ir::Graph& g, const ir::Node& n);
+Support transpose_rule(const ir::Graph& g, const ir::Node& n);
+Support layer_norm_rule(const ir::Graph& g, const ir::Node& n);
+Support batch_norm_rule(const ir::Graph& g, const ir::Node& n);
+Support reduce_rule(const ir::Graph& g, const ir::Node& n);
+Support math_rule(const ir::Graph& g, const ir::Node& n);
 
 }  // namespace etc::xnnpack

@@ -40,7 +40,7 @@ std::vector<uint8_t> BlobWriter::finish(uint32_t num_inputs, uint32_t num_output
     // The schema marks constants by a non-zero size; every constant written
     // here holds at least one element (the partitioner refuses empty tensors).
     tensors.push_back(fb::CreateTensorDirect(fbb, &t.dims, t.constant_size, t.constant_offset,
-                                             t.external_input, t.external_output, t.layout));
+                                             t.external_input, t.external_output, t.layout, t.nchw));
   }
   std::vector<flatbuffers::Offset<fb::Node>> nodes;
   for (size_t i = 0; i < nodes_.size(); ++i) {
@@ -50,7 +50,8 @@ std::vector<uint8_t> BlobWriter::finish(uint32_t num_inputs, uint32_t num_output
         field(n.dilation), field(n.adjustment), n.groups, n.group_input_channels, n.group_output_channels,
         n.depth_multiplier, n.input_channels, n.output_min, n.output_max, n.alpha, field(n.new_shape),
         field(n.pre_paddings), field(n.post_paddings), n.padding_value, n.block_size, n.flags, debug_ids[i],
-        n.axis, field(n.offsets)));
+        n.axis, field(n.offsets), field(n.perm), field(n.axes), field(n.strides), field(n.mnk),
+        field(n.batch), field(n.indices), n.epsilon, n.reduce_op, n.unary_op));
   }
   const auto root =
       fb::CreateGraphDirect(fbb, kXnnpackBlobVersion, &tensors, &nodes, num_inputs, num_outputs);

@@ -21,6 +21,7 @@ struct TensorRecord {
   int32_t external_input = -1;
   int32_t external_output = -1;
   fb::BoundaryLayout layout = fb::BoundaryLayout::Same;
+  bool nchw = false;  // a 4-D activation held in ONNX order
 };
 
 // One xnn_define_* call; field meanings as in xnnpack_blob.fbs.
@@ -40,6 +41,11 @@ struct NodeRecord {
   uint32_t flags = 0;
   uint32_t axis = 0;
   std::vector<uint64_t> offsets;
+  std::vector<uint32_t> perm, axes;
+  std::vector<uint64_t> strides, mnk, batch, indices;
+  float epsilon = 0.0f;
+  fb::ReduceOp reduce_op = fb::ReduceOp::Mean;
+  fb::UnaryOp unary_op = fb::UnaryOp::Tanh;
   // The edge nodes this XNNPACK node computes (for the debug handle map).
   std::vector<const ir::Node*> covers;
 };

@@ -1,7 +1,8 @@
 // Elementwise ops and softmax. Binary ops broadcast numpy-style in XNNPACK
-// too; against a 4-D (NHWC) output, a lower-rank constant operand is first
+// too; against a 4-D NHWC output, a lower-rank constant operand is first
 // padded to 4-D in NCHW and then stored in NHWC, so it broadcasts along the
-// same logical axes.
+// same logical axes. A lower-rank activation operand makes the node compute
+// in NCHW (layout_plan.cpp), where numpy broadcasting needs no rewriting.
 #include "compiler/common/compile_error.h"
 #include "partitioners/xnnpack/xnnpack_rules.h"
 #include "preprocessors/xnnpack/lowering.h"
@@ -40,25 +41,35 @@ fb::NodeType unary_type(EdgeOp op) {
   }
 }
 
-uint32_t operand(Lowering& l, ir::ValueId v, int out_rank) {
+// Operand v of a node computing in NHWC (`nhwc`) or NCHW.
+uint32_t operand(Lowering& l, ir::ValueId v, bool nhwc) {
   const Shape& s = shape_of(l.graph(), v);
-  if (out_rank != 4 || s.rank() == 4 || !is_constant(l.graph(), v)) return l.value(v);
+  if (!nhwc || s.rank() == 4 || !is_constant(l.graph(), v)) return l.value_as(v, nhwc);
   return l.constant(v, kBroadcastNhwc, [&] {
     Shape padded;
     for (int i = s.rank(); i < 4; ++i) padded.push_back(1);
     for (int64_t d : s) padded.push_back(d);
-    return l.blob().add_constant(xnn_dims(padded), nchw_to_nhwc(l.floats(v), padded));
+    return l.blob().add_constant(xnn_dims(padded, true), nchw_to_nhwc(l.floats(v), padded));
   });
+}
+
+// Whether a binary node computes in NHWC: when its output is planned so and
+// no activation operand has a lower rank.
+bool binary_nhwc(Lowering& l, const ir::Node& n) {
+  if (!l.nhwc(n.outputs[0])) return false;
+  for (ir::ValueId v : n.inputs)
+    if (!is_constant(l.graph(), v) && shape_of(l.graph(), v).rank() != 4) return false;
+  return true;
 }
 
 }  // namespace
 
 void emit_binary(Lowering& l, const ir::Node& n) {
   if (n.op == EdgeOp::Pow) return emit_unary(l, n);  // pow(x, 2): the rule accepts nothing else
-  const int out_rank = shape_of(l.graph(), n.outputs[0]).rank();
-  const uint32_t a = operand(l, n.inputs[0], out_rank);
-  const uint32_t b = operand(l, n.inputs[1], out_rank);
-  const uint32_t out = l.value(n.outputs[0]);
+  const bool nhwc = binary_nhwc(l, n);
+  const uint32_t a = operand(l, n.inputs[0], nhwc);
+  const uint32_t b = operand(l, n.inputs[1], nhwc);
+  const uint32_t out = l.output_as(n.outputs[0], nhwc);
   NodeRecord& r = l.add_node(binary_type(n.op), n);
   r.inputs = {a, b};
   r.outputs = {out};
@@ -71,7 +82,7 @@ void emit_hard_sigmoid(Lowering& l, const ir::Node& n) {
   const uint32_t alpha = l.blob().add_constant({1}, {attr_float(n, "alpha", 0.2f)});
   const uint32_t beta = l.blob().add_constant({1}, {attr_float(n, "beta", 0.5f)});
   TensorRecord scaled;
-  scaled.dims = xnn_dims(shape_of(l.graph(), n.inputs[0]));
+  scaled.dims = l.dims(n.inputs[0]);
   const uint32_t mid = l.blob().add_tensor(std::move(scaled));
   const uint32_t out = l.value(n.outputs[0]);
   NodeRecord& mul = l.add_node(fb::NodeType::Multiply, n);
@@ -100,12 +111,46 @@ void emit_unary(Lowering& l, const ir::Node& n) {
   if (n.op == EdgeOp::Elu) r.alpha = attr_float(n, "alpha", 1.0f);
 }
 
+// XNNPACK's softmax normalizes the last blob axis; any other axis, a
+// flattened range of axes and log-softmax run as the native AxisSoftmax.
 void emit_softmax(Lowering& l, const ir::Node& n) {
-  const uint32_t in = l.value(n.inputs[0]);
-  const uint32_t out = l.value(n.outputs[0]);
-  NodeRecord& r = l.add_node(fb::NodeType::Softmax, n);
+  const ir::ValueId x = n.inputs[0];
+  const int rank = shape_of(l.graph(), x).rank();
+  const bool flatten = attr_int(n, "flatten", 0) != 0;
+  const auto axis = static_cast<size_t>(attr_int(n, "axis", rank - 1));
+  // With flatten, axes axis.. are normalized together; in NHWC the planner
+  // allows it only where they are the trailing blob axes too (axis <= 1).
+  const bool nhwc = l.nhwc(x) && !(flatten && axis > 1);
+  const uint32_t stored = flatten ? static_cast<uint32_t>(axis) : stored_axes(rank, nhwc)[axis];
+  const bool last = stored + 1 == static_cast<uint32_t>(rank);
+  const uint32_t in = l.value_as(x, nhwc);
+  const uint32_t out = l.output_as(n.outputs[0], nhwc);
+  const bool log = n.op == EdgeOp::LogSoftmax;
+  NodeRecord& r = l.add_node(last && !log ? fb::NodeType::Softmax : fb::NodeType::AxisSoftmax, n);
   r.inputs = {in};
   r.outputs = {out};
+  if (r.type == fb::NodeType::AxisSoftmax) {
+    r.axis = stored;
+    r.flags = (log ? 1u : 0u) | (flatten ? 2u : 0u);
+  }
+}
+
+void emit_math(Lowering& l, const ir::Node& n) {
+  const uint32_t in = l.value(n.inputs[0]);
+  const uint32_t out = l.output_as(n.outputs[0], l.nhwc(n.inputs[0]));
+  NodeRecord& r = l.add_node(fb::NodeType::UnaryMath, n);
+  r.inputs = {in};
+  r.outputs = {out};
+  switch (n.op) {
+    case EdgeOp::Tanh: r.unary_op = fb::UnaryOp::Tanh; break;
+    case EdgeOp::Erf: r.unary_op = fb::UnaryOp::Erf; break;
+    case EdgeOp::Exp: r.unary_op = fb::UnaryOp::Exp; break;
+    case EdgeOp::Log: r.unary_op = fb::UnaryOp::Log; break;
+    case EdgeOp::Reciprocal: r.unary_op = fb::UnaryOp::Reciprocal; break;
+    case EdgeOp::Softplus: r.unary_op = fb::UnaryOp::Softplus; break;
+    default:
+      throw CompileError(std::string("xnnpack: '") + edge_op_name(n.op) + "' is not a native function");
+  }
 }
 
 void emit_prelu(Lowering& l, const ir::Node& n) {

@@ -36,11 +36,12 @@ void emit_linear(Lowering& l, const ir::Node& n) {
   const int64_t channels = trans_b ? b[0] : b[1];
   const float alpha = gemm ? attr_float(n, "alpha", 1.0f) : 1.0f;
   const float beta = gemm ? attr_float(n, "beta", 1.0f) : 1.0f;
-  const uint32_t in = l.value(n.inputs[0]);
+  // Fully connected multiplies along the last blob axis: ONNX order.
+  const uint32_t in = l.value_as(n.inputs[0], false);
   const uint32_t filter = l.blob().add_constant(
       {uint64_t(channels), uint64_t(k)}, filter_of(l.floats(n.inputs[1]), k, channels, trans_b, alpha));
   const uint32_t bias = l.blob().add_constant({uint64_t(channels)}, bias_of(l, n, channels, beta));
-  const uint32_t out = l.value(n.outputs[0]);
+  const uint32_t out = l.output_as(n.outputs[0], false);
   NodeRecord& r = l.add_node(fb::NodeType::FullyConnected, n);
   r.inputs = {in, filter, bias};
   r.outputs = {out};

@@ -37,14 +37,16 @@ PreprocessResult XnnpackBackendDetails::preprocess(const ir::ExportedProgram& pa
   const ir::Graph& g = partition.graph;
   BlobWriter blob;
   Lowering lowering(partition, blob);
+  fold_matmul_transposes(lowering);
   for (const ir::Node& n : g.nodes()) {
-    if (n.dead) continue;
+    if (n.dead || lowering.folded()[static_cast<size_t>(n.id)]) continue;
     const Support s = n.is_delegate_call() ? Support::no("xnnpack: a call_delegate node")
                                            : XnnpackPartitioner::is_supported(g, n);
     if (!s.supported)
       throw CompileError(partition.source_path + ": node " + ir::node_ref(n) + ": " + s.reason);
     try {
       emit(lowering, n);
+      lowering.flush();
     } catch (const CompileError& e) {
       throw CompileError(partition.source_path + ": node " + ir::node_ref(n) + ": " + e.what());
     }

@@ -64,6 +64,9 @@ Status read_tensor(const fb::Tensor& tensor, size_t index, const uint8_t* consta
     return invalid(tensor_name(index) + " is both a constant and a delegate argument");
 
   info.layout = tensor.layout();
+  if (tensor.nchw() && (rank != 4 || info.layout != fb::BoundaryLayout::Same))
+    return invalid(tensor_name(index) + ": only a 4-D tensor without a layout conversion can be marked nchw");
+  info.nhwc = rank == 4 && !tensor.nchw();
   switch (info.layout) {
     case fb::BoundaryLayout::Same: break;
     case fb::BoundaryLayout::NchwToNhwc:

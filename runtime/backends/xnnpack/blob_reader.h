@@ -31,6 +31,7 @@ struct TensorInfo {
   int32_t external_input = -1;
   int32_t external_output = -1;
   fb::BoundaryLayout layout = fb::BoundaryLayout::Same;
+  bool nhwc = false;  // a 4-D tensor in NHWC order (not marked nchw)
 
   bool is_constant() const { return constant != nullptr; }
   bool is_external() const { return external_input >= 0 || external_output >= 0; }

@@ -44,7 +44,8 @@ struct Argument {
 struct LoggedOutput {
   uint32_t tensor = 0;
   size_t rank = 0;
-  size_t dims[kMaxTensorRank] = {};  // XNNPACK's: NHWC when rank 4
+  size_t dims[kMaxTensorRank] = {};  // the blob's
+  bool nhwc = false;                 // turned to NCHW before it is logged
 };
 
 // A run of XNNPACK nodes as one XNNPACK runtime.

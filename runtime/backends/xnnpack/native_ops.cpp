@@ -227,11 +227,16 @@ Status check_native_node(const BlobView& view, const fb::Node& node, size_t inde
   const auto* inputs = node.inputs();
   const auto* outputs = node.outputs();
   const size_t num_in = inputs == nullptr ? 0 : inputs->size();
-  const size_t max_in = node.type() == NodeType::Concatenate ? kMaxConcatInputs : 1;
-  if (num_in < 1 || num_in > max_in)
+  const size_t min_in = node.type() == NodeType::BatchMatMul || node.type() == NodeType::LayerNorm ? 2 : 1;
+  const size_t max_in = node.type() == NodeType::Concatenate   ? kMaxConcatInputs
+                        : node.type() == NodeType::LayerNorm   ? 3
+                        : node.type() == NodeType::BatchMatMul ? 2
+                                                               : 1;
+  if (num_in < min_in || num_in > max_in)
     return invalid(node, index,
                    std::to_string(num_in) + " inputs, expected " +
-                       (max_in == 1 ? std::string("1") : "1 to " + std::to_string(max_in)));
+                       (max_in == min_in ? std::to_string(min_in)
+                                         : std::to_string(min_in) + " to " + std::to_string(max_in)));
   if (outputs == nullptr || outputs->size() != 1)
     return invalid(node, index,
                    std::to_string(outputs == nullptr ? 0 : outputs->size()) + " outputs, expected 1");
@@ -245,13 +250,15 @@ Status check_native_node(const BlobView& view, const fb::Node& node, size_t inde
                    "output is tensor " + std::to_string(outputs->Get(0)) + ", but there are " +
                        std::to_string(view.tensors.size()) + " tensors");
   if (view.tensors[outputs->Get(0)].is_constant()) return invalid(node, index, "the output is a constant");
-  if (node.flags() != 0)
-    return invalid(node, index, "flags " + std::to_string(node.flags()) + " (none allowed)");
+  // AxisSoftmax: bit 0 log-softmax, bit 1 over all dims from the axis on.
+  const uint32_t allowed_flags = node.type() == NodeType::AxisSoftmax ? 3u : 0u;
+  if ((node.flags() & ~allowed_flags) != 0)
+    return invalid(node, index, "flags " + std::to_string(node.flags()) + " (not allowed here)");
   switch (node.type()) {
     case NodeType::Concatenate: return check_concatenate(view, node, index);
     case NodeType::Slice: return check_slice(view, node, index);
     case NodeType::ChannelShuffle: return check_channel_shuffle(view, node, index);
-    default: return invalid(node, index, "not a native node");
+    default: return check_math_node(view, node, index);
   }
 }
 
@@ -274,6 +281,13 @@ Result<NativeOp> compile_native_op(const BlobView& view, const fb::Node& node) {
     case NodeType::Concatenate: return NativeOp(compile_concatenate(view, node));
     case NodeType::Slice: return NativeOp(compile_slice(view, node));
     case NodeType::ChannelShuffle: return NativeOp(compile_channel_shuffle(view, node));
+    case NodeType::Transpose: return NativeOp(compile_transpose(view, node));
+    case NodeType::BatchMatMul: return NativeOp(compile_batch_matmul(view, node));
+    case NodeType::AxisSoftmax: return NativeOp(compile_axis_softmax(view, node));
+    case NodeType::LayerNorm: return NativeOp(compile_layer_norm(view, node));
+    case NodeType::Reduce: return NativeOp(compile_reduce(view, node));
+    case NodeType::UnaryMath: return NativeOp(compile_unary_math(view, node));
+    case NodeType::ResizeNearest: return NativeOp(compile_resize_nearest(view, node));
     default:
       return fail(Error::Internal, "xnnpack: node type ", std::to_string(static_cast<int>(node.type())),
                   " has no native kernel");
@@ -297,6 +311,7 @@ void run_native_op(const NativeOp& native, float* const* data, pthreadpool_t poo
             parallel_rows(op, data, pool, shuffle_rows, tile_rows(op.channels));
           },
           [&](const SwishOp& op) { parallel_rows(op, data, pool, swish_rows, 16); },
+          [&](const auto& op) { run_math_op(op, data, pool); },
       },
       native);
 }

@@ -1,9 +1,10 @@
 #pragma once
 // The blob's native nodes (xnnpack_blob.h is_native_node): data movement that
 // this XNNPACK's subgraph API cannot express — concatenate, slice, channel
-// shuffle — computed by the backend itself between XNNPACK subgraphs, so a
-// partition need not end (and convert layout) at each of them. Convolutions
-// the backend's own kernel takes (native_conv.h) run as native ops too.
+// shuffle — and the compute nodes of native_math.h, computed by the backend
+// itself between XNNPACK subgraphs, so a partition need not end (and convert
+// layout) at each of them. Convolutions the backend's own kernel takes
+// (native_conv.h) run as native ops too.
 //
 // check_native_node verifies one node of an untrusted blob; compile_native_op
 // turns a checked node into a NativeOp that owns everything it needs after the
@@ -19,6 +20,7 @@
 
 #include "runtime/backends/xnnpack/blob_reader.h"
 #include "runtime/backends/xnnpack/native_conv.h"
+#include "runtime/backends/xnnpack/native_math.h"
 #include "runtime/core/result.h"
 
 namespace etc::xnnpack {
@@ -71,7 +73,9 @@ struct ConvolutionOp {
   NativeConvPtr conv;
 };
 
-using NativeOp = std::variant<ConcatenateOp, SliceOp, ChannelShuffleOp, SwishOp, ConvolutionOp>;
+using NativeOp =
+    std::variant<ConcatenateOp, SliceOp, ChannelShuffleOp, SwishOp, ConvolutionOp, TransposeOp, BatchMatMulOp,
+                 AxisSoftmaxOp, LayerNormOp, ReduceOp, UnaryMathOp, ResizeNearestOp>;
 
 // x * sigmoid(x) of tensor x into tensor y (same element count), in one
 // pass (stages.h swish_input); needs AVX-512F.

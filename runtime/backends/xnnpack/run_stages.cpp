@@ -29,7 +29,7 @@ void log_outputs(const XnnpackHandle& handle, const StageRun& run, EventTracer* 
     float* data = handle.data[out.tensor];
     Shape shape;
     for (size_t d = 0; d < out.rank; ++d) shape.push_back(static_cast<int64_t>(out.dims[d]));
-    if (out.rank == 4) {
+    if (out.nhwc) {
       const size_t n = out.dims[0], hw = out.dims[1] * out.dims[2], c = out.dims[3];
       nhwc_to_nchw(data, handle.log_buffer, n, c, hw);
       data = handle.log_buffer;

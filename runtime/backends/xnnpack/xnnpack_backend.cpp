@@ -147,10 +147,10 @@ Status prepare_output_logging(const BlobView& view, const StagePlan& plan, Xnnpa
         *view.graph->nodes()->Get(static_cast<flatbuffers::uoffset_t>(plan.stages[s].first_node));
     for (uint32_t t : *node.outputs()) {
       const TensorInfo& info = view.tensors[t];
-      LoggedOutput out{t, info.rank, {}};
+      LoggedOutput out{t, info.rank, {}, info.nhwc};
       std::copy(info.dims, info.dims + info.rank, out.dims);
       run.outputs.push_back(out);
-      if (info.rank == 4) largest = std::max(largest, info.numel);
+      if (info.nhwc) largest = std::max(largest, info.numel);
     }
   }
   AlignedBuffer buffer = allocate_floats(std::max<size_t>(largest, 1));

@@ -10,7 +10,7 @@
 namespace etc::xnnpack {
 
 inline constexpr char kXnnpackBackendId[] = "xnnpack";
-inline constexpr uint32_t kXnnpackBlobVersion = 2;
+inline constexpr uint32_t kXnnpackBlobVersion = 3;
 inline constexpr char kXnnpackBlobIdentifier[] = "EXN1";
 inline constexpr size_t kXnnpackConstantAlignment = 64;
 // Node.debug_id of a node with no entry in the delegate's debug handle map.
@@ -18,8 +18,7 @@ inline constexpr uint32_t kNoDebugId = 0xFFFFFFFFu;
 
 // Nodes the runtime computes itself, between XNNPACK subgraphs.
 inline bool is_native_node(fb::NodeType type) {
-  return type == fb::NodeType::Concatenate || type == fb::NodeType::Slice ||
-         type == fb::NodeType::ChannelShuffle;
+  return type >= fb::NodeType::Concatenate && type <= fb::NodeType::MAX;
 }
 
 // Where the constant data starts: after the size-prefixed flatbuffer, rounded
