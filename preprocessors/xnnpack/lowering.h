@@ -62,6 +62,12 @@ class Lowering {
   // Nodes another node computes as part of itself (a transpose folded into a
   // matrix product's strides): the main loop skips them.
   std::vector<bool>& folded() { return folded_; }
+  // The bias add folded into matmul `n`'s fully connected node, or null.
+  const ir::Node* bias_add(const ir::Node& n) const {
+    auto it = bias_adds_.find(n.id);
+    return it == bias_adds_.end() ? nullptr : it->second;
+  }
+  void set_bias_add(const ir::Node& n, const ir::Node& add) { bias_adds_[n.id] = &add; }
   // A constant in a layout that only the caller knows, built once per key.
   template <typename Make>
   uint32_t constant(ir::ValueId v, int kind, Make make) {
@@ -100,6 +106,7 @@ class Lowering {
   };
   std::vector<Pending> pending_;
   std::vector<bool> folded_;
+  std::map<ir::NodeId, const ir::Node*> bias_adds_;
 };
 
 // Constant kinds for Lowering::constant (one per layout transform).
@@ -132,8 +139,12 @@ void emit_reduce(Lowering& l, const ir::Node& n);
 void emit_math(Lowering& l, const ir::Node& n);  // tanh, erf, exp, log, reciprocal, softplus
 
 // Marks the transposes that matrix products will fold into their strides
-// (Lowering::folded); called once before emitting.
-void fold_matmul_transposes(Lowering& l);
+// and the bias adds fully connected nodes take in (Lowering::folded,
+// bias_add); called once before emitting.
+void fold_into_matmuls(Lowering& l);
+// The add of matmul `n`'s fully connected node that can become its bias.
+const ir::Node* foldable_bias_add(const ir::Graph& g, const std::vector<std::vector<ir::NodeId>>& users,
+                                  const ir::Node& n);
 
 // Clamp attributes of a fused activation (clamp_min / clamp_max).
 void set_output_range(NodeRecord& r, const ir::Node& n);

@@ -160,11 +160,18 @@ void emit_batch_matmul(Lowering& l, const Users& users, const ir::Node& n) {
 
 }  // namespace
 
-void fold_matmul_transposes(Lowering& l) {
+void fold_into_matmuls(Lowering& l) {
   const ir::Graph& g = l.graph();
   const Users users = g.users();
   for (const ir::Node& n : g.nodes()) {
-    if (n.dead || n.op != EdgeOp::MatMul || is_fully_connected(g, n)) continue;
+    if (n.dead || n.op != EdgeOp::MatMul) continue;
+    if (is_fully_connected(g, n)) {
+      if (const ir::Node* add = foldable_bias_add(g, users, n)) {
+        l.set_bias_add(n, *add);
+        l.folded()[static_cast<size_t>(add->id)] = true;
+      }
+      continue;
+    }
     for (const Source& s : {input_source(l, users, n.inputs[0]), input_source(l, users, n.inputs[1]),
                             output_source(l, users, n.outputs[0])})
       if (s.folded) l.folded()[static_cast<size_t>(s.folded->id)] = true;

@@ -37,7 +37,7 @@ PreprocessResult XnnpackBackendDetails::preprocess(const ir::ExportedProgram& pa
   const ir::Graph& g = partition.graph;
   BlobWriter blob;
   Lowering lowering(partition, blob);
-  fold_matmul_transposes(lowering);
+  fold_into_matmuls(lowering);
   for (const ir::Node& n : g.nodes()) {
     if (n.dead || lowering.folded()[static_cast<size_t>(n.id)]) continue;
     const Support s = n.is_delegate_call() ? Support::no("xnnpack: a call_delegate node")

@@ -25,10 +25,12 @@ inline void check_same_float_outputs(const ir::ExportedProgram& before, const ir
 
 // The same, with the metric of the real-model tests: for each output,
 // max |after - before| <= relative * max |before|.
+// `options` apply to `after`'s run (thread count, delegate detail).
 inline void check_close_float_outputs(const ir::ExportedProgram& before, const ir::ExportedProgram& after,
-                                      const std::vector<std::vector<uint8_t>>& inputs, float relative) {
+                                      const std::vector<std::vector<uint8_t>>& inputs, float relative,
+                                      const RuntimeOptions& options = {}) {
   const auto want = run_program(before, inputs);
-  const auto got = run_program(after, inputs);
+  const auto got = run_program(after, inputs, options);
   REQUIRE(want.size() == got.size());
   for (size_t o = 0; o < want.size(); ++o) {
     const auto w = from_bytes<float>(want[o]);

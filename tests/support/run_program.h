@@ -14,11 +14,12 @@ namespace etc::testing {
 
 // inputs[i] holds the bytes of graph input i; returns each output's bytes.
 inline std::vector<std::vector<uint8_t>> run_program(const ir::ExportedProgram& program,
-                                                     const std::vector<std::vector<uint8_t>>& inputs) {
+                                                     const std::vector<std::vector<uint8_t>>& inputs,
+                                                     const RuntimeOptions& options = {}) {
   const std::vector<uint8_t> bytes = emit::serialize_program(program);
   auto loaded = Program::load_from_data(FileData::borrow(bytes.data(), bytes.size()), "test.etp");
   if (!loaded.ok()) throw std::runtime_error(loaded.message());
-  auto method = Method::init(loaded.get());
+  auto method = Method::init(loaded.get(), 0, options);
   if (!method.ok()) throw std::runtime_error(method.message());
   Method& m = *method.get();
   for (size_t i = 0; i < inputs.size(); ++i) {

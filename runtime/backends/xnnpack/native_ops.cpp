@@ -253,7 +253,9 @@ Status check_native_node(const BlobView& view, const fb::Node& node, size_t inde
   // AxisSoftmax: bit 0 log-softmax, bit 1 over all dims from the axis on.
   const uint32_t allowed_flags = node.type() == NodeType::AxisSoftmax ? 3u : 0u;
   if ((node.flags() & ~allowed_flags) != 0)
-    return invalid(node, index, "flags " + std::to_string(node.flags()) + " (not allowed here)");
+    return invalid(node, index,
+                   "flags " + std::to_string(node.flags()) +
+                       (allowed_flags == 0 ? " (none allowed)" : " (bits beyond 0 and 1)"));
   switch (node.type()) {
     case NodeType::Concatenate: return check_concatenate(view, node, index);
     case NodeType::Slice: return check_slice(view, node, index);

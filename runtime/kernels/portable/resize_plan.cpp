@@ -165,6 +165,14 @@ ResizeTaps resize_taps_at(const ResizeAxisParams& p, int64_t x) {
     return taps;
   }
   if (p.mode != ResizeMode::Nearest) return interpolating_taps(p, src);
+  // An axis kept at its size samples itself, as ONNX Runtime does: the
+  // tf_half_pixel_for_nn centre x + 0.5 would otherwise round up to x + 1.
+  if (p.in_len == p.out_len && scale == 1.0 && p.coord != ResizeCoordMode::TfCropAndResize) {
+    taps.index[0] = x;
+    taps.weight[0] = 1.0;
+    taps.count = 1;
+    return taps;
+  }
   taps.index[0] = std::clamp<int64_t>(nearest_index(src, p.nearest, scale < 1.0), 0, p.in_len - 1);
   taps.weight[0] = 1.0;
   taps.count = 1;

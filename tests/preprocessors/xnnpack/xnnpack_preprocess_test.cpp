@@ -180,7 +180,7 @@ TEST_CASE("xnnpack preprocess transposes fully connected filters and folds alpha
   CHECK(n.flags() == 0);
 }
 
-TEST_CASE("xnnpack preprocess permutes 4-D pads to NHWC", "[xnnpack]") {
+TEST_CASE("xnnpack preprocess keeps 4-D pads in ONNX order without spatial neighbours", "[xnnpack]") {
   GraphBuilder b;
   const auto x = b.input("x", DType::Float32, {1, 2, 3, 3});
   b.output(b.op(EdgeOp::Pad, {x},
@@ -189,6 +189,22 @@ TEST_CASE("xnnpack preprocess permutes 4-D pads to NHWC", "[xnnpack]") {
                           {"value", 1.5f}}));
   const Blob blob(xnnpack::XnnpackBackendDetails().preprocess(b.build(), {}).processed_bytes);
   const fb::Node& n = *blob.graph->nodes()->Get(0);
+  CHECK(n.type() == fb::NodeType::StaticConstantPad);
+  CHECK(std::vector<uint64_t>(n.pre_paddings()->begin(), n.pre_paddings()->end()) ==
+        std::vector<uint64_t>{0, 1, 2, 3});
+  CHECK(blob.graph->tensors()->Get(n.inputs()->Get(0))->nchw());
+}
+
+TEST_CASE("xnnpack preprocess permutes 4-D pads to NHWC after a spatial node", "[xnnpack]") {
+  GraphBuilder b;
+  const auto x = b.input("x", DType::Float32, {1, 2, 3, 3});
+  const auto slope = b.constant_f32("slope", {2, 1, 1}, {0.5f, 0.25f});
+  b.output(b.op(EdgeOp::Pad, {b.op(EdgeOp::PRelu, {x, slope})},
+                ir::Attrs{{"pads", std::vector<int64_t>{0, 1, 2, 3, 0, 4, 5, 6}},
+                          {"mode", std::string("constant")},
+                          {"value", 1.5f}}));
+  const Blob blob(xnnpack::XnnpackBackendDetails().preprocess(b.build(), {}).processed_bytes);
+  const fb::Node& n = *blob.graph->nodes()->Get(1);
   CHECK(n.type() == fb::NodeType::StaticConstantPad);
   CHECK(std::vector<uint64_t>(n.pre_paddings()->begin(), n.pre_paddings()->end()) ==
         std::vector<uint64_t>{0, 2, 3, 1});
@@ -200,9 +216,9 @@ TEST_CASE("xnnpack preprocess permutes 4-D pads to NHWC", "[xnnpack]") {
 TEST_CASE("xnnpack preprocess names the node it cannot lower", "[xnnpack]") {
   GraphBuilder b;
   const auto x = b.input("x", DType::Float32, {4});
-  b.output(b.op(EdgeOp::Tanh, {x}));
+  b.output(b.op(EdgeOp::Sin, {x}));
   CHECK_THROWS_WITH(xnnpack::XnnpackBackendDetails().preprocess(b.build(), {}),
-                    Catch::Contains("tanh_1") && Catch::Contains("xnnpack: no XNNPACK node for 'tanh'"));
+                    Catch::Contains("sin_1") && Catch::Contains("xnnpack: no XNNPACK node for 'sin'"));
 }
 
 }  // namespace
