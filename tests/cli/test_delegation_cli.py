@@ -133,7 +133,8 @@ class DelegationCli(TempDirCase):
         self.assertEqual(report["backends"], ["xnnpack"])
         by_name = {n["onnx_name"]: n for n in report["nodes"]}
         self.assertEqual(by_name["conv"]["backend"], "xnnpack")
-        self.assertIn("xnnpack", by_name["tanh"]["reason"])
+        self.assertEqual(by_name["tanh"]["backend"], "xnnpack")
+        self.assertIn("xnnpack", by_name["sin"]["reason"])  # no XNNPACK node for sin
 
     def test_delegated_program_runs_like_the_portable_one(self):
         portable, delegated = self.path("portable.etp"), self.path("demo.etp")
