@@ -101,6 +101,7 @@ bool native_convolution_available() {
 namespace {
 
 bool uses_padded_rows(const BlobView& view, const fb::Node& node) {
+  if (node.type() != fb::NodeType::Convolution2d) return false;
   return view.tensors[node.inputs()->Get(0)].dims[3] < 16 && dim(node.kernel(), 1, 1) > 1 &&
          dim(node.dilation(), 1, 1) == 1;
 }
@@ -108,18 +109,22 @@ bool uses_padded_rows(const BlobView& view, const fb::Node& node) {
 }  // namespace
 
 bool can_run_natively(const fb::Node& node) {
-  return node.type() == fb::NodeType::Convolution2d && node.groups() == 1 && node.flags() == 0;
+  if (node.flags() != 0) return false;
+  return (node.type() == fb::NodeType::Convolution2d && node.groups() == 1) ||
+         node.type() == fb::NodeType::FullyConnected;
 }
 
 bool runs_natively(const BlobView& view, const fb::Node& node) {
   if (!can_run_natively(node)) return false;
-  const uint64_t out_c = node.group_output_channels();
+  const TensorInfo& out = view.tensors[node.outputs()->Get(0)];
+  const uint64_t out_c =
+      node.type() == fb::NodeType::FullyConnected ? out.dims[out.rank - 1] : node.group_output_channels();
   // A last panel of at most 16 channels runs the 16-wide kernel.
   const uint64_t rest = out_c % kChannels;
   const uint64_t padded = out_c - rest + (rest == 0 ? 0 : rest <= 16 ? 16 : kChannels);
   const TensorInfo& y = view.tensors[node.outputs()->Get(0)];
   const TensorInfo& w = view.tensors[node.inputs()->Get(1)];
-  const uint64_t pixels = y.numel / y.dims[3];
+  const uint64_t pixels = y.numel / out_c;
   const uint64_t depth = w.numel / out_c;  // taps x input channels
   const uint64_t min_depth = uses_padded_rows(view, node) ? 16 : 32;
   return padded * 5 <= out_c * 6 && pixels >= 4 * kRows && depth >= min_depth;
@@ -162,8 +167,14 @@ Result<NativeConvPtr> compile_native_conv(const BlobView& view, const fb::Node& 
   c.output = node.outputs()->Get(0);
   const TensorInfo& x = view.tensors[c.input];
   const TensorInfo& y = view.tensors[c.output];
-  c.batch = x.dims[0], c.in_h = x.dims[1], c.in_w = x.dims[2], c.in_c = x.dims[3];
-  c.out_h = y.dims[1], c.out_w = y.dims[2], c.out_c = y.dims[3];
+  if (node.type() == fb::NodeType::FullyConnected) {
+    // A 1x1 convolution over the rows of x: [rows, K] -> [rows, N].
+    c.in_c = x.dims[x.rank - 1], c.out_c = y.dims[y.rank - 1];
+    c.batch = 1, c.in_h = c.out_h = x.numel / c.in_c, c.in_w = c.out_w = 1;
+  } else {
+    c.batch = x.dims[0], c.in_h = x.dims[1], c.in_w = x.dims[2], c.in_c = x.dims[3];
+    c.out_h = y.dims[1], c.out_w = y.dims[2], c.out_c = y.dims[3];
+  }
   c.kernel_h = dim(node.kernel(), 0, 1), c.kernel_w = dim(node.kernel(), 1, 1);
   c.stride_h = dim(node.stride(), 0, 1), c.stride_w = dim(node.stride(), 1, 1);
   c.dilation_h = dim(node.dilation(), 0, 1), c.dilation_w = dim(node.dilation(), 1, 1);

@@ -5,8 +5,9 @@
 // panel). XNNPACK's own AVX-512 kernel keeps 7 accumulators, fewer than two
 // FMA pipes of latency 4 need, so on cores with full-width AVX-512 this one
 // runs ~20-25% faster. Used for blob
-// Convolution2d nodes with one group (runs_natively); every other node, and
-// every CPU without AVX-512F, stays on XNNPACK.
+// Convolution2d nodes with one group and FullyConnected nodes (a 1x1
+// convolution over the rows of their input) where runs_natively picks them;
+// every other node, and every CPU without AVX-512F, stays on XNNPACK.
 //
 // compile_native_conv packs the filter and bias (reading the blob, so it runs
 // at init) into 32-channel panels; run_native_conv builds the indirection
@@ -36,7 +37,7 @@ bool native_convolution_available();
 // depth.
 bool runs_natively(const BlobView& view, const fb::Node& node);
 // Whether the kernel can compute a checked node at all: a Convolution2d with
-// one group and no flags.
+// one group or a FullyConnected, without flags.
 bool can_run_natively(const fb::Node& node);
 
 // Which convolutions a delegate runs on the kernel (compile spec

@@ -276,6 +276,7 @@ NativeOp swish_op(const BlobView& view, uint32_t x, uint32_t y) {
 
 Result<NativeOp> compile_native_op(const BlobView& view, const fb::Node& node) {
   switch (node.type()) {
+    case NodeType::FullyConnected:
     case NodeType::Convolution2d: {
       ETC_ASSIGN_OR_RETURN(NativeConvPtr conv, compile_native_conv(view, node));
       return NativeOp(ConvolutionOp{std::move(conv)});

@@ -103,7 +103,8 @@ int64_t redirectable_convolution(const Graph& g, const StagePlan& plan, uint32_t
   if (p < 0 || !g.native[static_cast<size_t>(p)] || g.readers[t] != readers ||
       g.view.tensors[t].is_external())
     return -1;
-  if (g.node(static_cast<size_t>(p)).type() != fb::NodeType::Convolution2d) return -1;
+  const fb::NodeType type = g.node(static_cast<size_t>(p)).type();
+  if (type != fb::NodeType::Convolution2d && type != fb::NodeType::FullyConnected) return -1;
   return plan.writes_into[static_cast<size_t>(p)].active ? -1 : p;
 }
 

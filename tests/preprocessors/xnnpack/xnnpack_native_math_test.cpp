@@ -128,6 +128,23 @@ TEST_CASE("xnnpack matmul bias adds fold into fully connected", "[xnnpack][integ
   check_whole(b.build());
 }
 
+TEST_CASE("xnnpack fully connected on many rows, with bias, activation and residual add",
+          "[xnnpack][integration]") {
+  // 80 rows: enough for the backend's own kernel on AVX-512 CPUs (a 1x1
+  // convolution over the rows), which then takes the residual add too.
+  for (int64_t out : {32, 48, 7}) {
+    GraphBuilder b;
+    const auto x = b.input("x", DType::Float32, {2, 40, 32});
+    const auto w = b.constant_f32("w", {32, 64}, randoms(32 * 64, 12, -0.3f, 0.3f));
+    const auto bias = b.constant_f32("b", {64}, randoms(64, 13, -1, 1));
+    const auto w2 = b.constant_f32("w2", {64, out}, randoms(static_cast<size_t>(64 * out), 14, -0.3f, 0.3f));
+    const auto hidden = b.op(EdgeOp::Relu, {b.op(EdgeOp::Add, {b.op(EdgeOp::MatMul, {x, w}), bias})});
+    const auto y = b.op(EdgeOp::MatMul, {hidden, w2});
+    b.output(out == 32 ? b.op(EdgeOp::Add, {x, y}) : y);
+    check_whole(b.build());
+  }
+}
+
 TEST_CASE("xnnpack transpose of rank 2 to 6, in and out of NHWC groups", "[xnnpack][integration]") {
   const std::vector<std::pair<Shape, std::vector<int64_t>>> cases = {
       {{5, 7}, {1, 0}},
