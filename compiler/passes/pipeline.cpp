@@ -5,6 +5,7 @@
 #include "compiler/passes/dead_code.h"
 #include "compiler/passes/fold_batch_norm.h"
 #include "compiler/passes/fuse_activation.h"
+#include "compiler/passes/fuse_patterns.h"
 
 namespace etc::passes {
 
@@ -12,6 +13,7 @@ PipelineStats run_pipeline(ir::ExportedProgram& program) {
   PipelineStats stats;
   ir::Graph& g = program.graph;
   stats.batch_norms_folded = fold_batch_norm(g);
+  stats.patterns_fused = fuse_patterns(g);
   // After batch_norm folding, so a conv -> batch_norm -> relu chain becomes one conv.
   fuse_activation(g);
   stats.dead_nodes_removed = eliminate_dead_code(g);

@@ -7,6 +7,7 @@ namespace etc::passes {
 
 struct PipelineStats {
   size_t batch_norms_folded = 0;
+  size_t patterns_fused = 0;  // fuse_patterns.h
   size_t dead_nodes_removed = 0;
 };
 

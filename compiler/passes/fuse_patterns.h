@@ -1,0 +1,23 @@
+#pragma once
+// Rewrites op patterns that exporters write out into the one edge op that
+// computes them, so every backend sees the fused op (ONNX Runtime's graph
+// optimizer does the same):
+//   x * hard_sigmoid(x) with alpha 1/6, beta 1/2  ->  hard_swish(x)
+//     (torch's Hardswish before opset 14)
+//   (x - mean(x)) / sqrt(mean((x - mean(x))^2) + eps) [* gamma] [+ beta],
+//     means over trailing axes  ->  layer_norm(x, gamma, beta)
+//     (LayerNorm from exporters without LayerNormalization: PaddlePaddle,
+//     torch before opset 17, TensorFlow)
+// Intermediates read elsewhere, or graph outputs, keep a pattern unfused.
+// The fused node takes every matched node's debug handles.
+
+#include <cstddef>
+
+#include "compiler/ir/graph.h"
+
+namespace etc::passes {
+
+// Returns the number of patterns fused.
+size_t fuse_patterns(ir::Graph& g);
+
+}  // namespace etc::passes

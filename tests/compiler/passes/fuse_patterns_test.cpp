@@ -1,0 +1,102 @@
+// Differential: the written-out hard_swish and layer_norm patterns become one
+// node with the same outputs; patterns whose intermediates are read
+// elsewhere, or that differ in a constant, are left alone.
+#include "compiler/passes/fuse_patterns.h"
+
+#include <catch2/catch.hpp>
+#include <random>
+
+#include "compiler/passes/dead_code.h"
+#include "tests/support/differential.h"
+#include "tests/support/graph_builder.h"
+#include "tests/support/random.h"
+
+using namespace etc;
+using etc::testing::GraphBuilder;
+using etc::testing::random_floats;
+
+namespace {
+
+size_t live(const ir::Graph& g, EdgeOp op) {
+  size_t n = 0;
+  for (const ir::Node& node : g.nodes()) n += !node.dead && node.op == op;
+  return n;
+}
+
+// Runs the pass on a copy; outputs must agree with the original.
+ir::ExportedProgram fused(const ir::ExportedProgram& before, size_t expected, float lo = -3, float hi = 3) {
+  ir::ExportedProgram after = before;
+  CHECK(passes::fuse_patterns(after.graph) == expected);
+  passes::eliminate_dead_code(after.graph);
+  std::mt19937 rng(5);
+  std::vector<std::vector<uint8_t>> inputs;
+  for (ir::ValueId v : before.graph.inputs())
+    inputs.push_back(testing::as_bytes(random_floats(before.graph.value(v).spec.shape.numel(), rng, lo, hi)));
+  testing::check_close_float_outputs(before, after, inputs, 1e-5f);
+  return after;
+}
+
+ir::ExportedProgram hard_swish(float alpha, bool also_output_sigmoid) {
+  GraphBuilder b;
+  const auto x = b.input("x", DType::Float32, {2, 3, 4});
+  const auto hs = b.op(EdgeOp::HardSigmoid, {x}, ir::Attrs{{"alpha", alpha}, {"beta", 0.5f}});
+  b.output(b.op(EdgeOp::Mul, {hs, x}), "y");
+  if (also_output_sigmoid) b.output(hs, "gate");
+  return b.build();
+}
+
+// (x - mean) / sqrt(var + eps) * gamma + beta, over the last `k` axes.
+ir::ExportedProgram written_layer_norm(int k, bool scale, bool shift, Shape param_shape = {}) {
+  std::mt19937 rng(6);
+  GraphBuilder b;
+  const Shape xs{2, 5, 8};
+  const auto x = b.input("x", DType::Float32, xs);
+  std::vector<int64_t> axes;
+  for (int i = 3 - k; i < 3; ++i) axes.push_back(i);
+  const ir::Attrs mean{{"axes", axes}, {"keepdims", int64_t{1}}};
+  const auto m = b.op(EdgeOp::ReduceMean, {x}, mean);
+  const auto d = b.op(EdgeOp::Sub, {x, m});
+  const auto two = b.constant_f32("two", {}, {2.0f});
+  const auto v = b.op(EdgeOp::ReduceMean, {b.op(EdgeOp::Pow, {d, two})}, mean);
+  const auto eps = b.constant_f32("eps", {1}, {1e-5f});
+  auto y = b.op(EdgeOp::Div, {d, b.op(EdgeOp::Sqrt, {b.op(EdgeOp::Add, {v, eps})})});
+  Shape ps = param_shape;
+  if (ps.rank() == 0)
+    for (int i = 3 - k; i < 3; ++i) ps.push_back(xs[i]);
+  if (scale) y = b.op(EdgeOp::Mul, {y, b.constant_f32("g", ps, random_floats(ps.numel(), rng, 0.5f, 1.5f))});
+  if (shift) y = b.op(EdgeOp::Add, {b.constant_f32("b", ps, random_floats(ps.numel(), rng)), y});
+  b.output(y, "y");
+  return b.build();
+}
+
+}  // namespace
+
+TEST_CASE("x * hard_sigmoid(x) becomes hard_swish", "[passes]") {
+  const ir::ExportedProgram after = fused(hard_swish(1.0f / 6.0f, false), 1);
+  CHECK(live(after.graph, EdgeOp::HardSwish) == 1);
+  CHECK(live(after.graph, EdgeOp::Mul) == 0);
+  CHECK(live(after.graph, EdgeOp::HardSigmoid) == 0);
+  fused(hard_swish(0.2f, false), 0);        // another slope: a different function
+  fused(hard_swish(1.0f / 6.0f, true), 0);  // the gate is an output too
+}
+
+TEST_CASE("written-out layer normalisation becomes layer_norm", "[passes]") {
+  for (int k : {1, 2})
+    for (bool scale : {false, true})
+      for (bool shift : {false, true}) {
+        INFO("axes " << k << " scale " << scale << " shift " << shift);
+        const ir::ExportedProgram after = fused(written_layer_norm(k, scale, shift), 1);
+        CHECK(live(after.graph, EdgeOp::LayerNorm) == 1);
+        CHECK(live(after.graph, EdgeOp::ReduceMean) == 0);
+        size_t nodes = 0;
+        for (const ir::Node& n : after.graph.nodes()) nodes += !n.dead;
+        CHECK(nodes == 1);
+      }
+  // Parameters with leading unit dims, as PaddlePaddle exports them.
+  fused(written_layer_norm(1, true, true, Shape{1, 1, 8}), 1);
+  // A scale that varies along an axis that is not normalized stays a multiply
+  // after the fused normalisation.
+  const ir::ExportedProgram partly = fused(written_layer_norm(1, true, false, Shape{5, 8}), 1);
+  CHECK(live(partly.graph, EdgeOp::LayerNorm) == 1);
+  CHECK(live(partly.graph, EdgeOp::Mul) == 1);
+}
