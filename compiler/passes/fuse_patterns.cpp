@@ -67,6 +67,67 @@ bool fuse_hard_swish(ir::Graph& g, const Users& users, ir::Node& hs) {
   return true;
 }
 
+// ---- x * (1 + erf(x / sqrt 2)) / 2 → gelu(x) ----
+// The three groupings exporters write: ((x * t) * 0.5), (x * (t * 0.5)) and
+// ((x * 0.5) * t), with t = 1 + erf(x / sqrt 2) (x * (1 / sqrt 2) too).
+
+bool near(float v, double want) { return std::fabs(v - want) <= 1e-6 * std::fabs(want); }
+
+// The Mul of `v` by a constant `c` among v's readers (v is no output), or null.
+ir::Node* scaled_by(ir::Graph& g, const Users& users, ir::ValueId v, double c) {
+  ir::Node* n = only_user(g, users, v);
+  return n && n->op == EdgeOp::Mul && near(scalar_constant(g, other_operand(*n, v)), c) ? n : nullptr;
+}
+
+bool fuse_gelu(ir::Graph& g, const Users& users, ir::Node& erf) {
+  if (erf.op != EdgeOp::Erf || !is_float32(g, erf.inputs[0])) return false;
+  const ir::ValueId u = erf.inputs[0];
+  const ir::NodeId up = g.value(u).producer;
+  if (up < 0 || users[u].size() != 1 || is_output(g, u)) return false;
+  ir::Node& scale = g.node(up);
+  // x / sqrt 2, or x * (1 / sqrt 2) with the constant on either side.
+  ir::ValueId x = ir::kNoValue;
+  if (scale.op == EdgeOp::Div && near(scalar_constant(g, scale.inputs[1]), std::sqrt(2.0)))
+    x = scale.inputs[0];
+  if (scale.op == EdgeOp::Mul && scale.inputs.size() == 2)
+    for (int k = 0; k < 2; ++k)
+      if (near(scalar_constant(g, scale.inputs[k]), std::sqrt(0.5))) x = scale.inputs[1 - k];
+  if (x == ir::kNoValue || g.value(x).is_constant()) return false;
+  ir::Node* add = only_user(g, users, erf.outputs[0]);
+  if (add == nullptr || add->op != EdgeOp::Add ||
+      scalar_constant(g, other_operand(*add, erf.outputs[0])) != 1.0f)
+    return false;
+  const ir::ValueId t = add->outputs[0];
+  ir::Node* m1 = only_user(g, users, t);
+  if (m1 == nullptr || m1->op != EdgeOp::Mul) return false;
+  const ir::ValueId other = other_operand(*m1, t);
+  std::vector<ir::Node*> dead = {&scale, &erf, add};
+  ir::Node* last = nullptr;
+  if (other == x) {  // (x * t) * 0.5
+    last = scaled_by(g, users, m1->outputs[0], 0.5);
+    dead.push_back(m1);
+  } else if (near(scalar_constant(g, other), 0.5)) {  // x * (t * 0.5)
+    last = only_user(g, users, m1->outputs[0]);
+    if (last && (last->op != EdgeOp::Mul || other_operand(*last, m1->outputs[0]) != x)) last = nullptr;
+    dead.push_back(m1);
+  } else if (other != ir::kNoValue && g.value(other).producer >= 0) {  // (x * 0.5) * t
+    ir::Node& half = g.node(g.value(other).producer);
+    if (half.op == EdgeOp::Mul && other_operand(half, x) != ir::kNoValue &&
+        near(scalar_constant(g, other_operand(half, x)), 0.5) && users[other].size() == 1 &&
+        !is_output(g, other)) {
+      last = m1;
+      dead.push_back(&half);
+    }
+  }
+  if (last == nullptr || last->dead || g.value(last->outputs[0]).spec.shape != g.value(x).spec.shape)
+    return false;
+  last->op = EdgeOp::Gelu;
+  last->inputs = {x};
+  last->attrs = ir::Attrs{{"approximate", std::string("none")}};
+  absorb_all(*last, dead);
+  return true;
+}
+
 // ---- layer normalisation written out ----
 // m = reduce_mean(x, trailing axes); d = x - m; v = reduce_mean(d^2, same);
 // y = d / sqrt(v + eps) [* gamma] [+ beta]  →  layer_norm(x, gamma, beta).
@@ -203,7 +264,7 @@ size_t fuse_patterns(ir::Graph& g) {
   for (size_t i = 0; i < g.nodes().size(); ++i) {
     ir::Node& n = g.nodes()[i];
     if (n.dead) continue;
-    if (fuse_hard_swish(g, users, n)) {
+    if (fuse_hard_swish(g, users, n) || fuse_gelu(g, users, n)) {
       users = g.users();
       ++fused;
       continue;

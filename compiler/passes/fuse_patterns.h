@@ -4,6 +4,8 @@
 // optimizer does the same):
 //   x * hard_sigmoid(x) with alpha 1/6, beta 1/2  ->  hard_swish(x)
 //     (torch's Hardswish before opset 14)
+//   x * (1 + erf(x / sqrt 2)) * 0.5, in any grouping  ->  gelu(x)
+//     (torch's GELU before opset 20)
 //   (x - mean(x)) / sqrt(mean((x - mean(x))^2) + eps) [* gamma] [+ beta],
 //     means over trailing axes  ->  layer_norm(x, gamma, beta)
 //     (LayerNorm from exporters without LayerNormalization: PaddlePaddle,

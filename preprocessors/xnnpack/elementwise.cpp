@@ -135,7 +135,7 @@ void emit_softmax(Lowering& l, const ir::Node& n) {
   }
 }
 
-void emit_math(Lowering& l, const ir::Node& n) {
+void emit_math(Lowering& l, const ir::Node& n) {  // tanh, erf, gelu, exp, log, reciprocal, softplus
   const uint32_t in = l.value(n.inputs[0]);
   const uint32_t out = l.output_as(n.outputs[0], l.nhwc(n.inputs[0]));
   NodeRecord& r = l.add_node(fb::NodeType::UnaryMath, n);
@@ -144,6 +144,10 @@ void emit_math(Lowering& l, const ir::Node& n) {
   switch (n.op) {
     case EdgeOp::Tanh: r.unary_op = fb::UnaryOp::Tanh; break;
     case EdgeOp::Erf: r.unary_op = fb::UnaryOp::Erf; break;
+    case EdgeOp::Gelu:
+      r.unary_op =
+          attr_string(n, "approximate", "none") == "tanh" ? fb::UnaryOp::GeluTanh : fb::UnaryOp::Gelu;
+      break;
     case EdgeOp::Exp: r.unary_op = fb::UnaryOp::Exp; break;
     case EdgeOp::Log: r.unary_op = fb::UnaryOp::Log; break;
     case EdgeOp::Reciprocal: r.unary_op = fb::UnaryOp::Reciprocal; break;

@@ -224,6 +224,9 @@ void unary_chunks(void* context, size_t first, size_t count) {
     case fb::UnaryOp::Exp: y = x.exp(); break;
     case fb::UnaryOp::Log: y = x.log(); break;
     case fb::UnaryOp::Gelu: y = 0.5f * x * (1.0f + (x * float(M_SQRT1_2)).erf()); break;
+    case fb::UnaryOp::GeluTanh:
+      y = 0.5f * x * (1.0f + (0.7978845608f * (x + 0.044715f * x.cube())).tanh());
+      break;
     case fb::UnaryOp::Reciprocal: y = x.inverse(); break;
     case fb::UnaryOp::Softplus:
       // log(1 + e^x) = max(x, 0) + log1p(e^-|x|), which never overflows.

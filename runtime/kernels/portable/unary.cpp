@@ -1,6 +1,8 @@
 // Elementwise ops with one input (activations, math functions, cast).
 #include <cmath>
 #include <limits>
+#include <string>
+#include <string_view>
 #include <type_traits>
 
 #include "runtime/kernels/kernel.h"
@@ -15,7 +17,18 @@ struct UnaryParams {
   float gamma = 0.0f;
   float min = 0.0f;
   float max = 0.0f;
+  bool tanh_approximation = false;  // gelu
 };
+
+// x * Φ(x), or its tanh approximation (ONNX Gelu, approximate="tanh").
+template <typename T>
+T gelu(T v, bool tanh_approximation) {
+  if (tanh_approximation) {
+    const T k = T(0.7978845608028654);  // sqrt(2 / pi)
+    return T(0.5) * v * (T(1) + std::tanh(k * (v + T(0.044715) * v * v * v)));
+  }
+  return T(0.5) * v * (T(1) + std::erf(v * T(0.7071067811865476)));
+}
 
 // A float bound converted to an integer type, clamped to the type's range
 // (an out-of-range float-to-int conversion is undefined behaviour).
@@ -100,6 +113,11 @@ class UnaryKernel final : public Kernel {
         break;
       case EdgeOp::Tanh: map<T>(in, out, [](T v) { return std::tanh(v); }); break;
       case EdgeOp::Erf: map<T>(in, out, [](T v) { return std::erf(v); }); break;
+      case EdgeOp::Gelu: {
+        const bool t = p_.tanh_approximation;
+        map<T>(in, out, [t](T v) { return gelu(v, t); });
+        break;
+      }
       case EdgeOp::Softplus:
         map<T>(in, out, [](T v) { return v > 0 ? v + std::log1p(std::exp(-v)) : std::log1p(std::exp(v)); });
         break;
@@ -166,6 +184,13 @@ Result<std::unique_ptr<Kernel>> create_op(const AttrList& attrs, Span<const Tens
     }
     case EdgeOp::Elu: {
       ETC_ASSIGN_OR_RETURN(p.alpha, attrs.get_float("alpha", 1.0f));
+      break;
+    }
+    case EdgeOp::Gelu: {
+      ETC_ASSIGN_OR_RETURN(std::string_view approximate, attrs.get_string("approximate", "none"));
+      ETC_CHECK_OR_FAIL(approximate == "none" || approximate == "tanh", Error::InvalidProgram,
+                        "gelu approximate must be none or tanh, got ", std::string(approximate));
+      p.tanh_approximation = approximate == "tanh";
       break;
     }
     case EdgeOp::Selu: {
@@ -247,19 +272,33 @@ constexpr OpDef unary_def() {
 
 const OpDef* unary_op_def(EdgeOp op) {
   static const OpDef kDefs[] = {
-      unary_def<EdgeOp::Neg>(),         unary_def<EdgeOp::Abs>(),
-      unary_def<EdgeOp::Sqrt>(),        unary_def<EdgeOp::Exp>(),
-      unary_def<EdgeOp::Log>(),         unary_def<EdgeOp::Reciprocal>(),
-      unary_def<EdgeOp::Floor>(),       unary_def<EdgeOp::Ceil>(),
-      unary_def<EdgeOp::Round>(),       unary_def<EdgeOp::Sign>(),
-      unary_def<EdgeOp::Relu>(),        unary_def<EdgeOp::Sigmoid>(),
-      unary_def<EdgeOp::Tanh>(),        unary_def<EdgeOp::Erf>(),
-      unary_def<EdgeOp::Softplus>(),    unary_def<EdgeOp::Softsign>(),
-      unary_def<EdgeOp::Sin>(),         unary_def<EdgeOp::Cos>(),
-      unary_def<EdgeOp::Not>(),         unary_def<EdgeOp::LeakyRelu>(),
-      unary_def<EdgeOp::Elu>(),         unary_def<EdgeOp::Selu>(),
-      unary_def<EdgeOp::HardSigmoid>(), unary_def<EdgeOp::HardSwish>(),
-      unary_def<EdgeOp::Clip>(),        OpDef{EdgeOp::Cast, 1, 1, 1, 1, infer_cast, create_cast},
+      unary_def<EdgeOp::Neg>(),
+      unary_def<EdgeOp::Abs>(),
+      unary_def<EdgeOp::Sqrt>(),
+      unary_def<EdgeOp::Exp>(),
+      unary_def<EdgeOp::Log>(),
+      unary_def<EdgeOp::Reciprocal>(),
+      unary_def<EdgeOp::Floor>(),
+      unary_def<EdgeOp::Ceil>(),
+      unary_def<EdgeOp::Round>(),
+      unary_def<EdgeOp::Sign>(),
+      unary_def<EdgeOp::Relu>(),
+      unary_def<EdgeOp::Sigmoid>(),
+      unary_def<EdgeOp::Tanh>(),
+      unary_def<EdgeOp::Erf>(),
+      unary_def<EdgeOp::Gelu>(),
+      unary_def<EdgeOp::Softplus>(),
+      unary_def<EdgeOp::Softsign>(),
+      unary_def<EdgeOp::Sin>(),
+      unary_def<EdgeOp::Cos>(),
+      unary_def<EdgeOp::Not>(),
+      unary_def<EdgeOp::LeakyRelu>(),
+      unary_def<EdgeOp::Elu>(),
+      unary_def<EdgeOp::Selu>(),
+      unary_def<EdgeOp::HardSigmoid>(),
+      unary_def<EdgeOp::HardSwish>(),
+      unary_def<EdgeOp::Clip>(),
+      OpDef{EdgeOp::Cast, 1, 1, 1, 1, infer_cast, create_cast},
   };
   for (const OpDef& d : kDefs)
     if (d.op == op) return &d;

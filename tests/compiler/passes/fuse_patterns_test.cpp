@@ -100,3 +100,58 @@ TEST_CASE("written-out layer normalisation becomes layer_norm", "[passes]") {
   CHECK(live(partly.graph, EdgeOp::LayerNorm) == 1);
   CHECK(live(partly.graph, EdgeOp::Mul) == 1);
 }
+
+namespace {
+
+// x * (1 + erf(x / sqrt 2)) * 0.5 in the grouping `form` (0: (x * t) * 0.5,
+// 1: x * (t * 0.5), 2: (x * 0.5) * t), x / sqrt 2 written as a multiply when
+// `multiply`.
+ir::ExportedProgram written_gelu(int form, bool multiply, float root = 1.4142135f) {
+  GraphBuilder b;
+  const auto x = b.input("x", DType::Float32, {3, 7});
+  const auto u = multiply ? b.op(EdgeOp::Mul, {b.constant_f32("r", {}, {1.0f / root}), x})
+                          : b.op(EdgeOp::Div, {x, b.constant_f32("r", {}, {root})});
+  const auto t = b.op(EdgeOp::Add, {b.op(EdgeOp::Erf, {u}), b.constant_f32("one", {}, {1.0f})});
+  const auto half = b.constant_f32("half", {}, {0.5f});
+  ir::ValueId y = ir::kNoValue;
+  if (form == 0) y = b.op(EdgeOp::Mul, {b.op(EdgeOp::Mul, {x, t}), half});
+  if (form == 1) y = b.op(EdgeOp::Mul, {x, b.op(EdgeOp::Mul, {t, half})});
+  if (form == 2) y = b.op(EdgeOp::Mul, {b.op(EdgeOp::Mul, {x, half}), t});
+  b.output(y, "y");
+  return b.build();
+}
+
+}  // namespace
+
+TEST_CASE("written-out erf gelu becomes gelu", "[passes]") {
+  for (int form : {0, 1, 2})
+    for (bool multiply : {false, true}) {
+      INFO("form " << form << " multiply " << multiply);
+      const ir::ExportedProgram after = fused(written_gelu(form, multiply), 1);
+      CHECK(live(after.graph, EdgeOp::Gelu) == 1);
+      size_t nodes = 0;
+      for (const ir::Node& n : after.graph.nodes()) nodes += !n.dead;
+      CHECK(nodes == 1);
+    }
+  fused(written_gelu(0, false, 1.5f), 0);  // not x / sqrt 2
+}
+
+TEST_CASE("gelu and its tanh approximation", "[passes]") {
+  // The portable kernel against the formulas in double precision.
+  for (const char* approximate : {"none", "tanh"}) {
+    GraphBuilder b;
+    b.output(b.op(EdgeOp::Gelu, {b.input("x", DType::Float32, {64})},
+                  ir::Attrs{{"approximate", std::string(approximate)}}),
+             "y");
+    std::vector<float> x(64);
+    for (size_t i = 0; i < x.size(); ++i) x[i] = -8.0f + 0.25f * static_cast<float>(i);
+    const auto y = testing::from_bytes<float>(testing::run_program(b.build(), {testing::as_bytes(x)})[0]);
+    for (size_t i = 0; i < x.size(); ++i) {
+      const double v = x[i];
+      const double want = std::string(approximate) == "tanh"
+                              ? 0.5 * v * (1 + std::tanh(std::sqrt(2 / M_PI) * (v + 0.044715 * v * v * v)))
+                              : 0.5 * v * (1 + std::erf(v / std::sqrt(2.0)));
+      CHECK(y[i] == Approx(want).margin(1e-6).epsilon(1e-5));
+    }
+  }
+}

@@ -235,6 +235,12 @@ TEST_CASE("xnnpack elementwise functions", "[xnnpack][integration]") {
     b.output(b.op(op, {b.input("x", DType::Float32, {3, 50, 70})}));
     check_whole(b.build(), lo, hi, 1e-5f);
   }
+  for (const char* approximate : {"none", "tanh"}) {
+    GraphBuilder b;
+    b.output(b.op(EdgeOp::Gelu, {b.input("x", DType::Float32, {3, 50, 70})},
+                  ir::Attrs{{"approximate", std::string(approximate)}}));
+    check_whole(b.build(), -6.0f, 6.0f, 1e-5f);
+  }
 }
 
 TEST_CASE("xnnpack nearest resize in every coordinate and rounding mode", "[xnnpack][integration]") {

@@ -18,6 +18,14 @@ void register_activation_lowerings() {
   register_lowering("Softplus", plain(EdgeOp::Softplus));
   register_lowering("Softsign", plain(EdgeOp::Softsign));
   register_lowering("HardSwish", plain(EdgeOp::HardSwish));
+  register_lowering("Gelu",
+                    {[](LowerContext& c) {
+                       const std::string approximate = c.attr_string("approximate", "none");
+                       if (approximate != "none" && approximate != "tanh")
+                         c.fail("approximate must be none or tanh, got '" + approximate + "'");
+                       c.set_output(0, c.emit1(EdgeOp::Gelu, {c.input(0)}, {{"approximate", approximate}}));
+                     },
+                     1});
   register_lowering(
       "LeakyRelu",
       {[](LowerContext& c) {
