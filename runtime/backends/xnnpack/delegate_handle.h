@@ -69,6 +69,7 @@ struct StageRun {
   int64_t debug_id = kUnsetDelegateDebugIntId;
   std::vector<uint8_t> metadata;      // profiling_metadata.h
   std::vector<LoggedOutput> outputs;  // empty unless outputs are logged
+  bool serial = false;                // Stage::serial: runs without the pool
 };
 
 struct XnnpackHandle {

@@ -57,7 +57,8 @@ Status run_stages(XnnpackHandle& handle, BackendExecutionContext& context) {
     if (auto* stage = std::get_if<XnnpackStage>(&run.work))
       status = xnn_invoke_runtime(stage->runtime.get());
     else
-      run_native_op(std::get<NativeOp>(run.work), handle.data.data(), handle.pool.get());
+      run_native_op(std::get<NativeOp>(run.work), handle.data.data(),
+                    run.serial ? nullptr : handle.pool.get());
     if (traced) tracer->end_profiling_delegate(event, run.metadata.data(), run.metadata.size());
     if (status != xnn_status_success) {
       if (run.debug_id != kUnsetDelegateDebugIntId) context.set_failed_node({}, run.debug_id);

@@ -20,7 +20,14 @@ namespace etc::xnnpack {
 struct Stage {
   bool native = false;
   size_t first_node = 0, end_node = 0;  // nodes [first_node, end_node)
+  // Too little work to share between threads: run on the calling thread
+  // alone, so no other core is woken and waited for (is_small_node).
+  bool serial = false;
 };
+
+// Whether a node's work (an estimate in nanoseconds on one core) is below
+// what waking and joining another thread costs.
+bool is_small_node(const BlobView& view, const fb::Node& node);
 
 inline constexpr int32_t kNoBuffer = -1;
 
@@ -61,7 +68,9 @@ struct StagePlan {
   std::vector<int64_t> swish_input;
 };
 
-// `view` must have passed read_xnnpack_blob. Convolutions the backend's
+// `view` must have passed read_xnnpack_blob. Stages are serial or parallel
+// as their nodes are small or not; consecutive XNNPACK nodes share a stage
+// only when of one kind. Convolutions the backend's
 // kernel takes (native_conv.h) are native stages too: none (kOff), those
 // runs_natively picks (kAuto) or every one can_run_natively allows (kAll).
 // `detail` (options.h): kFused merges runs of XNNPACK nodes into one stage;

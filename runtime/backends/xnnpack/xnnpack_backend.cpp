@@ -176,14 +176,14 @@ Result<NativeOp> create_native_stage(const BlobView& view, const StagePlan& plan
   return op;
 }
 
-// An XNNPACK stage's runtime, on the shared pool.
+// An XNNPACK stage's runtime, on the shared pool unless the stage is serial.
 Result<XnnpackStage> create_xnnpack_stage(const BlobView& view, const std::vector<const void*>& constant_data,
                                           const StagePlan& plan, size_t s, const XnnpackHandle& handle) {
   XnnpackStage stage;
   ETC_ASSIGN_OR_RETURN(SubgraphPtr subgraph, build_subgraph(view, constant_data, plan, s, stage.externals));
   xnn_runtime_t runtime = nullptr;
-  if (xnn_status st = xnn_create_runtime_v2(subgraph.get(), handle.pool.get(), 0, &runtime);
-      st != xnn_status_success)
+  pthreadpool_t pool = plan.stages[s].serial ? nullptr : handle.pool.get();
+  if (xnn_status st = xnn_create_runtime_v2(subgraph.get(), pool, 0, &runtime); st != xnn_status_success)
     return fail(Error::DelegateInvalidCompatibility,
                 "xnnpack: XNNPACK cannot create a runtime for this blob (", xnn_status_name(st), ")");
   stage.runtime.reset(runtime);
@@ -202,6 +202,7 @@ Status create_stages(const BlobView& view, const std::vector<const void*>& const
   for (size_t s = 0; s < plan.stages.size(); ++s) {
     StageRun& run = handle.runs[s];
     describe_stage(view, plan, folded_by, plan.stages[s], run);
+    run.serial = plan.stages[s].serial;
     if (plan.stages[s].native) {
       ETC_ASSIGN_OR_RETURN(run.work, create_native_stage(view, plan, plan.stages[s].first_node));
     } else {
