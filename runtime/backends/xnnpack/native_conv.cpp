@@ -47,7 +47,7 @@ struct NativeConv {
   // out_offset + o (out_stride = out_c, out_offset = 0 unless the output is a
   // slice of a channel concatenation).
   size_t out_stride = 0, out_offset = 0;
-  bool swish = false;  // output x * sigmoid(x) of the clamped sum
+  ConvActivation activation = ConvActivation::kNone;  // applied to the clamped sum
   // Add tensor `residual` (the sums' layout) after the clamp, then clamp to
   // [residual_lo, residual_hi].
   bool has_residual = false;
@@ -81,11 +81,11 @@ void add_residual(NativeConv& conv, uint32_t tensor, float lo, float hi) {
 }
 
 void redirect_output(NativeConv& conv, uint32_t tensor, size_t channel_offset, size_t pixel_stride,
-                     bool swish) {
+                     ConvActivation activation) {
   conv.output = tensor;
   conv.out_offset = channel_offset;
   conv.out_stride = pixel_stride;
-  conv.swish = swish;
+  conv.activation = activation;
 }
 
 void NativeConvDeleter::operator()(NativeConv* conv) const { delete conv; }
@@ -271,10 +271,10 @@ struct Epilogue {
 
 // rows x channels (rows <= R <= 12, channels <= 32) outputs: bias + sum
 // over taps and input channels, clamped to [lo, hi], then with Residual the
-// residual added and clamped again, then with Swish x * sigmoid(x). The
+// residual added and clamped again, then the activation Act. The
 // indirection rows of a tile are kRows apart whatever R is; R < 12 serves a
 // short last tile.
-template <size_t R, bool Residual, bool Swish, bool Wide>
+template <size_t R, bool Residual, ConvActivation Act, bool Wide>
 __attribute__((target("avx512f"))) void micro_kernel(size_t rows, size_t channels, size_t taps, size_t in_c,
                                                      const float* const* a, const float* w, float* y,
                                                      size_t y_stride, const Epilogue& e) {
@@ -323,35 +323,38 @@ __attribute__((target("avx512f"))) void micro_kernel(size_t rows, size_t channel
       if constexpr (Wide)
         v1 = _mm512_min_ps(_mm512_max_ps(_mm512_add_ps(v1, _mm512_maskz_loadu_ps(m1, res + 16)), rlo), rhi);
     }
-    if constexpr (Swish) {
+    if constexpr (Act == ConvActivation::kSwish) {
       v0 = swish_ps(v0);
       if constexpr (Wide) v1 = swish_ps(v1);
+    } else if constexpr (Act == ConvActivation::kHardSwish) {
+      v0 = hardswish_ps(v0);
+      if constexpr (Wide) v1 = hardswish_ps(v1);
     }
     _mm512_mask_storeu_ps(y + r * y_stride, m0, v0);
     if constexpr (Wide) _mm512_mask_storeu_ps(y + r * y_stride + 16, m1, v1);
   }
 }
 
-template <bool Residual, bool Swish, bool Wide>
+template <bool Residual, ConvActivation Act, bool Wide>
 void run_rows(size_t rows, size_t channels, size_t taps, size_t in_c, const float* const* a, const float* w,
               float* y, size_t y_stride, const Epilogue& e) {
   if (rows > 8)
-    micro_kernel<12, Residual, Swish, Wide>(rows, channels, taps, in_c, a, w, y, y_stride, e);
+    micro_kernel<12, Residual, Act, Wide>(rows, channels, taps, in_c, a, w, y, y_stride, e);
   else if (rows > 4)
-    micro_kernel<8, Residual, Swish, Wide>(rows, channels, taps, in_c, a, w, y, y_stride, e);
+    micro_kernel<8, Residual, Act, Wide>(rows, channels, taps, in_c, a, w, y, y_stride, e);
   else if (rows > 2)
-    micro_kernel<4, Residual, Swish, Wide>(rows, channels, taps, in_c, a, w, y, y_stride, e);
+    micro_kernel<4, Residual, Act, Wide>(rows, channels, taps, in_c, a, w, y, y_stride, e);
   else
-    micro_kernel<2, Residual, Swish, Wide>(rows, channels, taps, in_c, a, w, y, y_stride, e);
+    micro_kernel<2, Residual, Act, Wide>(rows, channels, taps, in_c, a, w, y, y_stride, e);
 }
 
-template <bool Residual, bool Swish>
+template <bool Residual, ConvActivation Act>
 void run_panel(size_t rows, size_t channels, size_t taps, size_t in_c, const float* const* a, const float* w,
                float* y, size_t y_stride, const Epilogue& e) {
   if (channels > 16)
-    run_rows<Residual, Swish, true>(rows, channels, taps, in_c, a, w, y, y_stride, e);
+    run_rows<Residual, Act, true>(rows, channels, taps, in_c, a, w, y, y_stride, e);
   else
-    run_rows<Residual, Swish, false>(rows, channels, taps, in_c, a, w, y, y_stride, e);
+    run_rows<Residual, Act, false>(rows, channels, taps, in_c, a, w, y, y_stride, e);
 }
 #pragma GCC diagnostic pop
 #endif
@@ -374,12 +377,20 @@ void conv_tile(void* context, size_t tile, size_t panel) {
   Epilogue e{c.lo, c.hi, nullptr, c.out_c, c.residual_lo, c.residual_hi};
   if (residual != nullptr) e.residual = residual + tile * kRows * c.out_c + panel * kChannels;
   const size_t taps = c.kernel_taps(), depth = c.tap_depth();
+  using A = ConvActivation;
+  const auto panel_fn = [&]<bool Residual>() {
+    switch (c.activation) {
+      case A::kSwish:
+        return run_panel<Residual, A::kSwish>(rows, channels, taps, depth, a, w, out, c.out_stride, e);
+      case A::kHardSwish:
+        return run_panel<Residual, A::kHardSwish>(rows, channels, taps, depth, a, w, out, c.out_stride, e);
+      default: return run_panel<Residual, A::kNone>(rows, channels, taps, depth, a, w, out, c.out_stride, e);
+    }
+  };
   if (residual != nullptr)
-    c.swish ? run_panel<true, true>(rows, channels, taps, depth, a, w, out, c.out_stride, e)
-            : run_panel<true, false>(rows, channels, taps, depth, a, w, out, c.out_stride, e);
+    panel_fn.template operator()<true>();
   else
-    c.swish ? run_panel<false, true>(rows, channels, taps, depth, a, w, out, c.out_stride, e)
-            : run_panel<false, false>(rows, channels, taps, depth, a, w, out, c.out_stride, e);
+    panel_fn.template operator()<false>();
 #else
   (void)context, (void)tile, (void)panel;
 #endif

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "runtime/backends/xnnpack/blob_reader.h"
+#include "runtime/backends/xnnpack/stages.h"
 #include "runtime/core/result.h"
 
 namespace etc::xnnpack {
@@ -40,10 +41,6 @@ bool runs_natively(const BlobView& view, const fb::Node& node);
 // one group or a FullyConnected, without flags.
 bool can_run_natively(const fb::Node& node);
 
-// Which convolutions a delegate runs on the kernel (compile spec
-// "native_convolution": "auto", "on", "off").
-enum class NativeConvolutions { kOff, kAuto, kAll };
-
 struct NativeConv;
 struct NativeConvDeleter {
   void operator()(NativeConv* conv) const;
@@ -56,10 +53,10 @@ Result<NativeConvPtr> compile_native_conv(const BlobView& view, const fb::Node& 
 
 // Makes the convolution write channels [channel_offset, +out_c) of each
 // pixel of `tensor`, whose pixels are `pixel_stride` floats apart, instead of
-// its own output, and with `swish` x * sigmoid(x) of each (clamped) result
-// (stages.h ConvOutput).
+// its own output, applying `activation` to each (clamped) result (stages.h
+// ConvOutput).
 void redirect_output(NativeConv& conv, uint32_t tensor, size_t channel_offset, size_t pixel_stride,
-                     bool swish);
+                     ConvActivation activation);
 
 // Makes the convolution add `tensor` (laid out as its own output) after its
 // clamp, then clamp to [lo, hi]: a residual Add folded into the epilogue

@@ -281,6 +281,10 @@ Result<NativeOp> compile_native_op(const BlobView& view, const fb::Node& node) {
       ETC_ASSIGN_OR_RETURN(NativeConvPtr conv, compile_native_conv(view, node));
       return NativeOp(ConvolutionOp{std::move(conv)});
     }
+    case NodeType::DepthwiseConvolution2d: {
+      ETC_ASSIGN_OR_RETURN(NativeDepthwisePtr conv, compile_native_depthwise(view, node));
+      return NativeOp(DepthwiseOp{std::move(conv)});
+    }
     case NodeType::Concatenate: return NativeOp(compile_concatenate(view, node));
     case NodeType::Slice: return NativeOp(compile_slice(view, node));
     case NodeType::ChannelShuffle: return NativeOp(compile_channel_shuffle(view, node));
@@ -301,6 +305,7 @@ void run_native_op(const NativeOp& native, float* const* data, pthreadpool_t poo
   std::visit(
       Overloaded{
           [&](const ConvolutionOp& op) { run_native_conv(*op.conv, data, pool); },
+          [&](const DepthwiseOp& op) { run_native_depthwise(*op.conv, data, pool); },
           [&](const ConcatenateOp& op) {
             if (!op.in_place.empty() &&
                 std::all_of(op.in_place.begin(), op.in_place.end(), [](bool b) { return b; }))

@@ -20,6 +20,7 @@
 
 #include "runtime/backends/xnnpack/blob_reader.h"
 #include "runtime/backends/xnnpack/native_conv.h"
+#include "runtime/backends/xnnpack/native_depthwise.h"
 #include "runtime/backends/xnnpack/native_math.h"
 #include "runtime/core/result.h"
 
@@ -68,14 +69,19 @@ struct SwishOp {
   size_t rows = 0, row_elements = 0, total = 0;
 };
 
-// A Convolution2d run by native_conv.h.
+// A Convolution2d (or FullyConnected) run by native_conv.h.
 struct ConvolutionOp {
   NativeConvPtr conv;
 };
 
+// A DepthwiseConvolution2d run by native_depthwise.h.
+struct DepthwiseOp {
+  NativeDepthwisePtr conv;
+};
+
 using NativeOp =
-    std::variant<ConcatenateOp, SliceOp, ChannelShuffleOp, SwishOp, ConvolutionOp, TransposeOp, BatchMatMulOp,
-                 AxisSoftmaxOp, LayerNormOp, ReduceOp, UnaryMathOp, ResizeNearestOp>;
+    std::variant<ConcatenateOp, SliceOp, ChannelShuffleOp, SwishOp, ConvolutionOp, DepthwiseOp, TransposeOp,
+                 BatchMatMulOp, AxisSoftmaxOp, LayerNormOp, ReduceOp, UnaryMathOp, ResizeNearestOp>;
 
 // x * sigmoid(x) of tensor x into tensor y (same element count), in one
 // pass (stages.h swish_input); needs AVX-512F.

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "runtime/backends/xnnpack/native_conv.h"
+#include "runtime/backends/xnnpack/native_depthwise.h"
 
 namespace etc::xnnpack {
 namespace {
@@ -67,8 +68,9 @@ std::vector<SwishPattern> find_swishes(const BlobView& view, const std::vector<i
 // What the passes below share: who produces and how many read each tensor,
 // and which nodes run natively.
 struct Graph {
-  explicit Graph(const BlobView& v) : view(v) {}
+  Graph(const BlobView& v, NativeConvolutions c) : view(v), convolutions(c) {}
   const BlobView& view;
+  NativeConvolutions convolutions;
   size_t num_nodes = 0, num_tensors = 0;
   std::vector<int64_t> producer, readers;
   std::vector<bool> native;
@@ -77,7 +79,7 @@ struct Graph {
 };
 
 Graph analyse(const BlobView& view, NativeConvolutions convolutions) {
-  Graph g(view);
+  Graph g(view, convolutions);
   g.num_nodes = view.graph->nodes() == nullptr ? 0 : view.graph->nodes()->size();
   g.num_tensors = view.tensors.size();
   g.producer.assign(g.num_tensors, -1);
@@ -95,16 +97,24 @@ Graph analyse(const BlobView& view, NativeConvolutions convolutions) {
 }
 
 // The native convolution whose output `t` is and that may write elsewhere
-// instead (into a swish's, a residual Add's or a concatenation's output):
-// `t` is read by exactly `readers` nodes and is not a delegate argument, and
-// the convolution writes nowhere else yet. -1 when there is none.
-int64_t redirectable_convolution(const Graph& g, const StagePlan& plan, uint32_t t, int64_t readers) {
+// instead (into a swish's, a hardswish's, a residual Add's or a
+// concatenation's output): `t` is read by exactly `readers` nodes and is not
+// a delegate argument, and the convolution writes nowhere else yet. With
+// `depthwise`, an XNNPACK depthwise convolution the backend's kernel can run
+// qualifies too (the caller then makes it native). -1 when there is none.
+int64_t redirectable_convolution(const Graph& g, const StagePlan& plan, uint32_t t, int64_t readers,
+                                 bool depthwise = false) {
   const int64_t p = g.producer[t];
-  if (p < 0 || !g.native[static_cast<size_t>(p)] || g.readers[t] != readers ||
-      g.view.tensors[t].is_external())
-    return -1;
-  const fb::NodeType type = g.node(static_cast<size_t>(p)).type();
-  if (type != fb::NodeType::Convolution2d && type != fb::NodeType::FullyConnected) return -1;
+  if (p < 0 || g.readers[t] != readers || g.view.tensors[t].is_external()) return -1;
+  const fb::Node& node = g.node(static_cast<size_t>(p));
+  const fb::NodeType type = node.type();
+  const bool native_gemm = g.native[static_cast<size_t>(p)] &&
+                           (type == fb::NodeType::Convolution2d || type == fb::NodeType::FullyConnected);
+  const bool native_depthwise =
+      g.native[static_cast<size_t>(p)] && type == fb::NodeType::DepthwiseConvolution2d;
+  const bool can_depthwise =
+      depthwise && g.convolutions != NativeConvolutions::kOff && depthwise_can_run_natively(node);
+  if (!native_gemm && !native_depthwise && !can_depthwise) return -1;
   return plan.writes_into[static_cast<size_t>(p)].active ? -1 : p;
 }
 
@@ -116,10 +126,13 @@ void fold_swishes(Graph& g, StagePlan& plan) {
   for (const SwishPattern& sw : find_swishes(g.view, g.producer, g.readers)) {
     plan.elided[sw.sigmoid] = true;
     plan.folded_into[sw.sigmoid] = static_cast<int64_t>(sw.multiply);
-    const int64_t p = redirectable_convolution(g, plan, sw.x, 2);  // read by the sigmoid and the multiply
+    // x is read by the sigmoid and the multiply.
+    const int64_t p = redirectable_convolution(g, plan, sw.x, 2, true);
     if (p >= 0) {
       const TensorInfo& y = g.view.tensors[sw.y];
-      plan.writes_into[static_cast<size_t>(p)] = ConvOutput{true, sw.y, 0, y.dims[y.rank - 1], true};
+      g.native[static_cast<size_t>(p)] = true;
+      plan.writes_into[static_cast<size_t>(p)] =
+          ConvOutput{true, sw.y, 0, y.dims[y.rank - 1], ConvActivation::kSwish};
       plan.elided[sw.multiply] = true;
       plan.folded_into[sw.multiply] = p;
       plan.folded_into[sw.sigmoid] = p;
@@ -127,6 +140,24 @@ void fold_swishes(Graph& g, StagePlan& plan) {
       plan.swish_input[sw.multiply] = sw.x;
       g.native[sw.multiply] = true;
     }
+  }
+}
+
+// A HardSwish of a convolution's output that nothing else reads folds into
+// the convolution's epilogue (mobilenet_v3, the PaddleOCR backbones).
+void fold_hardswishes(Graph& g, StagePlan& plan) {
+  for (size_t n = 0; n < g.num_nodes; ++n) {
+    const fb::Node& hs = g.node(n);
+    if (hs.type() != fb::NodeType::HardSwish) continue;
+    const uint32_t x = hs.inputs()->Get(0), y = hs.outputs()->Get(0);
+    const int64_t p = redirectable_convolution(g, plan, x, 1, true);
+    const TensorInfo& ty = g.view.tensors[y];
+    if (p < 0 || g.view.tensors[x].numel != ty.numel) continue;
+    g.native[static_cast<size_t>(p)] = true;
+    plan.writes_into[static_cast<size_t>(p)] =
+        ConvOutput{true, y, 0, ty.dims[ty.rank - 1], ConvActivation::kHardSwish};
+    plan.elided[n] = true;
+    plan.folded_into[n] = p;
   }
 }
 
@@ -145,7 +176,7 @@ void fold_residual_adds(const Graph& g, StagePlan& plan) {
       if (p < 0 || tr.is_constant() || t == r || tt.numel != ty.numel || tr.numel != ty.numel ||
           g.producer[r] >= p)
         continue;
-      ConvOutput out{true, y, 0, ty.dims[ty.rank - 1], false};
+      ConvOutput out{true, y, 0, ty.dims[ty.rank - 1], ConvActivation::kNone};
       out.residual = r;
       out.residual_lo = add.output_min();
       out.residual_hi = add.output_max();
@@ -173,7 +204,7 @@ void concatenate_in_place(const Graph& g, StagePlan& plan) {
       const int64_t p = redirectable_convolution(g, plan, t, 1);
       if (p >= 0) {
         plan.writes_into[static_cast<size_t>(p)] =
-            ConvOutput{true, node.outputs()->Get(0), offset, out.dims[out.rank - 1], false};
+            ConvOutput{true, node.outputs()->Get(0), offset, out.dims[out.rank - 1], ConvActivation::kNone};
         plan.in_place[n][i] = true;
       }
       offset += in.dims[in.rank - 1];
@@ -285,7 +316,10 @@ StagePlan plan_stages(const BlobView& view, NativeConvolutions convolutions, Del
   plan.swish_input.assign(g.num_nodes, -1);
   // Logging every node's output needs every node's output: nothing folds.
   if (detail != DelegateDetail::kNodeOutputs) {
-    if (convolutions != NativeConvolutions::kOff) fold_swishes(g, plan);
+    if (convolutions != NativeConvolutions::kOff) {
+      fold_swishes(g, plan);
+      fold_hardswishes(g, plan);
+    }
     fold_residual_adds(g, plan);
     concatenate_in_place(g, plan);
   }

@@ -13,7 +13,6 @@
 
 #include "runtime/backend/options.h"
 #include "runtime/backends/xnnpack/blob_reader.h"
-#include "runtime/backends/xnnpack/native_conv.h"
 
 namespace etc::xnnpack {
 
@@ -31,15 +30,19 @@ bool is_small_node(const BlobView& view, const fb::Node& node);
 
 inline constexpr int32_t kNoBuffer = -1;
 
+// What a native convolution applies to each clamped result before storing.
+enum class ConvActivation : uint8_t { kNone, kSwish, kHardSwish };
+
 // Where a native convolution writes instead of its own output: channels
 // [channel_offset, +its channels) of every pixel of `tensor`, whose pixels
 // are `pixel_stride` floats apart (its slice of a channel concatenation, or
-// the output of a swish or a residual Add it computes in its epilogue).
+// the output of a swish, hardswish or residual Add it computes in its
+// epilogue). Native depthwise convolutions (native_depthwise.h) take the same.
 struct ConvOutput {
   bool active = false;
   uint32_t tensor = 0;
   size_t channel_offset = 0, pixel_stride = 0;
-  bool swish = false;
+  ConvActivation activation = ConvActivation::kNone;
   // A residual Add folded in: its other operand, added after the
   // convolution's clamp, and the Add's clamp; -1 when none.
   int64_t residual = -1;
@@ -77,6 +80,10 @@ struct StagePlan {
 // kPerNode makes every node its own stage; kNodeOutputs also folds nothing
 // (no swish, residual or in-place concatenation), so every node's output
 // exists on its own.
+// Which convolutions a delegate runs on the kernel (compile spec
+// "native_convolution": "auto", "on", "off").
+enum class NativeConvolutions { kOff, kAuto, kAll };
+
 StagePlan plan_stages(const BlobView& view, NativeConvolutions convolutions,
                       DelegateDetail detail = DelegateDetail::kFused);
 

@@ -1,4 +1,5 @@
 #pragma once
+// Activations of native epilogues, 16 floats at a time with AVX-512F.
 // x * sigmoid(x) = x / (1 + exp(-x)) for the native swish (stages.h): 16
 // floats at a time with AVX-512F. exp is 2^n * p(r), x = n ln2 + r,
 // |r| <= ln2 / 2, p the degree-6 Taylor polynomial (relative error below
@@ -34,6 +35,12 @@ __attribute__((target("avx512f"))) inline __m512 swish_ps(__m512 x) {
   p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
   const __m512 e = _mm512_scalef_ps(p, n);  // exp(-x)
   return _mm512_div_ps(x, _mm512_add_ps(_mm512_set1_ps(1.0f), e));
+}
+
+// x * clamp(x / 6 + 1/2, 0, 1), as XNNPACK's hardswish.
+__attribute__((target("avx512f"))) inline __m512 hardswish_ps(__m512 x) {
+  const __m512 gate = _mm512_fmadd_ps(x, _mm512_set1_ps(1.0f / 6.0f), _mm512_set1_ps(0.5f));
+  return _mm512_mul_ps(x, _mm512_min_ps(_mm512_max_ps(gate, _mm512_setzero_ps()), _mm512_set1_ps(1.0f)));
 }
 
 }  // namespace etc::xnnpack

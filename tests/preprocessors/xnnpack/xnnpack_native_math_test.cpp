@@ -30,7 +30,7 @@ std::vector<float> randoms(size_t n, uint32_t seed, float lo, float hi) {
 // Every node delegated, one partition, outputs within `tolerance` of the
 // portable run (max |diff| / max |ref|) in each run mode.
 void check_whole(const ir::ExportedProgram& program, float lo = -2.0f, float hi = 2.0f,
-                 float tolerance = 2e-6f) {
+                 float tolerance = 2e-6f, std::vector<CompileSpec> specs = {}) {
   register_builtin_partitioners();
   register_builtin_preprocessors();
   REQUIRE(register_builtin_backends().ok());
@@ -43,7 +43,7 @@ void check_whole(const ir::ExportedProgram& program, float lo = -2.0f, float hi 
   uint32_t seed = 11;
   for (ir::ValueId v : program.graph.inputs())
     inputs.push_back(testing::as_bytes(randoms(program.graph.value(v).spec.shape.numel(), seed++, lo, hi)));
-  const ir::ExportedProgram lowered = to_backend(program, xnnpack::XnnpackPartitioner());
+  const ir::ExportedProgram lowered = to_backend(program, xnnpack::XnnpackPartitioner(std::move(specs)));
   REQUIRE(lowered.delegates.size() == 1);
   for (const ir::Node& n : lowered.graph.nodes()) REQUIRE((n.dead || n.is_delegate_call()));
   for (int threads : {1, 2}) {
@@ -143,6 +143,51 @@ TEST_CASE("xnnpack fully connected on many rows, with bias, activation and resid
     b.output(out == 32 ? b.op(EdgeOp::Add, {x, y}) : y);
     check_whole(b.build());
   }
+}
+
+TEST_CASE("xnnpack depthwise convolutions with activations and residual adds in their epilogue",
+          "[xnnpack][integration]") {
+  // On AVX-512 CPUs the backend's own depthwise kernel takes those with a
+  // hardswish or swish after them; XNNPACK the rest, and all with
+  // native_convolution=off.
+  struct Case {
+    int64_t channels, kernel, stride, dilation, pad;
+  };
+  for (const Case& k : {Case{8, 3, 1, 1, 1}, Case{24, 3, 2, 1, 1}, Case{100, 5, 1, 1, 2},
+                        Case{96, 3, 1, 2, 2}, Case{40, 5, 2, 1, 2}, Case{17, 3, 1, 1, 0}})
+    for (int act = 0; act < 5; ++act)
+      for (const char* native : {"auto", "off"}) {
+        INFO("channels " << k.channels << " kernel " << k.kernel << " stride " << k.stride << " activation "
+                         << act << " native_convolution " << native);
+        GraphBuilder b;
+        const auto x = b.input("x", DType::Float32, {2, k.channels, 11, 9});
+        const auto w =
+            b.constant_f32("w", {k.channels, 1, k.kernel, k.kernel},
+                           randoms(static_cast<size_t>(k.channels * k.kernel * k.kernel), 30, -1, 1));
+        const auto bias =
+            b.constant_f32("b", {k.channels}, randoms(static_cast<size_t>(k.channels), 31, -1, 1));
+        ir::ValueId y = b.op(EdgeOp::Conv, {x, w, bias},
+                             ir::Attrs{{"strides", std::vector<int64_t>{k.stride, k.stride}},
+                                       {"pads", std::vector<int64_t>(4, k.pad)},
+                                       {"dilations", std::vector<int64_t>{k.dilation, k.dilation}},
+                                       {"group", k.channels}});
+        if (act == 1) y = b.op(EdgeOp::HardSwish, {y});
+        if (act == 2) y = b.op(EdgeOp::Mul, {y, b.op(EdgeOp::Sigmoid, {y})});
+        if (act == 3) y = b.op(EdgeOp::Clip, {y}, ir::Attrs{{"min", 0.0f}, {"max", 6.0f}});
+        if (act == 4 && k.stride == 1 && 2 * k.pad == (k.kernel - 1) * k.dilation)
+          y = b.op(EdgeOp::Add, {y, x});
+        b.output(y);
+        check_whole(b.build(), -2.0f, 2.0f, 2e-6f, {CompileSpec::from_string("native_convolution", native)});
+      }
+}
+
+TEST_CASE("xnnpack convolutions and fully connected with a hardswish epilogue", "[xnnpack][integration]") {
+  GraphBuilder b;
+  const auto y = conv1x1(b, b.input("x", DType::Float32, {1, 16, 12, 12}), 16, 48, 40);
+  const auto h = b.op(EdgeOp::HardSwish, {y});
+  const auto w = b.constant_f32("fc", {12, 64}, randoms(12 * 64, 41, -0.3f, 0.3f));
+  b.output(b.op(EdgeOp::HardSwish, {b.op(EdgeOp::MatMul, {h, w})}));
+  check_whole(b.build(), -3.0f, 3.0f);
 }
 
 TEST_CASE("xnnpack transpose of rank 2 to 6, in and out of NHWC groups", "[xnnpack][integration]") {

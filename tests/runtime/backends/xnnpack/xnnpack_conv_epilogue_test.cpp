@@ -136,7 +136,7 @@ TEST_CASE("xnnpack swish (sigmoid then multiply) runs in one pass, in a convolut
     REQUIRE(view.ok());
     const xnnpack::StagePlan plan = xnnpack::plan_stages(view.get(), xnnpack::NativeConvolutions::kAll);
     CHECK(plan.writes_into[0].active);
-    CHECK(plan.writes_into[0].swish);
+    CHECK(plan.writes_into[0].activation == xnnpack::ConvActivation::kSwish);
     CHECK(plan.writes_into[0].tensor == u);
     CHECK(plan.elided == std::vector<bool>{false, true, true, false, true, false});
     CHECK(plan.swish_input[5] == v);

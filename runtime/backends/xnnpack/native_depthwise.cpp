@@ -1,0 +1,206 @@
+#include "runtime/backends/xnnpack/native_depthwise.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+#include "runtime/backends/xnnpack/native_conv.h"
+#include "runtime/backends/xnnpack/swish.h"
+#include "runtime/core/aligned_buffer.h"
+
+namespace etc::xnnpack {
+
+struct NativeDepthwise {
+  uint32_t input = 0, output = 0;
+  size_t batch = 0, in_h = 0, in_w = 0, channels = 0, out_h = 0, out_w = 0;
+  size_t kernel_h = 1, kernel_w = 1, stride_h = 1, stride_w = 1, dilation_h = 1, dilation_w = 1;
+  size_t pad_top = 0, pad_left = 0;
+  float lo = -INFINITY, hi = INFINITY;
+  size_t out_stride = 0, out_offset = 0;  // as NativeConv's
+  ConvActivation activation = ConvActivation::kNone;
+  bool has_residual = false;
+  uint32_t residual = 0;
+  float residual_lo = -INFINITY, residual_hi = INFINITY;
+  size_t padded_channels = 0;  // channels rounded up to 16
+  AlignedBuffer weights;       // [taps][padded_channels], then the bias [padded_channels]; zero padded
+};
+
+void NativeDepthwiseDeleter::operator()(NativeDepthwise* conv) const { delete conv; }
+
+namespace {
+
+size_t dim(const flatbuffers::Vector<uint32_t>* v, flatbuffers::uoffset_t i, uint32_t fill) {
+  return v == nullptr ? fill : v->Get(i);
+}
+
+constexpr size_t kMaxTaps = 64;  // a 7x7 window and more fit
+
+}  // namespace
+
+bool depthwise_can_run_natively(const fb::Node& node) {
+  return node.type() == fb::NodeType::DepthwiseConvolution2d && node.depth_multiplier() == 1 &&
+         node.flags() == 0 && dim(node.kernel(), 0, 1) * dim(node.kernel(), 1, 1) <= kMaxTaps &&
+         native_convolution_available();
+}
+
+void redirect_output(NativeDepthwise& conv, uint32_t tensor, size_t channel_offset, size_t pixel_stride,
+                     ConvActivation activation) {
+  conv.output = tensor;
+  conv.out_offset = channel_offset;
+  conv.out_stride = pixel_stride;
+  conv.activation = activation;
+}
+
+void add_residual(NativeDepthwise& conv, uint32_t tensor, float lo, float hi) {
+  conv.has_residual = true;
+  conv.residual = tensor;
+  conv.residual_lo = lo;
+  conv.residual_hi = hi;
+}
+
+Result<NativeDepthwisePtr> compile_native_depthwise(const BlobView& view, const fb::Node& node) {
+  NativeDepthwisePtr conv(new NativeDepthwise);
+  NativeDepthwise& c = *conv;
+  c.input = node.inputs()->Get(0);
+  c.output = node.outputs()->Get(0);
+  const TensorInfo &x = view.tensors[c.input], &y = view.tensors[c.output];
+  c.batch = x.dims[0], c.in_h = x.dims[1], c.in_w = x.dims[2], c.channels = x.dims[3];
+  c.out_h = y.dims[1], c.out_w = y.dims[2];
+  c.kernel_h = dim(node.kernel(), 0, 1), c.kernel_w = dim(node.kernel(), 1, 1);
+  c.stride_h = dim(node.stride(), 0, 1), c.stride_w = dim(node.stride(), 1, 1);
+  c.dilation_h = dim(node.dilation(), 0, 1), c.dilation_w = dim(node.dilation(), 1, 1);
+  c.pad_top = dim(node.padding(), 0, 0), c.pad_left = dim(node.padding(), 3, 0);
+  c.lo = node.output_min(), c.hi = node.output_max();
+  c.out_stride = c.channels;
+  c.padded_channels = (c.channels + 15) / 16 * 16;
+  const size_t taps = c.kernel_h * c.kernel_w;
+  c.weights = AlignedBuffer::allocate((taps + 1) * c.padded_channels * sizeof(float));
+  if (!c.weights)
+    return fail(Error::DelegateMemoryAllocationFailed,
+                "xnnpack: cannot allocate depthwise convolution weights");
+  float* w = c.weights.as<float>();
+  std::memset(w, 0, (taps + 1) * c.padded_channels * sizeof(float));
+  // The blob's filter is [1, kh, kw, C]: taps in order, channels inner.
+  const auto* filter = reinterpret_cast<const float*>(view.tensors[node.inputs()->Get(1)].constant);
+  for (size_t t = 0; t < taps; ++t)
+    std::memcpy(w + t * c.padded_channels, filter + t * c.channels, c.channels * sizeof(float));
+  if (node.inputs()->size() > 2)
+    std::memcpy(w + taps * c.padded_channels, view.tensors[node.inputs()->Get(2)].constant,
+                c.channels * sizeof(float));
+  return conv;
+}
+
+namespace {
+
+struct RowTask {
+  const NativeDepthwise* conv;
+  const float* x;
+  float* y;
+  const float* residual;
+};
+
+#if defined(__x86_64__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"  // as in swish.h
+
+__attribute__((target("avx512f"))) inline __mmask16 lanes(size_t remaining) {
+  return remaining >= 16 ? static_cast<__mmask16>(0xFFFF) : static_cast<__mmask16>((1u << remaining) - 1);
+}
+
+// V vectors (16 channels each) from channel c0 of one output pixel.
+// `tap_x[t]` points at the pixel's input for valid tap t, `tap_w[t]` at its
+// weights; `n` valid taps.
+template <int V, bool Residual, ConvActivation Act>
+__attribute__((target("avx512f"))) void pixel_block(const NativeDepthwise& c, size_t c0,
+                                                    const float* const* tap_x, const float* const* tap_w,
+                                                    size_t n, const float* bias, float* y, const float* res) {
+  __m512 acc[V];
+  __mmask16 mask[V];
+  for (int v = 0; v < V; ++v) {
+    mask[v] = lanes(c.channels - c0 - 16 * v);
+    acc[v] = _mm512_load_ps(bias + c0 + 16 * v);
+  }
+  for (size_t t = 0; t < n; ++t)
+    for (int v = 0; v < V; ++v)
+      acc[v] = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(mask[v], tap_x[t] + c0 + 16 * v),
+                               _mm512_load_ps(tap_w[t] + c0 + 16 * v), acc[v]);
+  const __m512 vlo = _mm512_set1_ps(c.lo), vhi = _mm512_set1_ps(c.hi);
+  for (int v = 0; v < V; ++v) {
+    __m512 r = _mm512_min_ps(_mm512_max_ps(acc[v], vlo), vhi);
+    if constexpr (Residual)
+      r = _mm512_min_ps(_mm512_max_ps(_mm512_add_ps(r, _mm512_maskz_loadu_ps(mask[v], res + c0 + 16 * v)),
+                                      _mm512_set1_ps(c.residual_lo)),
+                        _mm512_set1_ps(c.residual_hi));
+    if constexpr (Act == ConvActivation::kSwish) r = swish_ps(r);
+    if constexpr (Act == ConvActivation::kHardSwish) r = hardswish_ps(r);
+    _mm512_mask_storeu_ps(y + c0 + 16 * v, mask[v], r);
+  }
+}
+
+template <bool Residual, ConvActivation Act>
+__attribute__((target("avx512f"))) void row(const RowTask& task, size_t r) {
+  const NativeDepthwise& c = *task.conv;
+  const size_t b = r / c.out_h, oy = r % c.out_h;
+  const float* w = task.conv->weights.as<float>();
+  const float* bias = w + c.kernel_h * c.kernel_w * c.padded_channels;
+  const float* tap_x[kMaxTaps];
+  const float* tap_w[kMaxTaps];
+  for (size_t ox = 0; ox < c.out_w; ++ox) {
+    size_t n = 0;
+    for (size_t ky = 0; ky < c.kernel_h; ++ky) {
+      // Unsigned wrap-around puts rows above the image out of range too.
+      const size_t iy = oy * c.stride_h + ky * c.dilation_h - c.pad_top;
+      if (iy >= c.in_h) continue;
+      for (size_t kx = 0; kx < c.kernel_w; ++kx) {
+        const size_t ix = ox * c.stride_w + kx * c.dilation_w - c.pad_left;
+        if (ix >= c.in_w) continue;
+        tap_x[n] = task.x + ((b * c.in_h + iy) * c.in_w + ix) * c.channels;
+        tap_w[n] = w + (ky * c.kernel_w + kx) * c.padded_channels;
+        ++n;
+      }
+    }
+    const size_t pixel = r * c.out_w + ox;
+    float* y = task.y + pixel * c.out_stride + c.out_offset;
+    const float* res = Residual ? task.residual + pixel * c.channels : nullptr;
+    size_t c0 = 0;
+    for (; c0 + 64 <= c.padded_channels; c0 += 64)
+      pixel_block<4, Residual, Act>(c, c0, tap_x, tap_w, n, bias, y, res);
+    switch ((c.padded_channels - c0) / 16) {
+      case 3: pixel_block<3, Residual, Act>(c, c0, tap_x, tap_w, n, bias, y, res); break;
+      case 2: pixel_block<2, Residual, Act>(c, c0, tap_x, tap_w, n, bias, y, res); break;
+      case 1: pixel_block<1, Residual, Act>(c, c0, tap_x, tap_w, n, bias, y, res); break;
+      default: break;
+    }
+  }
+}
+#pragma GCC diagnostic pop
+#endif
+
+void rows(void* context, size_t first, size_t count) {
+#if defined(__x86_64__)
+  const auto& task = *static_cast<const RowTask*>(context);
+  using A = ConvActivation;
+  for (size_t r = first; r < first + count; ++r) {
+    const bool residual = task.residual != nullptr;
+    switch (task.conv->activation) {
+      case A::kSwish: residual ? row<true, A::kSwish>(task, r) : row<false, A::kSwish>(task, r); break;
+      case A::kHardSwish:
+        residual ? row<true, A::kHardSwish>(task, r) : row<false, A::kHardSwish>(task, r);
+        break;
+      default: residual ? row<true, A::kNone>(task, r) : row<false, A::kNone>(task, r); break;
+    }
+  }
+#else
+  (void)context, (void)first, (void)count;
+#endif
+}
+
+}  // namespace
+
+void run_native_depthwise(const NativeDepthwise& conv, float* const* data, pthreadpool_t pool) {
+  const RowTask task{&conv, data[conv.input], data[conv.output],
+                     conv.has_residual ? data[conv.residual] : nullptr};
+  pthreadpool_parallelize_1d_tile_1d(pool, rows, const_cast<RowTask*>(&task), conv.batch * conv.out_h, 1, 0);
+}
+
+}  // namespace etc::xnnpack

@@ -1,0 +1,48 @@
+#pragma once
+// The backend's own NHWC depthwise convolution for CPUs with AVX-512F, used
+// where it saves a pass over memory: when the activation that follows
+// (x * sigmoid(x), hardswish) or a residual Add folds into its epilogue
+// (stages.h ConvOutput). XNNPACK computes the convolution itself as fast,
+// but then needs a second operator (and a second pass over the output) for
+// the activation. Without AVX-512F, or with the compile spec
+// native_convolution=off, every depthwise convolution stays on XNNPACK.
+//
+// Each output pixel sums its valid taps (padding taps are skipped, not read)
+// for 16 channels per vector, 64 channels at a time in four independent
+// accumulators. Rows of output pixels are shared between threads.
+
+#include <pthreadpool.h>
+
+#include <memory>
+
+#include "runtime/backends/xnnpack/blob_reader.h"
+#include "runtime/backends/xnnpack/stages.h"
+#include "runtime/core/result.h"
+
+namespace etc::xnnpack {
+
+// Whether the kernel can compute a checked node: a DepthwiseConvolution2d
+// with a depth multiplier of 1, at most 64 taps and no flags, on a CPU with
+// AVX-512F.
+bool depthwise_can_run_natively(const fb::Node& node);
+
+struct NativeDepthwise;
+struct NativeDepthwiseDeleter {
+  void operator()(NativeDepthwise* conv) const;
+};
+using NativeDepthwisePtr = std::unique_ptr<NativeDepthwise, NativeDepthwiseDeleter>;
+
+// `node` must have passed check_node and depthwise_can_run_natively. Copies
+// the filter and bias (reading the blob, so it runs at init). Errors:
+// DelegateMemoryAllocationFailed.
+Result<NativeDepthwisePtr> compile_native_depthwise(const BlobView& view, const fb::Node& node);
+
+// As the native convolution's (native_conv.h).
+void redirect_output(NativeDepthwise& conv, uint32_t tensor, size_t channel_offset, size_t pixel_stride,
+                     ConvActivation activation);
+void add_residual(NativeDepthwise& conv, uint32_t tensor, float lo, float hi);
+
+// `data[t]` is where tensor t lives (float32).
+void run_native_depthwise(const NativeDepthwise& conv, float* const* data, pthreadpool_t pool);
+
+}  // namespace etc::xnnpack
