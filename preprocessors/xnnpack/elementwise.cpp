@@ -3,6 +3,8 @@
 // padded to 4-D in NCHW and then stored in NHWC, so it broadcasts along the
 // same logical axes. A lower-rank activation operand makes the node compute
 // in NCHW (layout_plan.cpp), where numpy broadcasting needs no rewriting.
+#include <utility>
+
 #include "compiler/common/compile_error.h"
 #include "partitioners/xnnpack/xnnpack_rules.h"
 #include "preprocessors/xnnpack/lowering.h"
@@ -64,12 +66,53 @@ bool binary_nhwc(Lowering& l, const ir::Node& n) {
 
 }  // namespace
 
+// Whether `scale` (blob dims, right-aligned against `x`) holds one value per
+// channel (last dim), optionally per batch (first dim): the shape this
+// XNNPACK broadcasts slowly (row by row, a pool task per pixel).
+bool per_channel(const std::vector<uint64_t>& x, std::vector<uint64_t> scale) {
+  if (x.size() < 3 || scale.size() > x.size() || x.back() < 2) return false;
+  while (scale.size() < x.size()) scale.insert(scale.begin(), 1);
+  for (size_t d = 1; d + 1 < x.size(); ++d)
+    if (scale[d] != 1) return false;
+  return scale.back() == x.back() && (scale[0] == 1 || scale[0] == x[0]);
+}
+
 void emit_binary(Lowering& l, const ir::Node& n) {
   if (n.op == EdgeOp::Pow) return emit_unary(l, n);  // pow(x, 2): the rule accepts nothing else
   const bool nhwc = binary_nhwc(l, n);
-  const uint32_t a = operand(l, n.inputs[0], nhwc);
-  const uint32_t b = operand(l, n.inputs[1], nhwc);
+  uint32_t a = operand(l, n.inputs[0], nhwc);
+  uint32_t b = operand(l, n.inputs[1], nhwc);
   const uint32_t out = l.output_as(n.outputs[0], nhwc);
+  const std::vector<uint64_t> out_dims = l.blob().tensor(out).dims;
+  if (n.op == EdgeOp::Mul) {
+    if (l.blob().tensor(a).dims != out_dims) std::swap(a, b);
+    if (l.blob().tensor(a).dims == out_dims && per_channel(out_dims, l.blob().tensor(b).dims)) {
+      // The scale as [1 or N, 1, ..., 1, C]: a constant reshaped once, an
+      // activation through a (free) reshape of its dims.
+      std::vector<uint64_t> dims(out_dims.size(), 1);
+      const std::vector<uint64_t>& bd = l.blob().tensor(b).dims;
+      dims.back() = out_dims.back();
+      dims[0] = bd.size() == out_dims.size() ? bd[0] : 1;
+      if (bd != dims && l.blob().tensor(b).constant) {
+        TensorRecord t = l.blob().tensor(b);  // the same constant bytes
+        t.dims = dims;
+        b = l.blob().add_tensor(std::move(t));
+      } else if (bd != dims) {
+        TensorRecord t;
+        t.dims = dims;
+        const uint32_t reshaped = l.blob().add_tensor(std::move(t));
+        NodeRecord& reshape = l.add_node(fb::NodeType::StaticReshape, n);
+        reshape.inputs = {b};
+        reshape.outputs = {reshaped};
+        reshape.new_shape = dims;
+        b = reshaped;
+      }
+      NodeRecord& r = l.add_node(fb::NodeType::ChannelScale, n);
+      r.inputs = {a, b};
+      r.outputs = {out};
+      return;
+    }
+  }
   NodeRecord& r = l.add_node(binary_type(n.op), n);
   r.inputs = {a, b};
   r.outputs = {out};

@@ -19,6 +19,7 @@ bool takes_output_range(fb::NodeType t) {
     case fb::NodeType::Add:
     case fb::NodeType::Subtract:
     case fb::NodeType::Multiply:
+    case fb::NodeType::ChannelScale:
     case fb::NodeType::Divide:
     case fb::NodeType::Clamp: return true;
     default: return false;

@@ -137,6 +137,78 @@ __attribute__((target("avx512f"))) void pixel_block(const NativeDepthwise& c, si
   }
 }
 
+// Four output pixels side by side (all their taps inside the row), V
+// vectors from channel c0: each weight vector loaded once serves all four.
+// `x` points at the first pixel's first tap (kernel row ky_begin... given by
+// `rows`, `n_rows` valid kernel rows), `step` floats between the pixels'
+// windows.
+template <int V, bool Residual, ConvActivation Act>
+__attribute__((target("avx512f"))) void four_pixels(const NativeDepthwise& c, size_t c0,
+                                                    const float* const* rows, const size_t* kernel_rows,
+                                                    size_t n_rows, size_t step, const float* w,
+                                                    const float* bias, float* y, const float* res) {
+  __m512 acc[4][V];
+  __mmask16 mask[V];
+  for (int v = 0; v < V; ++v) {
+    mask[v] = lanes(c.channels - c0 - 16 * v);
+    const __m512 b = _mm512_load_ps(bias + c0 + 16 * v);
+    for (int p = 0; p < 4; ++p) acc[p][v] = b;
+  }
+  const size_t tap_step = c.dilation_w * c.channels;
+  for (size_t k = 0; k < n_rows; ++k) {
+    const float* xr = rows[k] + c0;
+    const float* wr = w + kernel_rows[k] * c.kernel_w * c.padded_channels + c0;
+    for (size_t kx = 0; kx < c.kernel_w; ++kx, xr += tap_step, wr += c.padded_channels) {
+      for (int v = 0; v < V; ++v) {
+        const __m512 wv = _mm512_load_ps(wr + 16 * v);
+#pragma GCC unroll 4
+        for (int p = 0; p < 4; ++p)
+          acc[p][v] = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(mask[v], xr + p * step + 16 * v), wv, acc[p][v]);
+      }
+    }
+  }
+  const __m512 vlo = _mm512_set1_ps(c.lo), vhi = _mm512_set1_ps(c.hi);
+  for (int p = 0; p < 4; ++p)
+    for (int v = 0; v < V; ++v) {
+      __m512 r = _mm512_min_ps(_mm512_max_ps(acc[p][v], vlo), vhi);
+      if constexpr (Residual)
+        r = _mm512_min_ps(_mm512_max_ps(_mm512_add_ps(r, _mm512_maskz_loadu_ps(
+                                                             mask[v], res + p * c.channels + c0 + 16 * v)),
+                                        _mm512_set1_ps(c.residual_lo)),
+                          _mm512_set1_ps(c.residual_hi));
+      if constexpr (Act == ConvActivation::kSwish) r = swish_ps(r);
+      if constexpr (Act == ConvActivation::kHardSwish) r = hardswish_ps(r);
+      _mm512_mask_storeu_ps(y + p * c.out_stride + c0 + 16 * v, mask[v], r);
+    }
+}
+
+// Output pixels [ox, ox + 4) of row (b, oy) whose windows lie inside the
+// input's columns.
+template <bool Residual, ConvActivation Act>
+__attribute__((target("avx512f"))) void interior_four(const RowTask& task, size_t b, size_t oy, size_t r,
+                                                      size_t ox) {
+  const NativeDepthwise& c = *task.conv;
+  const float* w = c.weights.as<float>();
+  const float* bias = w + c.kernel_h * c.kernel_w * c.padded_channels;
+  const float* rows[kMaxTaps];
+  size_t kernel_rows[kMaxTaps];
+  size_t n = 0;
+  for (size_t ky = 0; ky < c.kernel_h; ++ky) {
+    const size_t iy = oy * c.stride_h + ky * c.dilation_h - c.pad_top;
+    if (iy >= c.in_h) continue;
+    rows[n] = task.x + ((b * c.in_h + iy) * c.in_w + ox * c.stride_w - c.pad_left) * c.channels;
+    kernel_rows[n++] = ky;
+  }
+  const size_t pixel = r * c.out_w + ox, step = c.stride_w * c.channels;
+  float* y = task.y + pixel * c.out_stride + c.out_offset;
+  const float* res = Residual ? task.residual + pixel * c.channels : nullptr;
+  size_t c0 = 0;
+  for (; c0 + 32 <= c.padded_channels; c0 += 32)
+    four_pixels<2, Residual, Act>(c, c0, rows, kernel_rows, n, step, w, bias, y, res);
+  if (c0 < c.padded_channels)
+    four_pixels<1, Residual, Act>(c, c0, rows, kernel_rows, n, step, w, bias, y, res);
+}
+
 template <bool Residual, ConvActivation Act>
 __attribute__((target("avx512f"))) void row(const RowTask& task, size_t r) {
   const NativeDepthwise& c = *task.conv;
@@ -145,7 +217,18 @@ __attribute__((target("avx512f"))) void row(const RowTask& task, size_t r) {
   const float* bias = w + c.kernel_h * c.kernel_w * c.padded_channels;
   const float* tap_x[kMaxTaps];
   const float* tap_w[kMaxTaps];
+  // Columns whose whole window is inside the input: [interior_begin, interior_end).
+  const size_t span = (c.kernel_w - 1) * c.dilation_w;
+  const size_t interior_begin = std::min(c.out_w, (c.pad_left + c.stride_w - 1) / c.stride_w);
+  const size_t interior_end = c.in_w + c.pad_left < span + 1
+                                  ? 0
+                                  : std::min(c.out_w, (c.in_w + c.pad_left - span - 1) / c.stride_w + 1);
   for (size_t ox = 0; ox < c.out_w; ++ox) {
+    if (ox >= interior_begin && ox + 4 <= interior_end) {
+      interior_four<Residual, Act>(task, b, oy, r, ox);
+      ox += 3;
+      continue;
+    }
     size_t n = 0;
     for (size_t ky = 0; ky < c.kernel_h; ++ky) {
       // Unsigned wrap-around puts rows above the image out of range too.

@@ -7,7 +7,12 @@
 #include <limits>
 #include <unsupported/Eigen/SpecialFunctions>
 
+#include "runtime/backends/xnnpack/native_conv.h"
 #include "runtime/kernels/portable/gemm.h"
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
 
 namespace etc::xnnpack {
 namespace {
@@ -248,6 +253,52 @@ void resize_rows(void* context, size_t first, size_t count) {
   }
 }
 
+// ---- channel scale ----
+
+void scale_rows(void* context, size_t first, size_t count) {
+  const auto& [op, data] = *static_cast<const Context<ChannelScaleOp>*>(context);
+  const size_t c = op->channels;
+  const float lo = op->lo, hi = op->hi;
+  for (size_t r = first; r < first + count; ++r) {
+    const size_t b = r / op->pixels;
+    const float* x = data[op->input] + r * c;
+    const float* s = data[op->scale] + b * op->s_batch_stride;
+    float* y = data[op->output] + r * c;
+    for (size_t i = 0; i < c; ++i) {
+      const float v = x[i] * s[i];
+      y[i] = v < lo ? lo : (v > hi ? hi : v);
+    }
+  }
+}
+
+#if defined(__x86_64__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"  // the undefined pass-through of the intrinsics
+__attribute__((target("avx512f"))) void scale_rows_avx512(void* context, size_t first, size_t count) {
+  const auto& [op, data] = *static_cast<const Context<ChannelScaleOp>*>(context);
+  const size_t c = op->channels;
+  const __m512 lo = _mm512_set1_ps(op->lo), hi = _mm512_set1_ps(op->hi);
+  const __mmask16 tail = static_cast<__mmask16>((1u << (c % 16)) - 1);
+  for (size_t r = first; r < first + count; ++r) {
+    const float* x = data[op->input] + r * c;
+    const float* s = data[op->scale] + r / op->pixels * op->s_batch_stride;
+    float* y = data[op->output] + r * c;
+    size_t i = 0;
+    for (; i + 16 <= c; i += 16)
+      _mm512_storeu_ps(
+          y + i, _mm512_min_ps(
+                     _mm512_max_ps(_mm512_mul_ps(_mm512_loadu_ps(x + i), _mm512_loadu_ps(s + i)), lo), hi));
+    if (tail != 0)
+      _mm512_mask_storeu_ps(y + i, tail,
+                            _mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_maskz_loadu_ps(tail, x + i),
+                                                                      _mm512_maskz_loadu_ps(tail, s + i)),
+                                                        lo),
+                                          hi));
+  }
+}
+#pragma GCC diagnostic pop
+#endif
+
 }  // namespace
 
 float blocked_sum(const float* x, size_t n, size_t stride) {
@@ -420,6 +471,31 @@ void run_math_op(const ReduceOp& op, float* const* data, pthreadpool_t pool) {
 void run_math_op(const UnaryMathOp& op, float* const* data, pthreadpool_t pool) {
   Context<UnaryMathOp> c{&op, data};
   pthreadpool_parallelize_1d_tile_1d(pool, unary_chunks, &c, (op.total + 4095) / 4096, 1, 0);
+}
+
+ChannelScaleOp compile_channel_scale(const BlobView& view, const fb::Node& node) {
+  ChannelScaleOp op;
+  op.input = node.inputs()->Get(0);
+  op.scale = node.inputs()->Get(1);
+  op.output = node.outputs()->Get(0);
+  const TensorInfo &x = view.tensors[op.input], &s = view.tensors[op.scale];
+  op.batch = x.dims[0];
+  op.channels = x.dims[x.rank - 1];
+  op.pixels = x.numel / op.batch / op.channels;
+  op.s_batch_stride = s.dims[0] == 1 ? 0 : op.channels;
+  op.lo = node.output_min(), op.hi = node.output_max();
+  return op;
+}
+
+void run_math_op(const ChannelScaleOp& op, float* const* data, pthreadpool_t pool) {
+  Context<ChannelScaleOp> c{&op, data};
+#if defined(__x86_64__)
+  static const bool avx512 = native_convolution_available();
+  const auto task = avx512 ? scale_rows_avx512 : scale_rows;
+#else
+  const auto task = scale_rows;
+#endif
+  pthreadpool_parallelize_1d_tile_1d(pool, task, &c, op.batch * op.pixels, tile_for(op.channels, 16384), 0);
 }
 
 void run_math_op(const ResizeNearestOp& op, float* const* data, pthreadpool_t pool) {

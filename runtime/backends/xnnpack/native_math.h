@@ -14,6 +14,7 @@
 
 #include <pthreadpool.h>
 
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <vector>
@@ -78,6 +79,14 @@ struct ResizeNearestOp {
   std::vector<size_t> rows, cols;  // source row of each output row, column of each column
 };
 
+// y[b, p, c] = clamp(x[b, p, c] * s[b * s_batch_stride + c]) over batches b,
+// pixels p (every middle dim) and channels c.
+struct ChannelScaleOp {
+  uint32_t input = 0, scale = 0, output = 0;
+  size_t batch = 0, pixels = 0, channels = 0, s_batch_stride = 0;
+  float lo = -INFINITY, hi = INFINITY;
+};
+
 // Errors: InvalidProgram naming the node, tensor and reason. Called by
 // check_native_node after it checked arity and tensor ids.
 Status check_math_node(const BlobView& view, const fb::Node& node, size_t index);
@@ -89,6 +98,7 @@ LayerNormOp compile_layer_norm(const BlobView& view, const fb::Node& node);
 ReduceOp compile_reduce(const BlobView& view, const fb::Node& node);
 UnaryMathOp compile_unary_math(const BlobView& view, const fb::Node& node);
 ResizeNearestOp compile_resize_nearest(const BlobView& view, const fb::Node& node);
+ChannelScaleOp compile_channel_scale(const BlobView& view, const fb::Node& node);
 
 // `data[t]` is where tensor t lives (float32).
 void run_math_op(const TransposeOp& op, float* const* data, pthreadpool_t pool);
@@ -98,6 +108,7 @@ void run_math_op(const LayerNormOp& op, float* const* data, pthreadpool_t pool);
 void run_math_op(const ReduceOp& op, float* const* data, pthreadpool_t pool);
 void run_math_op(const UnaryMathOp& op, float* const* data, pthreadpool_t pool);
 void run_math_op(const ResizeNearestOp& op, float* const* data, pthreadpool_t pool);
+void run_math_op(const ChannelScaleOp& op, float* const* data, pthreadpool_t pool);
 
 // The sum of x[0], x[stride], ... (n terms), in blocks: error O(log n).
 float blocked_sum(const float* x, size_t n, size_t stride = 1);

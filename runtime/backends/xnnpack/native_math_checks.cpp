@@ -162,6 +162,20 @@ Status check_resize_nearest(const BlobView& view, const fb::Node& node, size_t i
   return Status::Ok();
 }
 
+Status check_channel_scale(const BlobView& view, const fb::Node& node, size_t index) {
+  const TensorInfo &x = input(view, node, 0), &s = input(view, node, 1), &y = output(view, node);
+  if (!same_dims(x, y) || x.rank < 2)
+    return invalid(node, index, "input " + dims_string(x) + " and output " + dims_string(y) + " differ");
+  bool ok = s.rank == x.rank && (s.dims[0] == 1 || s.dims[0] == x.dims[0]) &&
+            s.dims[s.rank - 1] == x.dims[x.rank - 1];
+  for (size_t d = 1; ok && d + 1 < s.rank; ++d) ok = s.dims[d] == 1;
+  if (!ok)
+    return invalid(node, index,
+                   "scale " + dims_string(s) + " is not one value per channel of " + dims_string(x));
+  if (!(node.output_min() <= node.output_max())) return invalid(node, index, "empty output range");
+  return Status::Ok();
+}
+
 }  // namespace
 
 Status check_math_node(const BlobView& view, const fb::Node& node, size_t index) {
@@ -181,6 +195,7 @@ Status check_math_node(const BlobView& view, const fb::Node& node, size_t index)
       if (node.unary_op() > fb::UnaryOp::MAX) return invalid(node, index, "unknown unary_op");
       return Status::Ok();
     case NodeType::ResizeNearest: return check_resize_nearest(view, node, index);
+    case NodeType::ChannelScale: return check_channel_scale(view, node, index);
     default: return invalid(node, index, "not a native compute node");
   }
 }

@@ -227,11 +227,14 @@ Status check_native_node(const BlobView& view, const fb::Node& node, size_t inde
   const auto* inputs = node.inputs();
   const auto* outputs = node.outputs();
   const size_t num_in = inputs == nullptr ? 0 : inputs->size();
-  const size_t min_in = node.type() == NodeType::BatchMatMul || node.type() == NodeType::LayerNorm ? 2 : 1;
-  const size_t max_in = node.type() == NodeType::Concatenate   ? kMaxConcatInputs
-                        : node.type() == NodeType::LayerNorm   ? 3
-                        : node.type() == NodeType::BatchMatMul ? 2
-                                                               : 1;
+  const size_t min_in = node.type() == NodeType::BatchMatMul || node.type() == NodeType::LayerNorm ||
+                                node.type() == NodeType::ChannelScale
+                            ? 2
+                            : 1;
+  const size_t max_in = node.type() == NodeType::Concatenate ? kMaxConcatInputs
+                        : node.type() == NodeType::LayerNorm ? 3
+                        : node.type() == NodeType::BatchMatMul || node.type() == NodeType::ChannelScale ? 2
+                                                                                                        : 1;
   if (num_in < min_in || num_in > max_in)
     return invalid(node, index,
                    std::to_string(num_in) + " inputs, expected " +
@@ -295,6 +298,7 @@ Result<NativeOp> compile_native_op(const BlobView& view, const fb::Node& node) {
     case NodeType::Reduce: return NativeOp(compile_reduce(view, node));
     case NodeType::UnaryMath: return NativeOp(compile_unary_math(view, node));
     case NodeType::ResizeNearest: return NativeOp(compile_resize_nearest(view, node));
+    case NodeType::ChannelScale: return NativeOp(compile_channel_scale(view, node));
     default:
       return fail(Error::Internal, "xnnpack: node type ", std::to_string(static_cast<int>(node.type())),
                   " has no native kernel");

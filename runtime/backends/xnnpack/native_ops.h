@@ -79,9 +79,9 @@ struct DepthwiseOp {
   NativeDepthwisePtr conv;
 };
 
-using NativeOp =
-    std::variant<ConcatenateOp, SliceOp, ChannelShuffleOp, SwishOp, ConvolutionOp, DepthwiseOp, TransposeOp,
-                 BatchMatMulOp, AxisSoftmaxOp, LayerNormOp, ReduceOp, UnaryMathOp, ResizeNearestOp>;
+using NativeOp = std::variant<ConcatenateOp, SliceOp, ChannelShuffleOp, SwishOp, ConvolutionOp, DepthwiseOp,
+                              TransposeOp, BatchMatMulOp, AxisSoftmaxOp, LayerNormOp, ReduceOp, UnaryMathOp,
+                              ResizeNearestOp, ChannelScaleOp>;
 
 // x * sigmoid(x) of tensor x into tensor y (same element count), in one
 // pass (stages.h swish_input); needs AVX-512F.

@@ -24,8 +24,11 @@ struct Stage {
   bool serial = false;
 };
 
-// Whether a node's work (an estimate in nanoseconds on one core) is below
-// what waking and joining another thread costs.
+// Whether a node runs better on one thread: its work (an estimate in
+// nanoseconds on one core) is below what waking and joining another thread
+// costs, or it only moves or lightly combines data (bound by memory, which
+// a second core does not make faster: on a Zen 5 VM XNNPACK's broadcasting
+// multiply and global average pooling took twice as long on two threads).
 bool is_small_node(const BlobView& view, const fb::Node& node);
 
 inline constexpr int32_t kNoBuffer = -1;

@@ -147,16 +147,16 @@ TEST_CASE("xnnpack fully connected on many rows, with bias, activation and resid
 
 TEST_CASE("xnnpack depthwise convolutions with activations and residual adds in their epilogue",
           "[xnnpack][integration]") {
-  // On AVX-512 CPUs the backend's own depthwise kernel takes those with a
-  // hardswish or swish after them; XNNPACK the rest, and all with
-  // native_convolution=off.
+  // With native_convolution=on (AVX-512 CPUs) the backend's own depthwise
+  // kernel takes those with a hardswish, swish or residual add after them;
+  // XNNPACK the rest, and all of them with auto and off.
   struct Case {
     int64_t channels, kernel, stride, dilation, pad;
   };
   for (const Case& k : {Case{8, 3, 1, 1, 1}, Case{24, 3, 2, 1, 1}, Case{100, 5, 1, 1, 2},
                         Case{96, 3, 1, 2, 2}, Case{40, 5, 2, 1, 2}, Case{17, 3, 1, 1, 0}})
     for (int act = 0; act < 5; ++act)
-      for (const char* native : {"auto", "off"}) {
+      for (const char* native : {"on", "auto", "off"}) {
         INFO("channels " << k.channels << " kernel " << k.kernel << " stride " << k.stride << " activation "
                          << act << " native_convolution " << native);
         GraphBuilder b;
@@ -188,6 +188,28 @@ TEST_CASE("xnnpack convolutions and fully connected with a hardswish epilogue", 
   const auto w = b.constant_f32("fc", {12, 64}, randoms(12 * 64, 41, -0.3f, 0.3f));
   b.output(b.op(EdgeOp::HardSwish, {b.op(EdgeOp::MatMul, {h, w})}));
   check_whole(b.build(), -3.0f, 3.0f);
+}
+
+TEST_CASE("xnnpack per-channel scales: squeeze-and-excitation gates and constant scales",
+          "[xnnpack][integration]") {
+  for (int64_t batch : {1, 2}) {
+    GraphBuilder b;
+    const auto x = b.input("x", DType::Float32, {batch, 6, 5, 7});
+    const auto y = conv1x1(b, x, 6, 24, 50);  // NHWC
+    const auto pooled = b.op(EdgeOp::ReduceMean, {y},
+                             ir::Attrs{{"axes", std::vector<int64_t>{2, 3}}, {"keepdims", int64_t{1}}});
+    const auto gate = b.op(EdgeOp::Sigmoid, {conv1x1(b, pooled, 24, 24, 51)});  // [N, C, 1, 1]
+    const auto gated = b.op(EdgeOp::Mul, {gate, y});
+    const auto c = b.constant_f32("c", {24, 1, 1}, randoms(24, 52, -2, 2));
+    b.output(b.op(EdgeOp::Clip, {b.op(EdgeOp::Mul, {gated, c})}, ir::Attrs{{"min", 0.0f}, {"max", 6.0f}}));
+    // And in NCHW (no spatial node): a [C, 1, 1] scale of a 4-D input.
+    GraphBuilder plain;
+    const auto px = plain.input("x", DType::Float32, {batch, 24, 3, 5});
+    const auto ps = plain.input("s", DType::Float32, {batch, 1, 1, 5});
+    plain.output(plain.op(EdgeOp::Mul, {px, ps}));
+    check_whole(b.build());
+    check_whole(plain.build());
+  }
 }
 
 TEST_CASE("xnnpack transpose of rank 2 to 6, in and out of NHWC groups", "[xnnpack][integration]") {

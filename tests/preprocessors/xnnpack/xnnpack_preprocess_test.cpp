@@ -135,7 +135,9 @@ TEST_CASE("xnnpack preprocess folds a relu into the conv and maps both handles",
   CHECK(conv.output_min() == 0.0f);
   CHECK(conv.debug_id() == 0);
   const fb::Node& mul = *blob.graph->nodes()->Get(1);
-  CHECK(mul.type() == fb::NodeType::Multiply);
+  // One value per channel: the native ChannelScale rather than XNNPACK's
+  // broadcasting multiply.
+  CHECK(mul.type() == fb::NodeType::ChannelScale);
   CHECK(mul.debug_id() == 1);
   // The [C, 1, 1] constant broadcasts over NHWC channels as [1, 1, 1, C].
   CHECK(blob.dims(mul.inputs()->Get(1)) == std::vector<uint64_t>{1, 1, 1, 2});
