@@ -43,3 +43,19 @@ TEST_CASE("LSTM with an unknown activation is rejected naming it", "[rnn][loweri
     CHECK(std::string(e.what()).find("activation 'Gelu' is not supported") != std::string::npos);
   }
 }
+
+TEST_CASE("A bidirectional GRU without activations takes the defaults for both directions",
+          "[rnn][lowering]") {
+  // The forward list is repeated for the reverse direction (torch exports
+  // bidirectional GRUs and LSTMs this way).
+  OnnxModel m(14);
+  m.input("X", onnx::TensorProto::FLOAT, {2, 1, 3}).output("Y", onnx::TensorProto::FLOAT, {2, 2, 1, 2});
+  m.floats("W", {2, 6, 3}, std::vector<float>(36, 0.1f));
+  m.floats("R", {2, 6, 2}, std::vector<float>(24, 0.2f));
+  onnx::NodeProto& n = m.node("GRU", {"X", "W", "R"}, {"Y"});
+  set_attr(n, "direction", std::string("bidirectional"));
+  const auto program = etc::onnx_import::import_onnx(m.save().path);
+  const etc::ir::Node* gru = etc::test::find_node(program, etc::EdgeOp::Gru);
+  REQUIRE(gru != nullptr);
+  CHECK(std::get<std::vector<int64_t>>(*gru->attrs.find("activations")) == std::vector<int64_t>{0, 1, 0, 1});
+}

@@ -43,7 +43,10 @@ void lower_activations(const LowerContext& c, bool lstm, int num_dirs, ir::Attrs
   if (names.empty())
     names = lstm ? std::vector<std::string>{"Sigmoid", "Tanh", "Tanh"}
                  : std::vector<std::string>{"Sigmoid", "Tanh"};
-  if (names.size() == per_dir && num_dirs == 2) names.insert(names.end(), names.begin(), names.end());
+  if (names.size() == per_dir && num_dirs == 2) {
+    const std::vector<std::string> forward = names;  // inserting a vector's own range into it is undefined
+    names.insert(names.end(), forward.begin(), forward.end());
+  }
   if (names.size() != per_dir * static_cast<size_t>(num_dirs))
     c.fail("activations has " + std::to_string(names.size()) + " entries, expected " +
            std::to_string(per_dir * static_cast<size_t>(num_dirs)));
