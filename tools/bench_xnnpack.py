@@ -8,9 +8,12 @@ output; ORT: session creation plus first run) and peak RSS of each process.
     tools/bench_xnnpack.py [--etc build/tools/etc] [--threads 1,2] [--iterations 30]
                            [--rounds 3] [--models resnet18,mobilenet_v2]
 
-Models are torchvision exports (opset 13, seeded random weights) made by
-tests/models/export_torchvision.py into tests/models/fetched/. ONNX Runtime is
-npm onnxruntime-node (tests/models/prepare_models.sh installs it).
+Models: torchvision exports (opset 13, seeded random weights) made by
+tests/models/export_torchvision.py, and the other model classes
+tests/models/prepare_models.sh makes or fetches into tests/models/fetched/:
+transformer_encoder, lstm, gru (torch exports), ppocr_det (PP-OCRv4 detector,
+640x640), ppocr_rec (PP-OCRv4 recogniser, 48x320). `--models all` runs every
+one. ONNX Runtime is npm onnxruntime-node (prepare_models.sh installs it).
 """
 import argparse
 import json
@@ -29,6 +32,16 @@ MODELS_DIR = os.path.join(ROOT, "tests", "models")
 FETCHED = os.path.join(MODELS_DIR, "fetched")
 DEFAULT_MODELS = ["resnet18", "resnet50", "mobilenet_v2", "mobilenet_v3_small", "squeezenet1_1",
                   "efficientnet_b0", "shufflenet_v2_x1_0", "googlenet"]
+# Models beyond torchvision: file in tests/models/fetched and fixed input
+# shapes (their exports leave some dims dynamic).
+OTHER_MODELS = {
+    "transformer_encoder": ("transformer_encoder.onnx", []),
+    "lstm": ("lstm.onnx", []),
+    "gru": ("gru.onnx", []),
+    "ppocr_det": ("ppocr_det.onnx", ["x=1x3x640x640"]),
+    "ppocr_rec": ("ppocr_rec.onnx", ["x=1x3x48x320"]),
+}
+BENCHMARK_SET = ["resnet18", "mobilenet_v2", "mobilenet_v3_small", "efficientnet_b0", *OTHER_MODELS]
 
 
 def run_measured(cmd):
@@ -75,26 +88,29 @@ def main():
     ap.add_argument("--iterations", type=int, default=30)
     ap.add_argument("--warmup", type=int, default=5)
     ap.add_argument("--rounds", type=int, default=3)
-    ap.add_argument("--models", default=",".join(DEFAULT_MODELS))
+    ap.add_argument("--models", default=",".join(DEFAULT_MODELS),
+                    help="comma-separated names, or 'all' (the benchmark set: " + ",".join(BENCHMARK_SET) + ")")
     args = ap.parse_args()
     threads = [int(t) for t in args.threads.split(",")]
-    models = args.models.split(",")
+    models = BENCHMARK_SET if args.models == "all" else args.models.split(",")
 
     subprocess.run([os.path.join(MODELS_DIR, "prepare_models.sh")], check=True, stdout=subprocess.DEVNULL)
     subprocess.run(["/usr/bin/python3", os.path.join(MODELS_DIR, "export_torchvision.py"), FETCHED,
-                    *[m + "@13" for m in models]], check=True, stdout=subprocess.DEVNULL)
+                    *[m + "@13" for m in models if m not in OTHER_MODELS]], check=True, stdout=subprocess.DEVNULL)
     ort_bench = os.path.join(MODELS_DIR, "ort_bench.js")
 
     latency_rows, cold_rows = [], []
     ratios = {t: [] for t in threads}
     with tempfile.TemporaryDirectory() as tmp:
         for name in models:
-            onnx_path = os.path.join(FETCHED, f"{name}_op13.onnx")
+            file, fixed = OTHER_MODELS.get(name, (f"{name}_op13.onnx", []))
+            onnx_path = os.path.join(FETCHED, file)
             program = os.path.join(tmp, name + ".etp")
+            shape_flags = [f for s in fixed for f in ("--input-shape", s)]
             compiled = json.loads(run_measured([args.etc, "preprocess", onnx_path, "--backend", "xnnpack",
-                                                "-o", program, "--json"])[0])
+                                                "-o", program, "--json", *shape_flags])[0])
             part = compiled.get("partitioning", {})
-            shapes = input_flags(onnx_path)
+            shapes = fixed or input_flags(onnx_path)
             for t in threads:
                 etc_ms, ort_ms = [], []
                 for _ in range(args.rounds):  # alternate the two, round by round

