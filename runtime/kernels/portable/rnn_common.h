@@ -3,10 +3,12 @@
 // the normalized attributes, the gate activations and the layout helpers
 // shared by the lstm and gru kernels.
 
+#include <Eigen/Core>
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <memory>
+#include <type_traits>
 #include <vector>
 
 #include "runtime/kernels/kernel.h"
@@ -76,6 +78,20 @@ Result<std::unique_ptr<Kernel>> make_gru_kernel(const RnnConfig& config, DType d
 template <typename T>
 void rnn_activate(const RnnActivationFn& f, T* x, int64_t n) {
   const T a = static_cast<T>(f.alpha), b = static_cast<T>(f.beta);
+  if constexpr (std::is_same_v<T, float>) {
+    // Eigen's vectorised tanh (a rational approximation, within a few ulp);
+    // sigmoid(x) = (1 + tanh(x / 2)) / 2. These two are what LSTMs and GRUs
+    // spend their time on: 5 of each hidden unit's gate values per step.
+    Eigen::Map<Eigen::ArrayXf> v(x, static_cast<Eigen::Index>(n));
+    if (f.kind == RnnActivation::Tanh) {
+      v = v.tanh();
+      return;
+    }
+    if (f.kind == RnnActivation::Sigmoid) {
+      v = 0.5f + 0.5f * (0.5f * v).tanh();
+      return;
+    }
+  }
   switch (f.kind) {
     case RnnActivation::Sigmoid:
       for (int64_t i = 0; i < n; ++i) {
