@@ -152,9 +152,11 @@ class AvgPoolKernel final : public PoolKernelBase {
         yp[o] = T(0);
         return;
       }
-      T sum = 0;
+      // In double: a float running sum over a large window (a global pool
+      // of 160x160 pixels) drifts by 1e-5 relative.
+      double sum = 0;
       for_each_tap(xp, rd, rh, rw, [&](const T* p) { sum += *p; });
-      yp[o] = sum / static_cast<T>(count);
+      yp[o] = static_cast<T>(sum / static_cast<double>(count));
     });
     return Status::Ok();
   }

@@ -19,7 +19,7 @@ class SoftmaxKernel final : public Kernel {
  public:
   SoftmaxKernel(DType dtype, SoftmaxShape s) : dtype_(dtype), s_(s) {}
 
-  // Column max and sum when the axis is not innermost (double covers both dtypes).
+  // Column max and sum (in double, for both dtypes) when the axis is not innermost.
   size_t scratch_bytes() const override {
     return s_.inner == 1 ? 0 : static_cast<size_t>(2 * s_.inner) * sizeof(double);
   }
@@ -33,8 +33,8 @@ class SoftmaxKernel final : public Kernel {
         if (s_.inner == 1) {
           row<T>(x + o * block, y + o * block);
         } else {
-          T* max = static_cast<T*>(args.scratch);
-          columns<T>(x + o * block, y + o * block, max, max + s_.inner);
+          double* scratch = static_cast<double*>(args.scratch);
+          columns<T>(x + o * block, y + o * block, scratch, scratch + s_.inner);
         }
       }
       return Status::Ok();
@@ -48,7 +48,7 @@ class SoftmaxKernel final : public Kernel {
     const int64_t n = s_.n;
     T m = x[0];
     for (int64_t k = 1; k < n; ++k) m = x[k] > m ? x[k] : m;
-    T sum = 0;
+    double sum = 0;  // in double: a long row's float running sum drifts
     for (int64_t k = 0; k < n; ++k) {
       const T e = std::exp(x[k] - m);
       sum += e;
@@ -57,17 +57,17 @@ class SoftmaxKernel final : public Kernel {
     if constexpr (kLog) {
       // (x - max) - log(sum), not x - (max + log(sum)): the latter loses the
       // small log term against a large max.
-      const T lse = std::log(sum);
+      const T lse = static_cast<T>(std::log(sum));
       for (int64_t k = 0; k < n; ++k) y[k] = (x[k] - m) - lse;
     } else {
-      const T inv = T(1) / sum;
+      const T inv = static_cast<T>(1.0 / sum);
       for (int64_t k = 0; k < n; ++k) y[k] *= inv;
     }
   }
 
   // inner columns of stride inner at once, so every pass reads contiguous rows.
   template <typename T>
-  void columns(const T* x, T* y, T* max, T* sum) const {
+  void columns(const T* x, T* y, double* max, double* sum) const {
     const int64_t n = s_.n, inner = s_.inner;
     for (int64_t i = 0; i < inner; ++i) {
       max[i] = x[i];
@@ -77,7 +77,7 @@ class SoftmaxKernel final : public Kernel {
       for (int64_t i = 0; i < inner; ++i) max[i] = x[k * inner + i] > max[i] ? x[k * inner + i] : max[i];
     for (int64_t k = 0; k < n; ++k) {
       for (int64_t i = 0; i < inner; ++i) {
-        const T e = std::exp(x[k * inner + i] - max[i]);
+        const T e = std::exp(x[k * inner + i] - static_cast<T>(max[i]));
         sum[i] += e;
         if constexpr (!kLog) y[k * inner + i] = e;
       }
@@ -85,11 +85,12 @@ class SoftmaxKernel final : public Kernel {
     if constexpr (kLog) {
       for (int64_t i = 0; i < inner; ++i) sum[i] = std::log(sum[i]);
       for (int64_t k = 0; k < n; ++k)
-        for (int64_t i = 0; i < inner; ++i) y[k * inner + i] = (x[k * inner + i] - max[i]) - sum[i];
+        for (int64_t i = 0; i < inner; ++i)
+          y[k * inner + i] = static_cast<T>((x[k * inner + i] - max[i]) - sum[i]);
     } else {
-      for (int64_t i = 0; i < inner; ++i) sum[i] = T(1) / sum[i];
+      for (int64_t i = 0; i < inner; ++i) sum[i] = 1.0 / sum[i];
       for (int64_t k = 0; k < n; ++k)
-        for (int64_t i = 0; i < inner; ++i) y[k * inner + i] *= sum[i];
+        for (int64_t i = 0; i < inner; ++i) y[k * inner + i] *= static_cast<T>(sum[i]);
     }
   }
 
