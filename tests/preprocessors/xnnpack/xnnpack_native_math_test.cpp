@@ -16,6 +16,7 @@
 #include "tests/support/differential.h"
 #include "tests/support/graph_builder.h"
 #include "tests/support/random.h"
+#include "tests/support/xnnpack_differential.h"
 
 namespace etc {
 namespace {
@@ -28,33 +29,19 @@ std::vector<float> randoms(size_t n, uint32_t seed, float lo, float hi) {
 }
 
 // Every node delegated, one partition, outputs within `tolerance` of the
-// portable run (max |diff| / max |ref|) in each run mode.
+// portable run (max |diff| / max |ref|) at 1 and 2 threads, fused and with
+// every node's output on its own.
 void check_whole(const ir::ExportedProgram& program, float lo = -2.0f, float hi = 2.0f,
                  float tolerance = 2e-6f, std::vector<CompileSpec> specs = {}) {
-  register_builtin_partitioners();
-  register_builtin_preprocessors();
-  REQUIRE(register_builtin_backends().ok());
-  for (const ir::Node& n : program.graph.nodes()) {
-    const Support s = xnnpack::XnnpackPartitioner::is_supported(program.graph, n);
-    INFO(edge_op_name(n.op) << ": " << s.reason);
-    REQUIRE(s.supported);
-  }
-  std::vector<std::vector<uint8_t>> inputs;
-  uint32_t seed = 11;
-  for (ir::ValueId v : program.graph.inputs())
-    inputs.push_back(testing::as_bytes(randoms(program.graph.value(v).spec.shape.numel(), seed++, lo, hi)));
-  const ir::ExportedProgram lowered = to_backend(program, xnnpack::XnnpackPartitioner(std::move(specs)));
-  REQUIRE(lowered.delegates.size() == 1);
-  for (const ir::Node& n : lowered.graph.nodes()) REQUIRE((n.dead || n.is_delegate_call()));
-  for (int threads : {1, 2}) {
+  testing::XnnpackCheck c{lo, hi, tolerance, std::move(specs), true, {}};
+  for (int threads : {1, 2})
     for (DelegateDetail detail : {DelegateDetail::kFused, DelegateDetail::kNodeOutputs}) {
-      INFO("threads " << threads << ", detail " << static_cast<int>(detail));
       RuntimeOptions options;
       options.num_threads = threads;
       options.delegate_detail = detail;
-      testing::check_close_float_outputs(program, lowered, inputs, tolerance, options);
+      c.runs.push_back(options);
     }
-  }
+  testing::check_xnnpack_matches_portable(program, c);
 }
 
 ir::ValueId conv1x1(GraphBuilder& b, ir::ValueId x, int64_t in_c, int64_t out_c, uint32_t seed) {

@@ -13,6 +13,7 @@
 #include "tests/support/graph_builder.h"
 #include "tests/support/random.h"
 #include "tests/support/run_program.h"
+#include "tests/support/xnnpack_differential.h"
 
 namespace etc {
 namespace {
@@ -27,22 +28,7 @@ std::vector<float> randoms(size_t n, uint32_t seed, float lo = -1.0f, float hi =
 // Every node must go to XNNPACK, and the outputs must match the portable run
 // (max |diff| / max |ref| <= 1e-5). Inputs are uniform in [lo, hi].
 void check_delegated(const ir::ExportedProgram& program, float lo = -2.0f, float hi = 2.0f) {
-  register_builtin_partitioners();
-  register_builtin_preprocessors();
-  REQUIRE(register_builtin_backends().ok());
-  for (const ir::Node& n : program.graph.nodes()) {
-    const Support s = xnnpack::XnnpackPartitioner::is_supported(program.graph, n);
-    INFO(edge_op_name(n.op) << ": " << s.reason);
-    REQUIRE(s.supported);
-  }
-  std::vector<std::vector<uint8_t>> inputs;
-  uint32_t seed = 3;
-  for (ir::ValueId v : program.graph.inputs())
-    inputs.push_back(testing::as_bytes(randoms(program.graph.value(v).spec.shape.numel(), seed++, lo, hi)));
-  const ir::ExportedProgram lowered = to_backend(program, xnnpack::XnnpackPartitioner());
-  REQUIRE(!lowered.delegates.empty());
-  for (const ir::Node& n : lowered.graph.nodes()) REQUIRE((n.dead || n.is_delegate_call()));
-  testing::check_close_float_outputs(program, lowered, inputs, 1e-5f);
+  testing::check_xnnpack_matches_portable(program, {lo, hi});
 }
 
 ir::ExportedProgram unary(EdgeOp op, ir::Attrs attrs = {}, Shape shape = {1, 3, 4, 5}) {
