@@ -37,22 +37,12 @@ size_t dim(const flatbuffers::Vector<uint32_t>* v, flatbuffers::uoffset_t i, uin
 
 }  // namespace
 
-struct NativeConv {
-  uint32_t input = 0, output = 0;
+struct NativeConv : NativeEpilogue {
+  uint32_t input = 0;
   size_t batch = 0, in_h = 0, in_w = 0, in_c = 0, out_h = 0, out_w = 0, out_c = 0;
   size_t kernel_h = 0, kernel_w = 0, stride_h = 1, stride_w = 1, dilation_h = 1, dilation_w = 1;
   size_t pad_top = 0, pad_left = 0;
   float lo = -INFINITY, hi = INFINITY;
-  // Where output pixel p, channel o goes: data[output] + p * out_stride +
-  // out_offset + o (out_stride = out_c, out_offset = 0 unless the output is a
-  // slice of a channel concatenation).
-  size_t out_stride = 0, out_offset = 0;
-  ConvActivation activation = ConvActivation::kNone;  // applied to the clamped sum
-  // Add tensor `residual` (the sums' layout) after the clamp, then clamp to
-  // [residual_lo, residual_hi].
-  bool has_residual = false;
-  uint32_t residual = 0;
-  float residual_lo = -INFINITY, residual_hi = INFINITY;
   size_t panels = 0, panel_floats = 0, tiles = 0;
   AlignedBuffer packed;                   // per panel: 32 biases, then [taps][in_c][32] weights
   AlignedBuffer zeros;                    // in_c zeros read for padding taps
@@ -73,20 +63,7 @@ struct NativeConv {
   size_t pixels() const { return batch * out_h * out_w; }
 };
 
-void add_residual(NativeConv& conv, uint32_t tensor, float lo, float hi) {
-  conv.has_residual = true;
-  conv.residual = tensor;
-  conv.residual_lo = lo;
-  conv.residual_hi = hi;
-}
-
-void redirect_output(NativeConv& conv, uint32_t tensor, size_t channel_offset, size_t pixel_stride,
-                     ConvActivation activation) {
-  conv.output = tensor;
-  conv.out_offset = channel_offset;
-  conv.out_stride = pixel_stride;
-  conv.activation = activation;
-}
+NativeEpilogue& epilogue(NativeConv& conv) { return conv; }
 
 void NativeConvDeleter::operator()(NativeConv* conv) const { delete conv; }
 

@@ -51,17 +51,8 @@ using NativeConvPtr = std::unique_ptr<NativeConv, NativeConvDeleter>;
 // DelegateMemoryAllocationFailed.
 Result<NativeConvPtr> compile_native_conv(const BlobView& view, const fb::Node& node);
 
-// Makes the convolution write channels [channel_offset, +out_c) of each
-// pixel of `tensor`, whose pixels are `pixel_stride` floats apart, instead of
-// its own output, applying `activation` to each (clamped) result (stages.h
-// ConvOutput).
-void redirect_output(NativeConv& conv, uint32_t tensor, size_t channel_offset, size_t pixel_stride,
-                     ConvActivation activation);
-
-// Makes the convolution add `tensor` (laid out as its own output) after its
-// clamp, then clamp to [lo, hi]: a residual Add folded into the epilogue
-// (stages.h ConvOutput).
-void add_residual(NativeConv& conv, uint32_t tensor, float lo, float hi);
+// Where the convolution stores and what its epilogue does (stages.h).
+NativeEpilogue& epilogue(NativeConv& conv);
 
 // `data[t]` is where tensor t lives (float32).
 void run_native_conv(NativeConv& conv, float* const* data, pthreadpool_t pool);

@@ -10,17 +10,12 @@
 
 namespace etc::xnnpack {
 
-struct NativeDepthwise {
-  uint32_t input = 0, output = 0;
+struct NativeDepthwise : NativeEpilogue {
+  uint32_t input = 0;
   size_t batch = 0, in_h = 0, in_w = 0, channels = 0, out_h = 0, out_w = 0;
   size_t kernel_h = 1, kernel_w = 1, stride_h = 1, stride_w = 1, dilation_h = 1, dilation_w = 1;
   size_t pad_top = 0, pad_left = 0;
   float lo = -INFINITY, hi = INFINITY;
-  size_t out_stride = 0, out_offset = 0;  // as NativeConv's
-  ConvActivation activation = ConvActivation::kNone;
-  bool has_residual = false;
-  uint32_t residual = 0;
-  float residual_lo = -INFINITY, residual_hi = INFINITY;
   size_t padded_channels = 0;  // channels rounded up to 16
   AlignedBuffer weights;       // [taps][padded_channels], then the bias [padded_channels]; zero padded
 };
@@ -43,20 +38,7 @@ bool depthwise_can_run_natively(const fb::Node& node) {
          native_convolution_available();
 }
 
-void redirect_output(NativeDepthwise& conv, uint32_t tensor, size_t channel_offset, size_t pixel_stride,
-                     ConvActivation activation) {
-  conv.output = tensor;
-  conv.out_offset = channel_offset;
-  conv.out_stride = pixel_stride;
-  conv.activation = activation;
-}
-
-void add_residual(NativeDepthwise& conv, uint32_t tensor, float lo, float hi) {
-  conv.has_residual = true;
-  conv.residual = tensor;
-  conv.residual_lo = lo;
-  conv.residual_hi = hi;
-}
+NativeEpilogue& epilogue(NativeDepthwise& conv) { return conv; }
 
 Result<NativeDepthwisePtr> compile_native_depthwise(const BlobView& view, const fb::Node& node) {
   NativeDepthwisePtr conv(new NativeDepthwise);

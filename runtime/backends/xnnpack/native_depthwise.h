@@ -40,10 +40,8 @@ using NativeDepthwisePtr = std::unique_ptr<NativeDepthwise, NativeDepthwiseDelet
 // DelegateMemoryAllocationFailed.
 Result<NativeDepthwisePtr> compile_native_depthwise(const BlobView& view, const fb::Node& node);
 
-// As the native convolution's (native_conv.h).
-void redirect_output(NativeDepthwise& conv, uint32_t tensor, size_t channel_offset, size_t pixel_stride,
-                     ConvActivation activation);
-void add_residual(NativeDepthwise& conv, uint32_t tensor, float lo, float hi);
+// Where the convolution stores and what its epilogue does (stages.h).
+NativeEpilogue& epilogue(NativeDepthwise& conv);
 
 // `data[t]` is where tensor t lives (float32).
 void run_native_depthwise(const NativeDepthwise& conv, float* const* data, pthreadpool_t pool);

@@ -309,6 +309,21 @@ bool memory_bound(fb::NodeType type) {
 
 }  // namespace
 
+void apply_conv_output(const ConvOutput& out, NativeEpilogue& e) {
+  if (out.active) {
+    e.output = out.tensor;
+    e.out_offset = out.channel_offset;
+    e.out_stride = out.pixel_stride;
+    e.activation = out.activation;
+  }
+  if (out.residual >= 0) {
+    e.has_residual = true;
+    e.residual = static_cast<uint32_t>(out.residual);
+    e.residual_lo = out.residual_lo;
+    e.residual_hi = out.residual_hi;
+  }
+}
+
 bool is_small_node(const BlobView& view, const fb::Node& node) {
   if (memory_bound(node.type())) return true;
   // Rough single-core costs: a multiply-add of a matrix product 0.01 ns,

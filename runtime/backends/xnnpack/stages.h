@@ -7,6 +7,7 @@
 // get buffers planned node by node over the whole delegate, reused once their
 // last reader has run, so splitting into stages costs no extra memory.
 
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <vector>
@@ -51,6 +52,27 @@ struct ConvOutput {
   int64_t residual = -1;
   float residual_lo = 0, residual_hi = 0;
 };
+
+// Where a native convolution (native_conv.h, native_depthwise.h) stores its
+// results and what it does to them first: the ConvOutput a plan gives it,
+// applied at init (apply_conv_output).
+struct NativeEpilogue {
+  // Output pixel p, channel o goes to data[output] + p * out_stride +
+  // out_offset + o (out_stride = the channels, out_offset = 0 unless the
+  // output is a slice of a channel concatenation).
+  uint32_t output = 0;
+  size_t out_stride = 0, out_offset = 0;
+  ConvActivation activation = ConvActivation::kNone;  // applied to the clamped sum
+  // Add tensor `residual` (the sums' layout) after the clamp, then clamp to
+  // [residual_lo, residual_hi].
+  bool has_residual = false;
+  uint32_t residual = 0;
+  float residual_lo = -INFINITY, residual_hi = INFINITY;
+};
+
+// Makes the convolution write where `out` says (when active) and add its
+// residual (when given).
+void apply_conv_output(const ConvOutput& out, NativeEpilogue& e);
 
 struct StagePlan {
   std::vector<Stage> stages;

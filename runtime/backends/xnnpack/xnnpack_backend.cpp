@@ -167,13 +167,8 @@ Result<NativeOp> create_native_stage(const BlobView& view, const StagePlan& plan
     return swish_op(view, static_cast<uint32_t>(plan.swish_input[n]), node.outputs()->Get(0));
   ETC_ASSIGN_OR_RETURN(NativeOp op, compile_native_op(view, node));
   const ConvOutput& out = plan.writes_into[n];
-  const auto fold = [&out](auto& conv) {
-    if (out.active) redirect_output(conv, out.tensor, out.channel_offset, out.pixel_stride, out.activation);
-    if (out.residual >= 0)
-      add_residual(conv, static_cast<uint32_t>(out.residual), out.residual_lo, out.residual_hi);
-  };
-  if (auto* conv = std::get_if<ConvolutionOp>(&op)) fold(*conv->conv);
-  if (auto* conv = std::get_if<DepthwiseOp>(&op)) fold(*conv->conv);
+  if (auto* conv = std::get_if<ConvolutionOp>(&op)) apply_conv_output(out, epilogue(*conv->conv));
+  if (auto* conv = std::get_if<DepthwiseOp>(&op)) apply_conv_output(out, epilogue(*conv->conv));
   if (auto* concatenate = std::get_if<ConcatenateOp>(&op)) concatenate->in_place = plan.in_place[n];
   return op;
 }
