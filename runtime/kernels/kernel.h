@@ -4,8 +4,10 @@
 //            attributes and computes the output specs. The compiler uses it to
 //            type the IR; the runtime re-runs it at init to validate the program.
 //   create — builds the kernel for validated specs (init time: may allocate).
-// Kernel::run executes with no allocation; tensors are bound at init and their
-// data pointers stay fixed, so a kernel may precompute anything from specs.
+// Kernel::prepare (optional, init time) sees the inputs that are constants of
+// the program, so a kernel may pack weights once. Kernel::run executes with no
+// allocation; tensors are bound at init and their data pointers stay fixed, so
+// a kernel may precompute anything from specs.
 
 #include <memory>
 #include <string>
@@ -30,6 +32,15 @@ class Kernel {
  public:
   virtual ~Kernel() = default;
   virtual Status run(const KernelArgs& args) = 0;
+  // Called once at init, after create, when the runtime knows which inputs
+  // are program constants: constants[i] is input i when it is one (its data
+  // fixed for the kernel's lifetime), else null. A kernel that keeps state
+  // derived from a constant must still run correctly when prepare is never
+  // called (the compiler's constant folding does not call it).
+  virtual Status prepare(Span<const Tensor* const> constants) {
+    (void)constants;
+    return Status::Ok();
+  }
   // Temporary memory run() needs; requested once at init.
   virtual size_t scratch_bytes() const { return 0; }
 };

@@ -5,10 +5,10 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
-#include <unsupported/Eigen/SpecialFunctions>
 
 #include "runtime/backends/xnnpack/native_conv.h"
 #include "runtime/kernels/portable/gemm.h"
+#include "runtime/kernels/portable/vector_math.h"
 
 #if defined(__x86_64__)
 #include <immintrin.h>
@@ -216,28 +216,26 @@ void reduce_columns(void* context, size_t outer, size_t block) {
 
 // ---- elementwise ----
 
+VectorFn vector_fn(fb::UnaryOp op) {
+  switch (op) {
+    case fb::UnaryOp::Tanh: return VectorFn::Tanh;
+    case fb::UnaryOp::Erf: return VectorFn::Erf;
+    case fb::UnaryOp::Exp: return VectorFn::Exp;
+    case fb::UnaryOp::Log: return VectorFn::Log;
+    case fb::UnaryOp::Gelu: return VectorFn::Gelu;
+    case fb::UnaryOp::GeluTanh: return VectorFn::GeluTanh;
+    case fb::UnaryOp::Reciprocal: return VectorFn::Reciprocal;
+    case fb::UnaryOp::Softplus: return VectorFn::Softplus;
+  }
+  return VectorFn::Tanh;  // unreachable: init checked the blob's unary_op
+}
+
 void unary_chunks(void* context, size_t first, size_t count) {
   const auto& [op, data] = *static_cast<const Context<UnaryMathOp>*>(context);
   constexpr size_t kChunk = 4096;
   const size_t begin = first * kChunk, end = std::min(op->total, (first + count) * kChunk);
-  const auto len = static_cast<Eigen::Index>(end - begin);
-  const ConstArray x(data[op->input] + begin, len);
-  Array y(data[op->output] + begin, len);
-  switch (op->op) {
-    case fb::UnaryOp::Tanh: y = x.tanh(); break;
-    case fb::UnaryOp::Erf: y = x.erf(); break;
-    case fb::UnaryOp::Exp: y = x.exp(); break;
-    case fb::UnaryOp::Log: y = x.log(); break;
-    case fb::UnaryOp::Gelu: y = 0.5f * x * (1.0f + (x * float(M_SQRT1_2)).erf()); break;
-    case fb::UnaryOp::GeluTanh:
-      y = 0.5f * x * (1.0f + (0.7978845608f * (x + 0.044715f * x.cube())).tanh());
-      break;
-    case fb::UnaryOp::Reciprocal: y = x.inverse(); break;
-    case fb::UnaryOp::Softplus:
-      // log(1 + e^x) = max(x, 0) + log1p(e^-|x|), which never overflows.
-      y = x.max(0.0f) + (-x.abs()).exp().log1p();
-      break;
-  }
+  const auto len = static_cast<int64_t>(end - begin);
+  vector_math(vector_fn(op->op), data[op->input] + begin, data[op->output] + begin, len);
 }
 
 // ---- nearest resize ----

@@ -3,16 +3,18 @@
 // the normalized attributes, the gate activations and the layout helpers
 // shared by the lstm and gru kernels.
 
-#include <Eigen/Core>
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <memory>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "runtime/kernels/kernel.h"
 #include "runtime/kernels/portable/gemm.h"
+#include "runtime/kernels/portable/packed_gemv.h"
+#include "runtime/kernels/portable/vector_math.h"
 
 namespace etc {
 
@@ -79,16 +81,10 @@ template <typename T>
 void rnn_activate(const RnnActivationFn& f, T* x, int64_t n) {
   const T a = static_cast<T>(f.alpha), b = static_cast<T>(f.beta);
   if constexpr (std::is_same_v<T, float>) {
-    // Eigen's vectorised tanh (a rational approximation, within a few ulp);
-    // sigmoid(x) = (1 + tanh(x / 2)) / 2. These two are what LSTMs and GRUs
-    // spend their time on: 5 of each hidden unit's gate values per step.
-    Eigen::Map<Eigen::ArrayXf> v(x, static_cast<Eigen::Index>(n));
-    if (f.kind == RnnActivation::Tanh) {
-      v = v.tanh();
-      return;
-    }
-    if (f.kind == RnnActivation::Sigmoid) {
-      v = 0.5f + 0.5f * (0.5f * v).tanh();
+    // Vectorised tanh and sigmoid (vector_math.h): what LSTMs and GRUs spend
+    // their time on, 5 of each hidden unit's gate values per step.
+    if (f.kind == RnnActivation::Tanh || f.kind == RnnActivation::Sigmoid) {
+      vector_math(f.kind == RnnActivation::Tanh ? VectorFn::Tanh : VectorFn::Sigmoid, x, x, n);
       return;
     }
   }
@@ -224,6 +220,13 @@ void rnn_store_state(const RnnConfig& c, const T* state, int dir, Tensor* out) {
     std::copy_n(state + b * c.hidden, c.hidden, out->data_as<T>() + c.state_offset(dir, b));
 }
 
+// Row ranges (first row, rows) of a direction's R [G*H, H] that a cell
+// multiplies by its state separately at each step.
+struct RnnSegments {
+  std::pair<int64_t, int64_t> range[2];
+  int count = 0;
+};
+
 // The shape every recurrent kernel shares: carve the scratch, read the
 // sequence lengths, zero the padded steps, run each direction (Cell's
 // run_direction) and store its final states: Y_h as output 1 and, when the
@@ -238,6 +241,28 @@ class RnnKernel : public Kernel {
     RnnScratch s(nullptr);
     carve(s);
     return s.used();
+  }
+
+  // Packs each direction's recurrent weights (R, input 2) once when they are
+  // a program constant, the batch is small and the CPU has the packed kernel.
+  Status prepare(Span<const Tensor* const> constants) override {
+    if constexpr (std::is_same_v<T, float>) {
+      if (constants.size() <= kRecurrenceInput || constants[kRecurrenceInput] == nullptr) return Status::Ok();
+      if (c_.batch > kMaxPackedBatch || !packed_gemv_available()) return Status::Ok();
+      const float* r = constants[kRecurrenceInput]->template data_as<const float>();
+      const RnnSegments segments = Cell::recurrent_segments(c_);
+      std::vector<PackedGemv> packed;
+      for (int d = 0; d < c_.num_dirs; ++d) {
+        const float* r_dir = r + d * c_.gates * c_.hidden * c_.hidden;
+        for (int i = 0; i < segments.count; ++i) {
+          const auto [row0, rows] = segments.range[i];
+          packed.push_back(PackedGemv::pack(r_dir + row0 * c_.hidden, rows, c_.hidden, c_.hidden));
+          if (!packed.back().packed()) return Status::Ok();  // out of memory: the GEMM path still works
+        }
+      }
+      packed_ = std::move(packed);
+    }
+    return Status::Ok();
   }
 
   Status run(const KernelArgs& args) override {
@@ -256,6 +281,26 @@ class RnnKernel : public Kernel {
 
  protected:
   static constexpr int kSequenceLensInput = 4;
+  static constexpr size_t kRecurrenceInput = 2;
+  // Above this batch a GEMM over all rows beats one packed product per row.
+  static constexpr int64_t kMaxPackedBatch = 4;
+
+  // out[b, 0:rows] = h[b, :] · R_dᵀ over R_d's rows [row0, row0 + rows), for
+  // every batch row (row stride ldo), where (row0, rows) is recurrent
+  // segment `segment` of the cell. r_dir: direction d's R.
+  void recurrent_product(const T* r_dir, int d, int segment, const T* h, T* out, int64_t ldo) const {
+    const RnnSegments segments = Cell::recurrent_segments(c_);
+    const auto [row0, rows] = segments.range[segment];
+    if constexpr (std::is_same_v<T, float>) {
+      if (!packed_.empty()) {
+        const PackedGemv& g = packed_[static_cast<size_t>(d * segments.count + segment)];
+        for (int64_t b = 0; b < c_.batch; ++b) g.run(h + b * c_.hidden, out + b * ldo);
+        return;
+      }
+    }
+    gemm_typed(false, true, c_.batch, rows, c_.hidden, h, c_.hidden, r_dir + row0 * c_.hidden, c_.hidden, T(0),
+               out, ldo);
+  }
 
   RnnBuffers<T> carve(RnnScratch& s) const { return rnn_carve<T>(s, c_, c_.gates); }
   static Tensor* output(const KernelArgs& args, size_t i) {
@@ -263,6 +308,7 @@ class RnnKernel : public Kernel {
   }
 
   RnnConfig c_;
+  std::vector<PackedGemv> packed_;  // [direction][segment] when packed; else empty
 };
 
 // xw[row, :] = X[row, :] · W_dirᵀ for every row of X (all time steps), in one GEMM.

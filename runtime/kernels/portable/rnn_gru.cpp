@@ -4,8 +4,9 @@
 //   h = g(Xt·Whᵀ + (r⊙Ht-1)·Rhᵀ + Rbh + Wbh)          linear_before_reset = 0
 //   h = g(Xt·Whᵀ + r⊙(Ht-1·Rhᵀ + Rbh) + Wbh)          linear_before_reset = 1
 //   Ht = (1 - z)⊙h + z⊙Ht-1
-// X·Wᵀ for all steps is one GEMM up front; each step is one H·Rᵀ GEMM (plus
-// one (r⊙H)·Rhᵀ GEMM when the reset gate comes first).
+// X·Wᵀ for all steps is one GEMM up front; each step is one H·Rᵀ product (plus
+// one (r⊙H)·Rhᵀ when the reset gate comes first), on R packed at init when it
+// is a constant (packed_gemv.h).
 #include "runtime/kernels/portable/rnn_common.h"
 
 namespace etc {
@@ -18,6 +19,12 @@ class GruKernel final : public RnnKernel<T, GruKernel<T>> {
  public:
   using RnnKernel<T, GruKernel<T>>::RnnKernel;
   static constexpr bool kStoresCellState = false;
+  // z, r and h rows at once when the linear map comes before the reset; else
+  // z and r, then h's rows times r⊙Ht-1.
+  static RnnSegments recurrent_segments(const RnnConfig& c) {
+    if (c.linear_before_reset) return {{{0, 3 * c.hidden}}, 1};
+    return {{{0, 2 * c.hidden}, {2 * c.hidden, c.hidden}}, 2};
+  }
 
  private:
   friend class RnnKernel<T, GruKernel<T>>;
@@ -49,7 +56,7 @@ class GruKernel final : public RnnKernel<T, GruKernel<T>> {
     const bool backward = c_.reverse || d == 1;
     const bool lbr = c_.linear_before_reset;
     // Recurrent part of z, r (and of h when the linear map comes before the reset).
-    gemm_typed(false, true, c_.batch, lbr ? gh : 2 * hs, hs, buf.h, hs, r, hs, T(0), buf.gates, gh);
+    this->recurrent_product(r, d, 0, buf.h, buf.gates, gh);
     auto time_of = [&](int64_t b) { return backward ? buf.lens[b] - 1 - s : s; };
     for (int64_t b = 0; b < c_.batch; ++b) {
       T* g = buf.gates + b * gh;
@@ -71,8 +78,7 @@ class GruKernel final : public RnnKernel<T, GruKernel<T>> {
       }
     }
     if (!lbr) {  // (r⊙Ht-1)·Rhᵀ for the whole batch, into the h slots of gates
-      gemm_typed(false, true, c_.batch, hs, hs, buf.state, hs, r + 2 * hs * hs, hs, T(0), buf.gates + 2 * hs,
-                 gh);
+      this->recurrent_product(r, d, 1, buf.state, buf.gates + 2 * hs, gh);
     }
     T* y = args.outputs[0]->data_as<T>();
     for (int64_t b = 0; b < c_.batch; ++b) {

@@ -5,8 +5,9 @@
 //   Ct = f⊙Ct-1 + i⊙c
 //   o = f(Xt·Woᵀ + Ht-1·Roᵀ + Po⊙Ct + Wbo + Rbo)
 //   Ht = o⊙h(Ct)
-// X·Wᵀ for all steps is one GEMM up front; each step is one H·Rᵀ GEMM over the
-// batch plus elementwise gate math in scratch.
+// X·Wᵀ for all steps is one GEMM up front; each step is one H·Rᵀ product over the
+// batch (R packed at init when it is a constant: packed_gemv.h) plus
+// elementwise gate math in scratch.
 #include "runtime/kernels/portable/rnn_common.h"
 
 namespace etc {
@@ -19,6 +20,8 @@ class LstmKernel final : public RnnKernel<T, LstmKernel<T>> {
  public:
   using RnnKernel<T, LstmKernel<T>>::RnnKernel;
   static constexpr bool kStoresCellState = true;
+  // All four gates' rows of R at once.
+  static RnnSegments recurrent_segments(const RnnConfig& c) { return {{{0, 4 * c.hidden}}, 1}; }
 
  private:
   friend class RnnKernel<T, LstmKernel<T>>;
@@ -43,7 +46,7 @@ class LstmKernel final : public RnnKernel<T, LstmKernel<T>> {
     rnn_load_state(c_, rnn_input(args, kInitialC), d, buf.state);
     T* y = args.outputs[0]->data_as<T>();
     for (int64_t s = 0; s < c_.seq; ++s) {
-      gemm_typed(false, true, c_.batch, gh, hs, buf.h, hs, r, hs, T(0), buf.gates, gh);
+      this->recurrent_product(r, d, 0, buf.h, buf.gates, gh);
       for (int64_t b = 0; b < c_.batch; ++b) {
         const int64_t n = buf.lens[b];
         if (s >= n) continue;  // this sequence has ended; its state stays

@@ -31,8 +31,11 @@ struct OwnedTensor {
 };
 
 // Infers the outputs, creates the kernel and runs it once.
+// Runs op's portable kernel on inputs; with constant_inputs, first tells the
+// kernel (Kernel::prepare) that every input is a program constant, as the
+// runtime does for initializers.
 inline std::vector<OwnedTensor> run_kernel(EdgeOp op, const ir::Attrs& attrs, std::vector<OwnedTensor> inputs,
-                                           int num_outputs) {
+                                           int num_outputs, bool constant_inputs = false) {
   const OpDef* def = find_op_def(op);
   REQUIRE(def != nullptr);
   const std::vector<AttrView> views = attrs.views();
@@ -55,6 +58,13 @@ inline std::vector<OwnedTensor> run_kernel(EdgeOp op, const ir::Attrs& attrs, st
   std::vector<Tensor*> out_p;
   for (auto& t : in_t) in_p.push_back(&t);
   for (auto& t : out_t) out_p.push_back(&t);
+  if (constant_inputs) {
+    std::vector<const Tensor*> constants;
+    for (const Tensor* t : in_p) constants.push_back(t->present() ? t : nullptr);
+    Status p = kernel.get()->prepare(constants);
+    INFO(p.message());
+    REQUIRE(p.ok());
+  }
   std::vector<double> scratch((kernel.get()->scratch_bytes() + 63) / 8 + 8);  // over-allocated to align
   void* aligned =
       reinterpret_cast<void*>((reinterpret_cast<uintptr_t>(scratch.data()) + 63) & ~uintptr_t{63});
