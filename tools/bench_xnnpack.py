@@ -12,7 +12,8 @@ Models: torchvision exports (opset 13, seeded random weights) made by
 tests/models/export_torchvision.py, and the other model classes
 tests/models/prepare_models.sh makes or fetches into tests/models/fetched/:
 transformer_encoder, lstm, gru (torch exports), ppocr_det (PP-OCRv4 detector,
-640x640), ppocr_rec (PP-OCRv4 recogniser, 48x320). `--models all` runs every
+640x640), ppocr_rec (PP-OCRv4 recogniser, 48x320), lraspp (LR-ASPP MobileNetV3
+segmenter, 320x320). `--models all` runs every
 one. ONNX Runtime is npm onnxruntime-node (prepare_models.sh installs it).
 """
 import argparse
@@ -40,6 +41,7 @@ OTHER_MODELS = {
     "gru": ("gru.onnx", []),
     "ppocr_det": ("ppocr_det.onnx", ["x=1x3x640x640"]),
     "ppocr_rec": ("ppocr_rec.onnx", ["x=1x3x48x320"]),
+    "lraspp": ("lraspp.onnx", []),
 }
 BENCHMARK_SET = ["resnet18", "mobilenet_v2", "mobilenet_v3_small", "efficientnet_b0", *OTHER_MODELS]
 

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """End-to-end: real models (torchvision CNNs, PaddleOCR's classifier,
 detector and recogniser, a transformer encoder, an LSTM and a bidirectional
-GRU) compiled by etc match their references, on portable kernels alone and
+GRU, an LR-ASPP segmenter) compiled by etc match their references, on portable kernels alone and
 delegated to XNNPACK (at 1 and 2 threads, and XNNPACK alone).
 
 Models come from tests/models/prepare_models.sh. Metric: max|etc - ref| / max|ref|.
@@ -35,6 +35,7 @@ CASES = [
     ("transformer_encoder.onnx", "x", "transformer_encoder.input.npy", "transformer_encoder.reference.npy", []),
     ("lstm.onnx", "x", "lstm.input.npy", "lstm.reference.npy", []),
     ("gru.onnx", "x", "gru.input.npy", "gru.reference.npy", []),
+    ("lraspp.onnx", "input", "lraspp.input.npy", "lraspp.reference.npy", []),
 ] + [(f"{m}_op13.onnx", "input", f"{m}_op13.input.npy", f"{m}_op13.reference.npy", [])
      for m in ["mobilenet_v3_small", "squeezenet1_1", "shufflenet_v2_x1_0", "efficientnet_b0", "googlenet"]]
 

