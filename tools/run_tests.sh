@@ -2,9 +2,10 @@
 # Every test, under the sanitizers: install what is needed, fetch/generate the
 # real models, then
 #   1. build everything with ASan + UBSan (build-asan/) and run all of ctest
-#      there: unit tests, the ONNX conformance suite in its three modes, the
-#      command-line tests, the real-model tests, and the fuzz targets replaying
-#      their regression corpus (tests/fuzz/regressions);
+#      there, as many tests at once as there are cores: unit tests, the ONNX
+#      conformance suite in its three modes, the command-line tests, the
+#      real-model tests, and the fuzz targets replaying their regression
+#      corpus (tests/fuzz/regressions);
 #   2. build the runtime alone, as a deployment does (no compiler, no XNNPACK),
 #      into build-runtime/ and run its tests;
 #   3. build the runtime with XNNPACK under ThreadSanitizer (build-tsan/) and
@@ -15,9 +16,9 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 "$root/tools/install_deps.sh"
 ETC_SANITIZE=ON "$root/tools/build.sh"
 "$root/tests/models/prepare_models.sh"
-(cd "$root/build-asan" && ctest --output-on-failure)
+(cd "$root/build-asan" && ctest --output-on-failure -j "$(nproc)")
 "$root/tools/build_runtime_only.sh"
-(cd "$root/build-runtime" && ctest --output-on-failure)
+(cd "$root/build-runtime" && ctest --output-on-failure -j "$(nproc)")
 tsan="$root/build-tsan"
 cmake -S "$root" -B "$tsan" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1" \
   -DETC_BUILD_COMPILER=OFF -DETC_BACKEND_XNNPACK=ON -DETC_TSAN=ON >/dev/null
