@@ -63,7 +63,7 @@ Status expect_constant(const NodeCheck& c, size_t i) {
 
 Status expect_flags(const NodeCheck& c, uint32_t allowed) {
   if ((c.node.flags() & ~allowed) == 0) return Status::Ok();
-  char text[64];
+  char text[80];  // the longest message is 65 bytes with its terminator
   std::snprintf(text, sizeof(text), "flags 0x%x not allowed for this node (allowed: 0x%x)",
                 static_cast<unsigned>(c.node.flags()), static_cast<unsigned>(allowed));
   return c.error(text);
