@@ -10,18 +10,10 @@ using etc::EdgeOp;
 using etc::PackedGemv;
 using etc::Shape;
 using etc::test::OwnedTensor;
+using etc::test::pseudo_random;
 using etc::test::run_kernel;
 
 namespace {
-
-std::vector<float> pseudo_random(size_t n, uint32_t seed) {
-  std::vector<float> v(n);
-  for (auto& x : v) {
-    seed = seed * 1664525u + 1013904223u;
-    x = static_cast<float>((seed >> 8) % 2001) / 1000.0f - 1.0f;
-  }
-  return v;
-}
 
 // The largest |a - b| relative to the largest |b|.
 float relative_gap(const std::vector<float>& a, const std::vector<float>& b) {

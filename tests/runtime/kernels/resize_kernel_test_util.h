@@ -30,6 +30,17 @@ struct OwnedTensor {
   }
 };
 
+// n values in [-1, 1] from a linear congruential generator: the same on
+// every platform, unlike <random>'s distributions.
+inline std::vector<float> pseudo_random(size_t n, uint32_t seed) {
+  std::vector<float> v(n);
+  for (auto& x : v) {
+    seed = seed * 1664525u + 1013904223u;
+    x = static_cast<float>((seed >> 8) % 2001) / 1000.0f - 1.0f;
+  }
+  return v;
+}
+
 // Infers the outputs, creates the kernel and runs it once.
 // Runs op's portable kernel on inputs; with constant_inputs, first tells the
 // kernel (Kernel::prepare) that every input is a program constant, as the
