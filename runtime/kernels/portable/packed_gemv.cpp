@@ -21,30 +21,41 @@ int64_t padded(int64_t n) { return (n + kLanes - 1) / kLanes * kLanes; }
 int64_t block_width(int64_t n, int64_t j0) { return std::min(PackedGemv::kBlock, padded(n) - j0); }
 
 #if ETC_PACKED_GEMV_X86
-// One block: V registers of 16 columns, all k rows of the block streamed once.
-template <int V>
-__attribute__((target("avx512f"))) void block_avx512(const float* p, const float* x, int64_t k, float* y,
-                                                     int64_t valid) {
-  __m512 acc[V];
-  for (int v = 0; v < V; ++v) acc[v] = _mm512_setzero_ps();
+// One block for R rows of x (row stride ldx) at once: R x V registers of 16
+// columns, the block's k rows streamed once for all R.
+template <int V, int R>
+__attribute__((target("avx512f"))) void block_avx512(const float* p, const float* x, int64_t ldx, int64_t k,
+                                                     float* y, int64_t ldy, int64_t valid) {
+  __m512 acc[R][V];
+  for (int r = 0; r < R; ++r)
+    for (int v = 0; v < V; ++v) acc[r][v] = _mm512_setzero_ps();
   for (int64_t i = 0; i < k; ++i) {
-    const __m512 xi = _mm512_set1_ps(x[i]);
     const float* row = p + i * (kLanes * V);
-    for (int v = 0; v < V; ++v) acc[v] = _mm512_fmadd_ps(xi, _mm512_load_ps(row + kLanes * v), acc[v]);
+    for (int r = 0; r < R; ++r) {
+      const __m512 xi = _mm512_set1_ps(x[r * ldx + i]);
+      for (int v = 0; v < V; ++v) acc[r][v] = _mm512_fmadd_ps(xi, _mm512_load_ps(row + kLanes * v), acc[r][v]);
+    }
   }
-  for (int v = 0; v < V; ++v) {
-    const int64_t left = valid - kLanes * v;
-    if (left >= kLanes)
-      _mm512_storeu_ps(y + kLanes * v, acc[v]);
-    else if (left > 0)
-      _mm512_mask_storeu_ps(y + kLanes * v, static_cast<__mmask16>((1u << left) - 1u), acc[v]);
-  }
+  for (int r = 0; r < R; ++r)
+    for (int v = 0; v < V; ++v) {
+      const int64_t left = valid - kLanes * v;
+      if (left >= kLanes)
+        _mm512_storeu_ps(y + r * ldy + kLanes * v, acc[r][v]);
+      else if (left > 0)
+        _mm512_mask_storeu_ps(y + r * ldy + kLanes * v, static_cast<__mmask16>((1u << left) - 1u), acc[r][v]);
+    }
 }
 
-using BlockFn = void (*)(const float*, const float*, int64_t, float*, int64_t);
-constexpr BlockFn kBlocks[] = {block_avx512<1>, block_avx512<2>, block_avx512<3>, block_avx512<4>,
-                               block_avx512<5>, block_avx512<6>, block_avx512<7>, block_avx512<8>};
-static_assert(sizeof(kBlocks) / sizeof(kBlocks[0]) * kLanes == PackedGemv::kBlock);
+// Rows per call of the many-row kernel: 3 x 8 accumulators, 3 broadcasts.
+constexpr int kRows = 3;
+
+using BlockFn = void (*)(const float*, const float*, int64_t, int64_t, float*, int64_t, int64_t);
+template <int R>
+constexpr BlockFn kBlocks[] = {block_avx512<1, R>, block_avx512<2, R>, block_avx512<3, R>, block_avx512<4, R>,
+                               block_avx512<5, R>, block_avx512<6, R>, block_avx512<7, R>, block_avx512<8, R>};
+static_assert(sizeof(kBlocks<1>) / sizeof(kBlocks<1>[0]) * kLanes == PackedGemv::kBlock);
+constexpr const BlockFn* kBlocksByRows[] = {kBlocks<1>, kBlocks<2>, kBlocks<3>};
+static_assert(sizeof(kBlocksByRows) / sizeof(kBlocksByRows[0]) == kRows);
 #endif
 
 }  // namespace
@@ -80,15 +91,21 @@ PackedGemv PackedGemv::pack_always(const float* w, int64_t n, int64_t k, int64_t
   return g;
 }
 
-void PackedGemv::run(const float* x, float* y) const {
+void PackedGemv::run(const float* x, float* y) const { run_rows(x, k_, 1, y, n_); }
+
+void PackedGemv::run_rows(const float* x, int64_t ldx, int64_t rows, float* y, int64_t ldy) const {
 #if ETC_PACKED_GEMV_X86
   const float* p = data_.as<const float>();
-  for (int64_t j0 = 0; j0 < n_; j0 += kBlock) {
-    const int64_t width = block_width(n_, j0);
-    kBlocks[width / kLanes - 1](p + j0 * k_, x, k_, y + j0, std::min(width, n_ - j0));
+  for (int64_t r0 = 0; r0 < rows; r0 += kRows) {
+    const int64_t r = std::min<int64_t>(kRows, rows - r0);
+    for (int64_t j0 = 0; j0 < n_; j0 += kBlock) {
+      const int64_t width = block_width(n_, j0);
+      kBlocksByRows[r - 1][width / kLanes - 1](p + j0 * k_, x + r0 * ldx, ldx, k_, y + r0 * ldy + j0, ldy,
+                                               std::min(width, n_ - j0));
+    }
   }
 #else
-  run_portable(x, y);
+  for (int64_t r = 0; r < rows; ++r) run_portable(x + r * ldx, y + r * ldy);
 #endif
 }
 

@@ -3,7 +3,8 @@
 // into column blocks so that one product streams it exactly once, front to
 // back: the recurrent products of LSTM and GRU cells (a hidden-state row
 // times Rᵀ at every time step), which are too small for a GEMM to amortise
-// its packing and too long-lived to pack every call.
+// its packing and too long-lived to pack every call, and their input
+// projections (all time steps' rows times Wᵀ, a few rows at a time).
 //
 // Packing happens only where the AVX-512 kernel runs (packed_gemv_available());
 // elsewhere pack() gives an empty PackedGemv and callers keep their GEMM on W
@@ -35,6 +36,9 @@ class PackedGemv {
 
   // y = x · Wᵀ; y may not alias x. Requires packed().
   void run(const float* x, float* y) const;
+  // The same for `rows` rows of x (row stride ldx) into rows of y (stride
+  // ldy), three at a time: each block of W is read once per three rows.
+  void run_rows(const float* x, int64_t ldx, int64_t rows, float* y, int64_t ldy) const;
   // The same product by a plain loop over the packed layout (any CPU).
   void run_portable(const float* x, float* y) const;
 

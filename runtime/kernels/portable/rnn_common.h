@@ -243,24 +243,15 @@ class RnnKernel : public Kernel {
     return s.used();
   }
 
-  // Packs each direction's recurrent weights (R, input 2) once when they are
-  // a program constant, the batch is small and the CPU has the packed kernel.
+  // Packs each direction's input weights (W, input 1) and, when the batch is
+  // small, recurrent weights (R, input 2) once, when they are program
+  // constants and the CPU has the packed kernel.
   Status prepare(Span<const Tensor* const> constants) override {
     if constexpr (std::is_same_v<T, float>) {
-      if (constants.size() <= kRecurrenceInput || constants[kRecurrenceInput] == nullptr) return Status::Ok();
-      if (c_.batch > kMaxPackedBatch || !packed_gemv_available()) return Status::Ok();
-      const float* r = constants[kRecurrenceInput]->template data_as<const float>();
-      const RnnSegments segments = Cell::recurrent_segments(c_);
-      std::vector<PackedGemv> packed;
-      for (int d = 0; d < c_.num_dirs; ++d) {
-        const float* r_dir = r + d * c_.gates * c_.hidden * c_.hidden;
-        for (int i = 0; i < segments.count; ++i) {
-          const auto [row0, rows] = segments.range[i];
-          packed.push_back(PackedGemv::pack(r_dir + row0 * c_.hidden, rows, c_.hidden, c_.hidden));
-          if (!packed.back().packed()) return Status::Ok();  // out of memory: the GEMM path still works
-        }
-      }
-      packed_ = std::move(packed);
+      if (!packed_gemv_available()) return Status::Ok();
+      packed_w_ = pack_constant(constants, kInputWeights, c_.input, {{{0, c_.gates * c_.hidden}}, 1});
+      if (c_.batch <= kMaxPackedBatch)
+        packed_r_ = pack_constant(constants, kRecurrenceInput, c_.hidden, Cell::recurrent_segments(c_));
     }
     return Status::Ok();
   }
@@ -281,9 +272,41 @@ class RnnKernel : public Kernel {
 
  protected:
   static constexpr int kSequenceLensInput = 4;
+  static constexpr size_t kInputWeights = 1;
   static constexpr size_t kRecurrenceInput = 2;
-  // Above this batch a GEMM over all rows beats one packed product per row.
+  // Above this batch a GEMM over all rows beats the packed products.
   static constexpr int64_t kMaxPackedBatch = 4;
+
+  // One PackedGemv per direction and segment of constant input i ([dirs,
+  // G*H, k]); empty when it is not a constant or memory runs out (the GEMM
+  // path then runs).
+  std::vector<PackedGemv> pack_constant(Span<const Tensor* const> constants, size_t i, int64_t k,
+                                        const RnnSegments& segments) const {
+    if (constants.size() <= i || constants[i] == nullptr) return {};
+    const float* w = constants[i]->template data_as<const float>();
+    std::vector<PackedGemv> packed;
+    for (int d = 0; d < c_.num_dirs; ++d) {
+      const float* w_dir = w + d * c_.gates * c_.hidden * k;
+      for (int j = 0; j < segments.count; ++j) {
+        const auto [row0, rows] = segments.range[j];
+        packed.push_back(PackedGemv::pack(w_dir + row0 * k, rows, k, k));
+        if (!packed.back().packed()) return {};
+      }
+    }
+    return packed;
+  }
+
+  // xw[row, :] = X[row, :] · W_dᵀ for every row of X (all time steps).
+  void input_projection(const T* x, const T* w_dir, int d, T* xw) const {
+    const int64_t gh = c_.gates * c_.hidden;
+    if constexpr (std::is_same_v<T, float>) {
+      if (!packed_w_.empty()) {
+        packed_w_[static_cast<size_t>(d)].run_rows(x, c_.input, c_.seq * c_.batch, xw, gh);
+        return;
+      }
+    }
+    gemm_typed(false, true, c_.seq * c_.batch, gh, c_.input, x, c_.input, w_dir, c_.input, T(0), xw, gh);
+  }
 
   // out[b, 0:rows] = h[b, :] · R_dᵀ over R_d's rows [row0, row0 + rows), for
   // every batch row (row stride ldo), where (row0, rows) is recurrent
@@ -292,9 +315,8 @@ class RnnKernel : public Kernel {
     const RnnSegments segments = Cell::recurrent_segments(c_);
     const auto [row0, rows] = segments.range[segment];
     if constexpr (std::is_same_v<T, float>) {
-      if (!packed_.empty()) {
-        const PackedGemv& g = packed_[static_cast<size_t>(d * segments.count + segment)];
-        for (int64_t b = 0; b < c_.batch; ++b) g.run(h + b * c_.hidden, out + b * ldo);
+      if (!packed_r_.empty()) {
+        packed_r_[static_cast<size_t>(d * segments.count + segment)].run_rows(h, c_.hidden, c_.batch, out, ldo);
         return;
       }
     }
@@ -308,14 +330,8 @@ class RnnKernel : public Kernel {
   }
 
   RnnConfig c_;
-  std::vector<PackedGemv> packed_;  // [direction][segment] when packed; else empty
+  std::vector<PackedGemv> packed_w_;  // [direction] when packed; else empty
+  std::vector<PackedGemv> packed_r_;  // [direction][segment] when packed; else empty
 };
-
-// xw[row, :] = X[row, :] · W_dirᵀ for every row of X (all time steps), in one GEMM.
-template <typename T>
-void rnn_input_projection(const RnnConfig& c, const T* x, const T* w_dir, T* xw) {
-  const int64_t gh = c.gates * c.hidden;
-  gemm_typed(false, true, c.seq * c.batch, gh, c.input, x, c.input, w_dir, c.input, T(0), xw, gh);
-}
 
 }  // namespace etc

@@ -4,9 +4,9 @@
 //   h = g(Xt·Whᵀ + (r⊙Ht-1)·Rhᵀ + Rbh + Wbh)          linear_before_reset = 0
 //   h = g(Xt·Whᵀ + r⊙(Ht-1·Rhᵀ + Rbh) + Wbh)          linear_before_reset = 1
 //   Ht = (1 - z)⊙h + z⊙Ht-1
-// X·Wᵀ for all steps is one GEMM up front; each step is one H·Rᵀ product (plus
-// one (r⊙H)·Rhᵀ when the reset gate comes first), on R packed at init when it
-// is a constant (packed_gemv.h).
+// X·Wᵀ for all steps up front; each step is one H·Rᵀ product (plus one
+// (r⊙H)·Rhᵀ when the reset gate comes first); W and R are packed at init when
+// they are constants (packed_gemv.h).
 #include "runtime/kernels/portable/rnn_common.h"
 
 namespace etc {
@@ -34,8 +34,8 @@ class GruKernel final : public RnnKernel<T, GruKernel<T>> {
   void run_direction(const KernelArgs& args, const Buffers& buf, int d) {
     const int64_t hs = c_.hidden, gh = 3 * hs;
     const T* r = args.inputs[kR]->data_as<const T>() + d * gh * hs;
-    rnn_input_projection(c_, args.inputs[kX]->data_as<const T>(),
-                         args.inputs[kW]->data_as<const T>() + d * gh * c_.input, buf.xw);
+    this->input_projection(args.inputs[kX]->data_as<const T>(),
+                           args.inputs[kW]->data_as<const T>() + d * gh * c_.input, d, buf.xw);
     const T* rbh = nullptr;  // Rbh when linear_before_reset keeps it inside r⊙(...)
     if (const Tensor& b = rnn_input(args, kB); b.present()) {
       const T* wb = b.data_as<const T>() + d * 2 * gh;

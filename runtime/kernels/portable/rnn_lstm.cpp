@@ -5,8 +5,8 @@
 //   Ct = f⊙Ct-1 + i⊙c
 //   o = f(Xt·Woᵀ + Ht-1·Roᵀ + Po⊙Ct + Wbo + Rbo)
 //   Ht = o⊙h(Ct)
-// X·Wᵀ for all steps is one GEMM up front; each step is one H·Rᵀ product over the
-// batch (R packed at init when it is a constant: packed_gemv.h) plus
+// X·Wᵀ for all steps up front; each step is one H·Rᵀ product over the
+// batch (W and R packed at init when they are constants: packed_gemv.h) plus
 // elementwise gate math in scratch.
 #include "runtime/kernels/portable/rnn_common.h"
 
@@ -32,8 +32,8 @@ class LstmKernel final : public RnnKernel<T, LstmKernel<T>> {
     const int64_t hs = c_.hidden, gh = 4 * hs;
     const bool backward = c_.reverse || d == 1;
     const T* r = args.inputs[kR]->data_as<const T>() + d * gh * hs;
-    rnn_input_projection(c_, args.inputs[kX]->data_as<const T>(),
-                         args.inputs[kW]->data_as<const T>() + d * gh * c_.input, buf.xw);
+    this->input_projection(args.inputs[kX]->data_as<const T>(),
+                           args.inputs[kW]->data_as<const T>() + d * gh * c_.input, d, buf.xw);
     if (const Tensor& b = rnn_input(args, kB); b.present()) {
       const T* wb = b.data_as<const T>() + d * 2 * gh;
       const T* rb = wb + gh;

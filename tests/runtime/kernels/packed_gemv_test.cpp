@@ -60,7 +60,27 @@ TEST_CASE("packed products equal a double-precision x·Wᵀ over block and tail 
   }
 }
 
-TEST_CASE("lstm and gru give the GEMM path's results with R packed at init", "[packed_gemv][rnn]") {
+TEST_CASE("packed products over many rows equal one row at a time", "[packed_gemv]") {
+  if (!etc::packed_gemv_available()) return;  // run_rows is run() row by row elsewhere
+  const int64_t n = 200, k = 37;  // a full block and a tail of 72 columns
+  const auto w = pseudo_random(static_cast<size_t>(n * k), 11);
+  const PackedGemv g = PackedGemv::pack(w.data(), n, k, k);
+  REQUIRE(g.packed());
+  for (int64_t rows : {1, 2, 3, 4, 5, 7, 64}) {
+    const int64_t ldx = k + 3, ldy = n + 9;  // strides wider than the rows
+    const auto x = pseudo_random(static_cast<size_t>(rows * ldx), static_cast<uint32_t>(rows));
+    std::vector<float> many(static_cast<size_t>(rows * ldy), 42.0f), one(static_cast<size_t>(n));
+    g.run_rows(x.data(), ldx, rows, many.data(), ldy);
+    INFO("rows " << rows);
+    for (int64_t r = 0; r < rows; ++r) {
+      g.run(x.data() + r * ldx, one.data());
+      CHECK(std::vector<float>(many.begin() + r * ldy, many.begin() + r * ldy + n) == one);
+      for (int64_t j = n; j < ldy && r * ldy + j < rows * ldy; ++j) CHECK(many[r * ldy + j] == 42.0f);
+    }
+  }
+}
+
+TEST_CASE("lstm and gru give the GEMM path's results with W and R packed at init", "[packed_gemv][rnn]") {
   // Hidden 40: 4·40 = 160 rows of R (a full block and a tail); batch 2 with
   // a shorter second sequence; both directions; initial states.
   const int seq = 5, batch = 2, in = 7, hs = 40;
