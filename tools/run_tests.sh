@@ -7,7 +7,7 @@
 #      real-model tests, and the fuzz targets replaying their regression
 #      corpus (tests/fuzz/regressions);
 #   2. build the runtime alone, as a deployment does (no compiler, no XNNPACK),
-#      into build-runtime/ and run its tests;
+#      into build-runtime/ (Debug: assertions on) and run its tests;
 #   3. build the runtime with XNNPACK under ThreadSanitizer (build-tsan/) and
 #      run the threaded tests: one program, several Methods executing at once
 #      on different threads over the shared XNNPACK thread pool.
@@ -17,7 +17,7 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 ETC_SANITIZE=ON "$root/tools/build.sh"
 "$root/tests/models/prepare_models.sh"
 (cd "$root/build-asan" && ctest --output-on-failure -j "$(nproc)")
-"$root/tools/build_runtime_only.sh"
+BUILD_TYPE=Debug "$root/tools/build_runtime_only.sh"  # unoptimised: it checks the build and its tests, not speed
 (cd "$root/build-runtime" && ctest --output-on-failure -j "$(nproc)")
 tsan="$root/build-tsan"
 cmake -S "$root" -B "$tsan" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1" \
