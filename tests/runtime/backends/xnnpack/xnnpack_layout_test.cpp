@@ -40,6 +40,11 @@ TEST_CASE("xnnpack boundary layout conversion matches a naive transpose", "[xnnp
   check_layout(2, 2, 5, 3);
   check_layout(1, 3, 224, 224);
   check_layout(1, 17, 1, 3);
+  // Planes a multiple of 4 KiB apart take the narrow tiles, on either side
+  // and with ragged tile edges.
+  check_layout(1, 21, 32, 32);
+  check_layout(2, 9, 64, 16);
+  check_layout(1, 70, 32, 64);
   check_layout(2, 9, 2, 2);
 }
 
