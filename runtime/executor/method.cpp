@@ -163,7 +163,8 @@ Status Method::create_kernel_step(const Program& program, const fb::KernelCall& 
   std::vector<const Tensor*> constants;
   if (call.inputs())
     for (int32_t id : *call.inputs())
-      constants.push_back(id >= 0 && plan_->values()->Get(static_cast<uint32_t>(id))->kind() == fb::ValueKind::Constant
+      constants.push_back(id >= 0 && plan_->values()->Get(static_cast<uint32_t>(id))->kind() ==
+                                         fb::ValueKind::Constant
                               ? &tensors_[static_cast<size_t>(id)]
                               : nullptr);
   s = step.kernel->prepare(constants);

@@ -33,7 +33,8 @@ __attribute__((target("avx512f"))) void block_avx512(const float* p, const float
     const float* row = p + i * (kLanes * V);
     for (int r = 0; r < R; ++r) {
       const __m512 xi = _mm512_set1_ps(x[r * ldx + i]);
-      for (int v = 0; v < V; ++v) acc[r][v] = _mm512_fmadd_ps(xi, _mm512_load_ps(row + kLanes * v), acc[r][v]);
+      for (int v = 0; v < V; ++v)
+        acc[r][v] = _mm512_fmadd_ps(xi, _mm512_load_ps(row + kLanes * v), acc[r][v]);
     }
   }
   for (int r = 0; r < R; ++r)
@@ -51,8 +52,9 @@ constexpr int kRows = 3;
 
 using BlockFn = void (*)(const float*, const float*, int64_t, int64_t, float*, int64_t, int64_t);
 template <int R>
-constexpr BlockFn kBlocks[] = {block_avx512<1, R>, block_avx512<2, R>, block_avx512<3, R>, block_avx512<4, R>,
-                               block_avx512<5, R>, block_avx512<6, R>, block_avx512<7, R>, block_avx512<8, R>};
+constexpr BlockFn kBlocks[] = {block_avx512<1, R>, block_avx512<2, R>, block_avx512<3, R>,
+                               block_avx512<4, R>, block_avx512<5, R>, block_avx512<6, R>,
+                               block_avx512<7, R>, block_avx512<8, R>};
 static_assert(sizeof(kBlocks<1>) / sizeof(kBlocks<1>[0]) * kLanes == PackedGemv::kBlock);
 constexpr const BlockFn* kBlocksByRows[] = {kBlocks<1>, kBlocks<2>, kBlocks<3>};
 static_assert(sizeof(kBlocksByRows) / sizeof(kBlocksByRows[0]) == kRows);

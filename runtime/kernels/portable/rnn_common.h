@@ -316,12 +316,13 @@ class RnnKernel : public Kernel {
     const auto [row0, rows] = segments.range[segment];
     if constexpr (std::is_same_v<T, float>) {
       if (!packed_r_.empty()) {
-        packed_r_[static_cast<size_t>(d * segments.count + segment)].run_rows(h, c_.hidden, c_.batch, out, ldo);
+        packed_r_[static_cast<size_t>(d * segments.count + segment)].run_rows(h, c_.hidden, c_.batch, out,
+                                                                              ldo);
         return;
       }
     }
-    gemm_typed(false, true, c_.batch, rows, c_.hidden, h, c_.hidden, r_dir + row0 * c_.hidden, c_.hidden, T(0),
-               out, ldo);
+    gemm_typed(false, true, c_.batch, rows, c_.hidden, h, c_.hidden, r_dir + row0 * c_.hidden, c_.hidden,
+               T(0), out, ldo);
   }
 
   RnnBuffers<T> carve(RnnScratch& s) const { return rnn_carve<T>(s, c_, c_.gates); }

@@ -12,14 +12,14 @@ namespace etc {
 
 enum class VectorFn {
   Tanh,
-  Sigmoid,     // 1 / (1 + e^-x), as (1 + tanh(x / 2)) / 2
+  Sigmoid,  // 1 / (1 + e^-x), as (1 + tanh(x / 2)) / 2
   Erf,
   Exp,
   Log,
-  Gelu,        // x/2 · (1 + erf(x / √2))
-  GeluTanh,    // x/2 · (1 + tanh(√(2/π) · (x + 0.044715 x³)))
+  Gelu,      // x/2 · (1 + erf(x / √2))
+  GeluTanh,  // x/2 · (1 + tanh(√(2/π) · (x + 0.044715 x³)))
   Reciprocal,
-  Softplus,    // log(1 + e^x), as max(x, 0) + log1p(e^-|x|): never overflows
+  Softplus,  // log(1 + e^x), as max(x, 0) + log1p(e^-|x|): never overflows
 };
 
 // y[i] = f(x[i]) for i < n; y may be x.

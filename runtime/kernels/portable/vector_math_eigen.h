@@ -26,7 +26,9 @@ void vector_math_eigen(VectorFn f, const float* in, float* out, int64_t n) {
     case VectorFn::Exp: y = x.exp(); break;
     case VectorFn::Log: y = x.log(); break;
     case VectorFn::Gelu: y = 0.5f * x * (1.0f + (x * float(M_SQRT1_2)).erf()); break;
-    case VectorFn::GeluTanh: y = 0.5f * x * (1.0f + (0.7978845608f * (x + 0.044715f * x.cube())).tanh()); break;
+    case VectorFn::GeluTanh:
+      y = 0.5f * x * (1.0f + (0.7978845608f * (x + 0.044715f * x.cube())).tanh());
+      break;
     case VectorFn::Reciprocal: y = x.inverse(); break;
     case VectorFn::Softplus: y = x.max(0.0f) + (-x.abs()).exp().log1p(); break;
   }

@@ -1,9 +1,10 @@
 // The packed recurrent product (packed_gemv.h) and the LSTM/GRU kernels that
 // use it when R is a program constant: same results as the GEMM path.
+#include "runtime/kernels/portable/packed_gemv.h"
+
 #include <catch2/catch.hpp>
 #include <cmath>
 
-#include "runtime/kernels/portable/packed_gemv.h"
 #include "tests/runtime/kernels/resize_kernel_test_util.h"
 
 using etc::EdgeOp;
@@ -62,7 +63,7 @@ TEST_CASE("packed products equal a double-precision x·Wᵀ over block and tail 
 
 TEST_CASE("packed products over many rows equal one row at a time", "[packed_gemv]") {
   if (!etc::packed_gemv_available()) return;  // run_rows is run() row by row elsewhere
-  const int64_t n = 200, k = 37;  // a full block and a tail of 72 columns
+  const int64_t n = 200, k = 37;              // a full block and a tail of 72 columns
   const auto w = pseudo_random(static_cast<size_t>(n * k), 11);
   const PackedGemv g = PackedGemv::pack(w.data(), n, k, k);
   REQUIRE(g.packed());

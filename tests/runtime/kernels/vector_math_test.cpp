@@ -1,12 +1,12 @@
 // vector_math: each function against the C library in double precision, and
 // the AVX-512 build against the baseline one, over lengths that leave every
 // vector tail.
+#include "runtime/kernels/portable/vector_math.h"
+
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <functional>
 #include <vector>
-
-#include "runtime/kernels/portable/vector_math.h"
 
 using etc::VectorFn;
 
@@ -29,8 +29,8 @@ std::vector<Case> cases() {
       {VectorFn::Log, "log", [](double x) { return std::log(x); }, 1e-3f, 1e3f},
       {VectorFn::Gelu, "gelu", [](double x) { return 0.5 * x * (1 + std::erf(x / std::sqrt(2.0))); }, -8, 8},
       {VectorFn::GeluTanh, "gelu_tanh",
-       [pi](double x) { return 0.5 * x * (1 + std::tanh(std::sqrt(2 / pi) * (x + 0.044715 * x * x * x))); }, -8,
-       8},
+       [pi](double x) { return 0.5 * x * (1 + std::tanh(std::sqrt(2 / pi) * (x + 0.044715 * x * x * x))); },
+       -8, 8},
       {VectorFn::Reciprocal, "reciprocal", [](double x) { return 1 / x; }, 0.01f, 100},
       {VectorFn::Softplus, "softplus", [](double x) { return std::log1p(std::exp(x)); }, -30, 30},
   };
@@ -42,7 +42,8 @@ TEST_CASE("vector math agrees with double-precision functions in every build", "
   for (const Case& c : cases()) {
     for (int n : {1, 7, 16, 33, 1000}) {
       std::vector<float> x(static_cast<size_t>(n));
-      for (int i = 0; i < n; ++i) x[i] = c.lo + (c.hi - c.lo) * static_cast<float>(i) / static_cast<float>(std::max(1, n - 1));
+      for (int i = 0; i < n; ++i)
+        x[i] = c.lo + (c.hi - c.lo) * static_cast<float>(i) / static_cast<float>(std::max(1, n - 1));
       std::vector<float> base(x.size()), wide(x.size()), dispatched(x.size());
       etc::vector_math_isa::run_baseline(c.fn, x.data(), base.data(), n);
       etc::vector_math(c.fn, x.data(), dispatched.data(), n);
