@@ -133,11 +133,15 @@ Status Method::create_kernel_step(const Program& program, const fb::KernelCall& 
   Step step;
   step.instruction = index;
   std::vector<TensorSpec> in_specs, out_specs, inferred;
+  std::vector<const Tensor*> constants;  // for Kernel::prepare: the inputs that are program constants
   if (call.inputs()) {
     for (int32_t id : *call.inputs()) {
       const Tensor* t = id < 0 ? &absent_ : &tensors_[id];
       step.inputs.push_back(t);
       in_specs.push_back(t->spec);
+      const bool constant =
+          id >= 0 && plan_->values()->Get(static_cast<uint32_t>(id))->kind() == fb::ValueKind::Constant;
+      constants.push_back(constant ? t : nullptr);
     }
   }
   if (call.outputs()) {
@@ -160,13 +164,6 @@ Status Method::create_kernel_step(const Program& program, const fb::KernelCall& 
   auto kernel = def->create(attrs, in_specs, out_specs);
   if (!kernel.ok()) return fail(kernel.error(), where, ": ", kernel.message());
   step.kernel = std::move(kernel).get();
-  std::vector<const Tensor*> constants;
-  if (call.inputs())
-    for (int32_t id : *call.inputs())
-      constants.push_back(id >= 0 && plan_->values()->Get(static_cast<uint32_t>(id))->kind() ==
-                                         fb::ValueKind::Constant
-                              ? &tensors_[static_cast<size_t>(id)]
-                              : nullptr);
   s = step.kernel->prepare(constants);
   if (!s.ok()) return fail(s.error(), where, ": ", s.message());
   steps_.push_back(std::move(step));

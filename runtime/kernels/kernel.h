@@ -37,10 +37,7 @@ class Kernel {
   // fixed for the kernel's lifetime), else null. A kernel that keeps state
   // derived from a constant must still run correctly when prepare is never
   // called (the compiler's constant folding does not call it).
-  virtual Status prepare(Span<const Tensor* const> constants) {
-    (void)constants;
-    return Status::Ok();
-  }
+  virtual Status prepare(Span<const Tensor* const> /*constants*/) { return Status::Ok(); }
   // Temporary memory run() needs; requested once at init.
   virtual size_t scratch_bytes() const { return 0; }
 };

@@ -1,8 +1,9 @@
 #!/usr/bin/python3
 """End-to-end: real models (torchvision CNNs, PaddleOCR's classifier,
 detector and recogniser, a transformer encoder, an LSTM and a bidirectional
-GRU, an LR-ASPP segmenter) compiled by etc match their references, on portable kernels alone and
-delegated to XNNPACK (at 1 and 2 threads, and XNNPACK alone).
+GRU, an LR-ASPP segmenter) compiled by etc match their references, on
+portable kernels alone and delegated to XNNPACK (at 1 and 2 threads, and
+XNNPACK alone).
 
 Models come from tests/models/prepare_models.sh. Metric: max|etc - ref| / max|ref|.
     ETC_BIN=build/tools/etc /usr/bin/python3 tests/e2e/test_real_models.py

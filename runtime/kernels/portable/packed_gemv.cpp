@@ -1,7 +1,6 @@
 #include "runtime/kernels/portable/packed_gemv.h"
 
 #include <algorithm>
-#include <cstring>
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #include <immintrin.h>

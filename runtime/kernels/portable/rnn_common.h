@@ -235,7 +235,7 @@ struct RnnSegments {
 template <typename T, typename Cell>
 class RnnKernel : public Kernel {
  public:
-  explicit RnnKernel(RnnConfig c) : c_(std::move(c)) {}
+  explicit RnnKernel(RnnConfig c) : c_(std::move(c)), segments_(Cell::recurrent_segments(c_)) {}
 
   size_t scratch_bytes() const override {
     RnnScratch s(nullptr);
@@ -251,7 +251,7 @@ class RnnKernel : public Kernel {
       if (!packed_gemv_available()) return Status::Ok();
       packed_w_ = pack_constant(constants, kInputWeights, c_.input, {{{0, c_.gates * c_.hidden}}, 1});
       if (c_.batch <= kMaxPackedBatch)
-        packed_r_ = pack_constant(constants, kRecurrenceInput, c_.hidden, Cell::recurrent_segments(c_));
+        packed_r_ = pack_constant(constants, kRecurrenceInput, c_.hidden, segments_);
     }
     return Status::Ok();
   }
@@ -274,7 +274,7 @@ class RnnKernel : public Kernel {
   static constexpr int kSequenceLensInput = 4;
   static constexpr size_t kInputWeights = 1;
   static constexpr size_t kRecurrenceInput = 2;
-  // Above this batch a GEMM over all rows beats the packed products.
+  // Above this batch a GEMM over all rows beats the packed recurrent products.
   static constexpr int64_t kMaxPackedBatch = 4;
 
   // One PackedGemv per direction and segment of constant input i ([dirs,
@@ -312,12 +312,11 @@ class RnnKernel : public Kernel {
   // every batch row (row stride ldo), where (row0, rows) is recurrent
   // segment `segment` of the cell. r_dir: direction d's R.
   void recurrent_product(const T* r_dir, int d, int segment, const T* h, T* out, int64_t ldo) const {
-    const RnnSegments segments = Cell::recurrent_segments(c_);
-    const auto [row0, rows] = segments.range[segment];
+    const auto [row0, rows] = segments_.range[segment];
     if constexpr (std::is_same_v<T, float>) {
       if (!packed_r_.empty()) {
-        packed_r_[static_cast<size_t>(d * segments.count + segment)].run_rows(h, c_.hidden, c_.batch, out,
-                                                                              ldo);
+        packed_r_[static_cast<size_t>(d * segments_.count + segment)].run_rows(h, c_.hidden, c_.batch, out,
+                                                                               ldo);
         return;
       }
     }
@@ -331,6 +330,7 @@ class RnnKernel : public Kernel {
   }
 
   RnnConfig c_;
+  RnnSegments segments_;              // Cell::recurrent_segments(c_)
   std::vector<PackedGemv> packed_w_;  // [direction] when packed; else empty
   std::vector<PackedGemv> packed_r_;  // [direction][segment] when packed; else empty
 };
