@@ -276,9 +276,43 @@ inline void check_classification(const std::vector<uint8_t>& blob, bool native, 
 }
 
 // Spec "on" runs every one-group case natively; a few are large enough for
-// "auto" (runs_natively) too.
-inline const std::vector<Spec> kOn = {{"native_convolution", "on"}};
-inline const std::vector<Spec> kAuto = {{"native_convolution", "auto"}};
+// "auto" (runs_natively) too. Both keep Winograd off, so a native
+// convolution sums as XNNPACK does (the same bits); kWinograd runs every
+// 3x3 stride-1 one as Winograd (native_winograd.h).
+inline const std::vector<Spec> kOn = {{"native_convolution", "on"}, {"winograd", "off"}};
+inline const std::vector<Spec> kAuto = {{"native_convolution", "auto"}, {"winograd", "off"}};
 inline const std::vector<Spec> kOff = {{"native_convolution", "off"}};
+inline const std::vector<Spec> kWinograd = {{"native_convolution", "on"}, {"winograd", "on"}};
+
+// Per output element: bias plus the sum of |x * w| over its window, the
+// scale of the rounding error of any way of summing it (Winograd's
+// transforms scale it by a constant).
+inline std::vector<double> magnitude(const Geometry& g, const std::vector<float>& x,
+                                     const std::vector<float>& filter, const std::vector<float>& bias) {
+  std::vector<float> ax(x.size()), af(filter.size()), ab(bias.size());
+  for (size_t i = 0; i < x.size(); ++i) ax[i] = std::abs(x[i]);
+  for (size_t i = 0; i < filter.size(); ++i) af[i] = std::abs(filter[i]);
+  for (size_t i = 0; i < bias.size(); ++i) ab[i] = std::abs(bias[i]);
+  Geometry unclamped = g;
+  unclamped.lo = -kInf, unclamped.hi = kInf;
+  const std::vector<float> m = reference(unclamped, ax, af, ab);
+  return std::vector<double>(m.begin(), m.end());
+}
+
+// Elements farther from `want` than `tolerance` times their magnitude.
+inline size_t count_far_scaled(const std::vector<float>& got, const std::vector<float>& want,
+                               const std::vector<double>& scale, double tolerance) {
+  REQUIRE(got.size() == want.size());
+  REQUIRE(got.size() == scale.size());
+  size_t bad = 0;
+  for (size_t i = 0; i < got.size(); ++i)
+    if (!(std::abs(double(got[i]) - double(want[i])) <= tolerance * scale[i])) {
+      if (bad < 3)
+        UNSCOPED_INFO("element " << i << ": got " << got[i] << ", want " << want[i] << ", scale "
+                                 << scale[i]);
+      ++bad;
+    }
+  return bad;
+}
 
 }  // namespace etc::testing::native_conv

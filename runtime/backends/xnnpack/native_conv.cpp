@@ -19,8 +19,8 @@
 namespace etc::xnnpack {
 namespace {
 
-constexpr size_t kRows = 12;      // output pixels per micro-kernel call
-constexpr size_t kChannels = 32;  // output channels per panel
+constexpr size_t kRows = kNativeGemmRows;          // output pixels per micro-kernel call
+constexpr size_t kChannels = kNativeGemmChannels;  // output channels per panel
 // Zeroed floats, zero up to the next 64-byte boundary too (padding rows and
 // idle panel lanes read as zeros).
 AlignedBuffer aligned_floats(size_t count) {
@@ -56,6 +56,9 @@ struct NativeConv : NativeEpilogue {
   bool padded_rows = false;
   size_t padded_h = 0, padded_w = 0;
   AlignedBuffer padded;
+  // Set when the convolution runs as Winograd F(4x4, 3x3) instead; then
+  // packed, zeros and the indirection stay empty.
+  WinogradPtr winograd;
 
   size_t taps() const { return kernel_h * kernel_w; }
   size_t kernel_taps() const { return padded_rows ? kernel_h : taps(); }
@@ -137,7 +140,10 @@ void fill_padded(NativeConv& c, const float* x) {
 
 }  // namespace
 
-Result<NativeConvPtr> compile_native_conv(const BlobView& view, const fb::Node& node) {
+bool is_winograd(const NativeConv& conv) { return conv.winograd != nullptr; }
+
+Result<NativeConvPtr> compile_native_conv(const BlobView& view, const fb::Node& node,
+                                          const NativeConvOptions& options) {
   NativeConvPtr conv(new NativeConv);
   NativeConv& c = *conv;
   c.input = node.inputs()->Get(0);
@@ -159,17 +165,26 @@ Result<NativeConvPtr> compile_native_conv(const BlobView& view, const fb::Node& 
   c.lo = node.output_min(), c.hi = node.output_max();
   c.out_stride = c.out_c;
 
+  // The filter is OHWI: [out_c][taps][in_c].
+  const auto* filter = reinterpret_cast<const float*>(view.tensors[node.inputs()->Get(1)].constant);
+  const float* bias = node.inputs()->size() > 2
+                          ? reinterpret_cast<const float*>(view.tensors[node.inputs()->Get(2)].constant)
+                          : nullptr;
+  if (options.winograd != WinogradMode::kOff && winograd_applies(node)) {
+    const WinogradShape shape{c.batch, c.in_h,  c.in_w,    c.in_c,    c.out_h,
+                              c.out_w, c.out_c, c.pad_top, c.pad_left};
+    if (options.winograd == WinogradMode::kOn || winograd_pays(shape, options.threads)) {
+      ETC_ASSIGN_OR_RETURN(c.winograd, compile_winograd(shape, filter, bias, options.threads));
+      return conv;
+    }
+  }
+
   c.panels = (c.out_c + kChannels - 1) / kChannels;
   c.panel_floats = kChannels + c.taps() * c.in_c * kChannels;
   c.packed = aligned_floats(c.panels * c.panel_floats);
   c.zeros = aligned_floats(c.in_c);
   if (!c.packed || !c.zeros)
     return fail(Error::DelegateMemoryAllocationFailed, "xnnpack: cannot allocate packed convolution weights");
-  // The filter is OHWI: [out_c][taps][in_c].
-  const auto* filter = reinterpret_cast<const float*>(view.tensors[node.inputs()->Get(1)].constant);
-  const float* bias = node.inputs()->size() > 2
-                          ? reinterpret_cast<const float*>(view.tensors[node.inputs()->Get(2)].constant)
-                          : nullptr;
   const size_t k_total = c.taps() * c.in_c;
   for (size_t p = 0; p < c.panels; ++p) {
     float* panel = c.packed.as<float>() + p * c.panel_floats;
@@ -377,8 +392,23 @@ void conv_panel(void* context, size_t panel, size_t tile) { conv_tile(context, t
 
 }  // namespace
 
+void native_gemm_panel(size_t rows, size_t channels, size_t depth, const float* const* a, const float* w,
+                       float* y, size_t y_stride) {
+#if defined(__x86_64__)
+  const Epilogue e{-INFINITY, INFINITY, nullptr, 0, -INFINITY, INFINITY};
+  run_panel<false, ConvActivation::kNone>(rows, channels, 1, depth, a, w, y, y_stride, e);
+#else
+  (void)rows, (void)channels, (void)depth, (void)a, (void)w, (void)y, (void)y_stride;
+#endif
+}
+
 void run_native_conv(NativeConv& conv, float* const* data, pthreadpool_t pool) {
   const float* x = data[conv.input];
+  if (conv.winograd != nullptr) {
+    run_winograd(*conv.winograd, conv, conv.lo, conv.hi, x, data[conv.output],
+                 conv.has_residual ? data[conv.residual] : nullptr, pool);
+    return;
+  }
   if (conv.padded_rows)
     fill_padded(conv, x);
   else if (x != conv.indirection_input)

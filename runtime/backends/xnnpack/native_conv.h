@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "runtime/backends/xnnpack/blob_reader.h"
+#include "runtime/backends/xnnpack/native_winograd.h"
 #include "runtime/backends/xnnpack/stages.h"
 #include "runtime/core/result.h"
 
@@ -41,6 +42,26 @@ bool runs_natively(const BlobView& view, const fb::Node& node);
 // one group or a FullyConnected, without flags.
 bool can_run_natively(const fb::Node& node);
 
+// The micro-kernel's tile: output rows (pixels) per call, output channels
+// per packed panel.
+inline constexpr size_t kNativeGemmRows = 12;
+inline constexpr size_t kNativeGemmChannels = 32;
+
+// rows x channels (rows <= 12, channels <= 32) of y, rows y_stride floats
+// apart, = rows a[0], ..., a[rows - 1] of `depth` floats times a packed
+// panel w (32 biases, then depth x 32 weights), with no clamp or
+// activation. `a` holds 12 readable rows whatever `rows` is. Needs AVX-512F.
+void native_gemm_panel(size_t rows, size_t channels, size_t depth, const float* const* a, const float* w,
+                       float* y, size_t y_stride);
+
+// How compile_native_conv builds a convolution: whether 3x3 stride-1
+// convolutions may run as Winograd (native_winograd.h), and for how many
+// threads (the Winograd scratch is per thread).
+struct NativeConvOptions {
+  WinogradMode winograd = WinogradMode::kAuto;
+  size_t threads = 1;
+};
+
 struct NativeConv;
 struct NativeConvDeleter {
   void operator()(NativeConv* conv) const;
@@ -49,7 +70,11 @@ using NativeConvPtr = std::unique_ptr<NativeConv, NativeConvDeleter>;
 
 // `node` must have passed check_node and runs_natively. Errors:
 // DelegateMemoryAllocationFailed.
-Result<NativeConvPtr> compile_native_conv(const BlobView& view, const fb::Node& node);
+Result<NativeConvPtr> compile_native_conv(const BlobView& view, const fb::Node& node,
+                                          const NativeConvOptions& options = {});
+
+// Whether compile_native_conv made it a Winograd convolution.
+bool is_winograd(const NativeConv& conv);
 
 // Where the convolution stores and what its epilogue does (stages.h).
 NativeEpilogue& epilogue(NativeConv& conv);

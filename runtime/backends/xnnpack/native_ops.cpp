@@ -277,11 +277,12 @@ NativeOp swish_op(const BlobView& view, uint32_t x, uint32_t y) {
   return op;
 }
 
-Result<NativeOp> compile_native_op(const BlobView& view, const fb::Node& node) {
+Result<NativeOp> compile_native_op(const BlobView& view, const fb::Node& node,
+                                   const NativeConvOptions& conv_options) {
   switch (node.type()) {
     case NodeType::FullyConnected:
     case NodeType::Convolution2d: {
-      ETC_ASSIGN_OR_RETURN(NativeConvPtr conv, compile_native_conv(view, node));
+      ETC_ASSIGN_OR_RETURN(NativeConvPtr conv, compile_native_conv(view, node, conv_options));
       return NativeOp(ConvolutionOp{std::move(conv)});
     }
     case NodeType::DepthwiseConvolution2d: {

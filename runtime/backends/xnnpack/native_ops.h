@@ -87,8 +87,10 @@ using NativeOp = std::variant<ConcatenateOp, SliceOp, ChannelShuffleOp, SwishOp,
 // pass (stages.h swish_input); needs AVX-512F.
 NativeOp swish_op(const BlobView& view, uint32_t x, uint32_t y);
 
-// Errors: DelegateMemoryAllocationFailed.
-Result<NativeOp> compile_native_op(const BlobView& view, const fb::Node& node);
+// `conv` says how convolutions are built. Errors:
+// DelegateMemoryAllocationFailed.
+Result<NativeOp> compile_native_op(const BlobView& view, const fb::Node& node,
+                                   const NativeConvOptions& conv = {});
 
 // `data[t]` is where tensor t lives (float32).
 void run_native_op(const NativeOp& op, float* const* data, pthreadpool_t pool);

@@ -161,11 +161,12 @@ Status prepare_output_logging(const BlobView& view, const StagePlan& plan, Xnnpa
 }
 
 // A native stage's node, compiled, with what the plan folded into it.
-Result<NativeOp> create_native_stage(const BlobView& view, const StagePlan& plan, size_t n) {
+Result<NativeOp> create_native_stage(const BlobView& view, const StagePlan& plan, size_t n,
+                                     const NativeConvOptions& conv_options) {
   const fb::Node& node = *view.graph->nodes()->Get(static_cast<flatbuffers::uoffset_t>(n));
   if (plan.swish_input[n] >= 0)
     return swish_op(view, static_cast<uint32_t>(plan.swish_input[n]), node.outputs()->Get(0));
-  ETC_ASSIGN_OR_RETURN(NativeOp op, compile_native_op(view, node));
+  ETC_ASSIGN_OR_RETURN(NativeOp op, compile_native_op(view, node, conv_options));
   const ConvOutput& out = plan.writes_into[n];
   if (auto* conv = std::get_if<ConvolutionOp>(&op)) apply_conv_output(out, epilogue(*conv->conv));
   if (auto* conv = std::get_if<DepthwiseOp>(&op)) apply_conv_output(out, epilogue(*conv->conv));
@@ -191,7 +192,7 @@ Result<XnnpackStage> create_xnnpack_stage(const BlobView& view, const std::vecto
 }
 
 Status create_stages(const BlobView& view, const std::vector<const void*>& constant_data,
-                     const StagePlan& plan, XnnpackHandle& handle) {
+                     const StagePlan& plan, WinogradMode winograd, XnnpackHandle& handle) {
   std::vector<std::vector<size_t>> folded_by(plan.folded_into.size());
   for (size_t n = 0; n < plan.folded_into.size(); ++n)
     if (plan.folded_into[n] >= 0) folded_by[static_cast<size_t>(plan.folded_into[n])].push_back(n);
@@ -201,7 +202,11 @@ Status create_stages(const BlobView& view, const std::vector<const void*>& const
     describe_stage(view, plan, folded_by, plan.stages[s], run);
     run.serial = plan.stages[s].serial;
     if (plan.stages[s].native) {
-      ETC_ASSIGN_OR_RETURN(run.work, create_native_stage(view, plan, plan.stages[s].first_node));
+      const NativeConvOptions conv_options{
+          winograd,
+          run.serial ? size_t{1} : std::max<size_t>(pthreadpool_get_threads_count(handle.pool.get()), 1)};
+      ETC_ASSIGN_OR_RETURN(run.work,
+                           create_native_stage(view, plan, plan.stages[s].first_node, conv_options));
     } else {
       ETC_ASSIGN_OR_RETURN(run.work, create_xnnpack_stage(view, constant_data, plan, s, handle));
     }
@@ -241,6 +246,28 @@ Result<NativeConvolutions> native_convolution_spec(Span<const CompileSpecView> s
   return native_convolution_available() ? mode : NativeConvolutions::kOff;
 }
 
+// Compile spec "winograd": "auto" (the default) runs a native 3x3
+// stride-1 convolution as Winograd F(4x4, 3x3) where the cost model says it
+// gains (native_winograd.h winograd_pays), "on" runs every such native
+// convolution so, "off" none.
+Result<WinogradMode> winograd_spec(Span<const CompileSpecView> specs) {
+  WinogradMode mode = WinogradMode::kAuto;
+  for (const CompileSpecView& spec : specs) {
+    if (spec.key != "winograd") continue;
+    const std::string value(reinterpret_cast<const char*>(spec.value.data()), spec.value.size());
+    if (value == "auto")
+      mode = WinogradMode::kAuto;
+    else if (value == "on")
+      mode = WinogradMode::kOn;
+    else if (value == "off")
+      mode = WinogradMode::kOff;
+    else
+      return fail(Error::InvalidArgument, "xnnpack: compile spec winograd is '", value,
+                  "', expected 'auto', 'on' or 'off'");
+  }
+  return mode;
+}
+
 class XnnpackBackend final : public BackendInterface {
  public:
   bool is_available() const override { return xnn_initialize(nullptr) == xnn_status_success; }
@@ -267,12 +294,13 @@ class XnnpackBackend final : public BackendInterface {
     auto handle = std::make_unique<XnnpackHandle>();
     ETC_ASSIGN_OR_RETURN(std::vector<const void*> constant_data, place_constants(view, *handle));
     ETC_ASSIGN_OR_RETURN(const NativeConvolutions convolutions, native_convolution_spec(compile_specs));
+    ETC_ASSIGN_OR_RETURN(const WinogradMode winograd, winograd_spec(compile_specs));
     const DelegateDetail detail = context.options().delegate_detail;
     const StagePlan plan = plan_stages(view, convolutions, detail);
     ETC_TRY(place_shared_tensors(plan, constant_data, *handle));
     ETC_TRY(prepare_arguments(view, *handle));
     ETC_ASSIGN_OR_RETURN(handle->pool, SharedThreadpool::acquire(context.options().num_threads));
-    ETC_TRY(create_stages(view, constant_data, plan, *handle));
+    ETC_TRY(create_stages(view, constant_data, plan, winograd, *handle));
     if (detail == DelegateDetail::kNodeOutputs) ETC_TRY(prepare_output_logging(view, plan, *handle));
     // Weights are packed and run-time constants copied: the blob is no
     // longer needed.

@@ -1,0 +1,355 @@
+#include "runtime/backends/xnnpack/native_winograd.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+#include "runtime/backends/xnnpack/native_conv.h"
+#include "runtime/backends/xnnpack/swish.h"
+#include "runtime/core/aligned_buffer.h"
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
+
+namespace etc::xnnpack {
+namespace {
+
+constexpr size_t kTile = 4;     // output pixels per tile side
+constexpr size_t kAlpha = 6;    // input window side
+constexpr size_t kPoints = 36;  // kAlpha * kAlpha products per channel pair
+constexpr size_t kRows = kNativeGemmRows;
+constexpr size_t kChannels = kNativeGemmChannels;
+// A block's transformed input and products together stay within this.
+constexpr size_t kBlockBytes = size_t{1} << 18;
+
+size_t round_up(size_t v, size_t m) { return (v + m - 1) / m * m; }
+size_t ceil_div(size_t v, size_t m) { return (v + m - 1) / m; }
+
+// Output channels as the GEMM panels pad them: 32-wide panels, a last one
+// of at most 16 channels 16 wide.
+size_t panel_padded(size_t out_c) {
+  const size_t rest = out_c % kChannels;
+  return out_c - rest + (rest == 0 ? 0 : rest <= 16 ? 16 : kChannels);
+}
+
+AlignedBuffer zeroed_floats(size_t count) {
+  const size_t bytes = round_up(count * sizeof(float), AlignedBuffer::kAlignment);
+  AlignedBuffer b = AlignedBuffer::allocate(bytes);
+  if (b) std::memset(b.data(), 0, bytes);
+  return b;
+}
+
+// The filter transform G (6x3) of F(4x4, 3x3) with points 0, 1, -1, 2, -2
+// and infinity (Lavin and Gray, "Fast Algorithms for Convolutional Neural
+// Networks", 2016).
+constexpr double kG[kAlpha][3] = {
+    {1.0 / 4, 0, 0},
+    {-1.0 / 6, -1.0 / 6, -1.0 / 6},
+    {-1.0 / 6, 1.0 / 6, -1.0 / 6},
+    {1.0 / 24, 1.0 / 12, 1.0 / 6},
+    {1.0 / 24, -1.0 / 12, 1.0 / 6},
+    {0, 0, 1},
+};
+
+}  // namespace
+
+struct Winograd {
+  WinogradShape s;
+  size_t in_c_pad = 0;   // input channels rounded up to 16 (zero lanes)
+  size_t out_c_pad = 0;  // output channels as the panels pad them
+  size_t panels = 0, panel_floats = 0;
+  size_t tiles_h = 0, tiles_w = 0, tiles = 0;
+  size_t chunks = 1;          // contiguous tile ranges, one per thread
+  size_t chunk_tiles = 0;     // tiles per chunk (the last may have fewer)
+  size_t block = 0;           // tiles per block
+  AlignedBuffer packed;       // [point][panel]: 32 zero biases, then in_c_pad x 32
+  AlignedBuffer bias;         // out_c_pad floats, zero when the node has none
+  AlignedBuffer scratch;      // per chunk: V [point][block][in_c_pad], M [point][block][out_c_pad]
+  size_t scratch_floats = 0;  // per chunk
+};
+
+void WinogradDeleter::operator()(Winograd* w) const { delete w; }
+
+bool winograd_applies(const fb::Node& node) {
+  const auto at = [](const flatbuffers::Vector<uint32_t>* v, flatbuffers::uoffset_t i) {
+    return v == nullptr ? 1u : v->Get(i);
+  };
+  return node.type() == fb::NodeType::Convolution2d && node.groups() == 1 && node.flags() == 0 &&
+         node.kernel() != nullptr && at(node.kernel(), 0) == 3 && at(node.kernel(), 1) == 3 &&
+         at(node.stride(), 0) == 1 && at(node.stride(), 1) == 1 && at(node.dilation(), 0) == 1 &&
+         at(node.dilation(), 1) == 1;
+}
+
+namespace {
+
+// Tiles per block: as many as keep a block's scratch within kBlockBytes,
+// in whole 12-row GEMM tiles, at least one GEMM tile, at most the chunk.
+size_t block_tiles(size_t in_c_pad, size_t out_c_pad, size_t chunk_tiles) {
+  const size_t fit = kBlockBytes / (kPoints * (in_c_pad + out_c_pad) * sizeof(float));
+  return std::min(chunk_tiles, std::max(kRows, fit / kRows * kRows));
+}
+
+}  // namespace
+
+bool winograd_pays(const WinogradShape& s, size_t threads) {
+  if (s.in_c < 16 || s.out_c < 16) return false;
+  threads = std::max<size_t>(threads, 1);
+  const double in_c_pad = static_cast<double>(round_up(s.in_c, 16));
+  const double out_pad = static_cast<double>(panel_padded(s.out_c));
+  const size_t tiles = s.batch * ceil_div(s.out_h, kTile) * ceil_div(s.out_w, kTile);
+  const size_t chunk = ceil_div(tiles, threads);
+  const size_t blocks = ceil_div(chunk, block_tiles(round_up(s.in_c, 16), panel_padded(s.out_c), chunk));
+  // Cycles on one core: 32 multiply-adds a cycle (two 16-lane FMA pipes),
+  // the direct kernel at ~93% of that, the Winograd GEMMs (shorter rows
+  // per weight panel) at ~85%; the transformed weights stream once per
+  // block, from L2 when they fit (64 bytes a cycle) or from L3 (16); the
+  // transforms cost about 120 and 100 cycles per tile and 16 channels.
+  const double pixels = static_cast<double>(s.batch * s.out_h * s.out_w);
+  const double direct = pixels * 9 * static_cast<double>(s.in_c) * out_pad / 32 / 0.93 / threads;
+  const double gemm = static_cast<double>(kPoints * chunk) * in_c_pad * out_pad / 32 / 0.85;
+  const double weight_bytes = kPoints * in_c_pad * out_pad * sizeof(float);
+  const double l3_rate = 16.0 / static_cast<double>(threads);  // the threads share L3
+  const double weights = static_cast<double>(blocks) * weight_bytes / (weight_bytes > 1e6 ? l3_rate : 64);
+  const double transforms = static_cast<double>(chunk) * (in_c_pad / 16 * 120 + out_pad / 16 * 100);
+  return gemm + weights + transforms < 0.8 * direct;
+}
+
+Result<WinogradPtr> compile_winograd(const WinogradShape& shape, const float* filter, const float* bias,
+                                     size_t threads) {
+  WinogradPtr ptr(new Winograd);
+  Winograd& w = *ptr;
+  w.s = shape;
+  w.in_c_pad = round_up(shape.in_c, 16);
+  w.out_c_pad = panel_padded(shape.out_c);
+  w.panels = ceil_div(shape.out_c, kChannels);
+  w.panel_floats = kChannels + w.in_c_pad * kChannels;
+  w.tiles_h = ceil_div(shape.out_h, kTile);
+  w.tiles_w = ceil_div(shape.out_w, kTile);
+  w.tiles = shape.batch * w.tiles_h * w.tiles_w;
+  w.chunks = std::clamp<size_t>(threads, 1, w.tiles);
+  w.chunk_tiles = ceil_div(w.tiles, w.chunks);
+  w.chunks = ceil_div(w.tiles, w.chunk_tiles);
+  w.block = block_tiles(w.in_c_pad, w.out_c_pad, w.chunk_tiles);
+  w.scratch_floats = kPoints * w.block * (w.in_c_pad + w.out_c_pad);
+  w.packed = zeroed_floats(kPoints * w.panels * w.panel_floats);
+  w.bias = zeroed_floats(w.out_c_pad);
+  w.scratch = zeroed_floats(w.chunks * w.scratch_floats);
+  if (!w.packed || !w.bias || !w.scratch)
+    return fail(Error::DelegateMemoryAllocationFailed, "xnnpack: cannot allocate a Winograd convolution's ",
+                "transformed weights or scratch");
+  if (bias != nullptr) std::memcpy(w.bias.data(), bias, shape.out_c * sizeof(float));
+  // U = G g G^T per channel pair, in double, stored as point-major panels.
+  float* packed = w.packed.as<float>();
+  for (size_t o = 0; o < shape.out_c; ++o) {
+    const size_t panel = o / kChannels, lane = o % kChannels;
+    for (size_t i = 0; i < shape.in_c; ++i) {
+      double g[3][3];
+      for (size_t kh = 0; kh < 3; ++kh)
+        for (size_t kw = 0; kw < 3; ++kw) g[kh][kw] = filter[((o * 3 + kh) * 3 + kw) * shape.in_c + i];
+      double gg[kAlpha][3];  // G g
+      for (size_t a = 0; a < kAlpha; ++a)
+        for (size_t kw = 0; kw < 3; ++kw)
+          gg[a][kw] = kG[a][0] * g[0][kw] + kG[a][1] * g[1][kw] + kG[a][2] * g[2][kw];
+      for (size_t a = 0; a < kAlpha; ++a)
+        for (size_t b = 0; b < kAlpha; ++b) {
+          const double u = gg[a][0] * kG[b][0] + gg[a][1] * kG[b][1] + gg[a][2] * kG[b][2];
+          packed[((a * kAlpha + b) * w.panels + panel) * w.panel_floats + kChannels + i * kChannels + lane] =
+              static_cast<float>(u);
+        }
+    }
+  }
+  return ptr;
+}
+
+namespace {
+
+#if defined(__x86_64__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+
+// B^T of F(4x4, 3x3) applied to six vectors a[0], a[s], ..., a[5s].
+__attribute__((target("avx512f"))) inline void input_1d(const __m512* a, size_t s, __m512* o, size_t os) {
+  const __m512 a0 = a[0], a1 = a[s], a2 = a[2 * s], a3 = a[3 * s], a4 = a[4 * s], a5 = a[5 * s];
+  const __m512 four = _mm512_set1_ps(4.0f), five = _mm512_set1_ps(5.0f), two = _mm512_set1_ps(2.0f);
+  o[0] = _mm512_fmadd_ps(four, a0, _mm512_fnmadd_ps(five, a2, a4));
+  o[os] = _mm512_fnmadd_ps(four, _mm512_add_ps(a1, a2), _mm512_add_ps(a3, a4));
+  o[2 * os] = _mm512_fmadd_ps(four, _mm512_sub_ps(a1, a2), _mm512_sub_ps(a4, a3));
+  o[3 * os] = _mm512_fmadd_ps(two, _mm512_sub_ps(a3, a1), _mm512_sub_ps(a4, a2));
+  o[4 * os] = _mm512_fmadd_ps(two, _mm512_sub_ps(a1, a3), _mm512_sub_ps(a4, a2));
+  o[5 * os] = _mm512_fmadd_ps(four, a1, _mm512_fnmadd_ps(five, a3, a5));
+}
+
+// A^T of F(4x4, 3x3) applied to six vectors m[0], m[s], ..., m[5s].
+__attribute__((target("avx512f"))) inline void output_1d(const __m512* m, size_t s, __m512* o, size_t os) {
+  const __m512 s12 = _mm512_add_ps(m[s], m[2 * s]), d12 = _mm512_sub_ps(m[s], m[2 * s]);
+  const __m512 s34 = _mm512_add_ps(m[3 * s], m[4 * s]), d34 = _mm512_sub_ps(m[3 * s], m[4 * s]);
+  o[0] = _mm512_add_ps(_mm512_add_ps(m[0], s12), s34);
+  o[os] = _mm512_fmadd_ps(_mm512_set1_ps(2.0f), d34, d12);
+  o[2 * os] = _mm512_fmadd_ps(_mm512_set1_ps(4.0f), s34, s12);
+  o[3 * os] = _mm512_add_ps(_mm512_fmadd_ps(_mm512_set1_ps(8.0f), d34, d12), m[5 * s]);
+}
+
+struct TileOrigin {
+  size_t n;
+  ptrdiff_t y, x;  // top-left output pixel of the tile (the input window starts pad above/left)
+};
+
+TileOrigin tile_origin(const Winograd& w, size_t t) {
+  const size_t per_image = w.tiles_h * w.tiles_w;
+  const size_t n = t / per_image, ty = t % per_image / w.tiles_w, tx = t % w.tiles_w;
+  return {n, static_cast<ptrdiff_t>(ty * kTile), static_cast<ptrdiff_t>(tx * kTile)};
+}
+
+// V[point][b][c] for tiles [first, first + count) of the block.
+__attribute__((target("avx512f"))) void transform_input(const Winograd& w, const float* x, size_t first,
+                                                        size_t count, float* v) {
+  const WinogradShape& s = w.s;
+  for (size_t b = 0; b < count; ++b) {
+    const TileOrigin t = tile_origin(w, first + b);
+    const ptrdiff_t y0 = t.y - static_cast<ptrdiff_t>(s.pad_top);
+    const ptrdiff_t x0 = t.x - static_cast<ptrdiff_t>(s.pad_left);
+    // Which window rows and columns lie inside the image.
+    bool row_in[kAlpha], col_in[kAlpha];
+    for (size_t i = 0; i < kAlpha; ++i) {
+      row_in[i] = y0 + static_cast<ptrdiff_t>(i) >= 0 &&
+                  y0 + static_cast<ptrdiff_t>(i) < static_cast<ptrdiff_t>(s.in_h);
+      col_in[i] = x0 + static_cast<ptrdiff_t>(i) >= 0 &&
+                  x0 + static_cast<ptrdiff_t>(i) < static_cast<ptrdiff_t>(s.in_w);
+    }
+    const float* image = x + t.n * s.in_h * s.in_w * s.in_c;
+    for (size_t c = 0; c < w.in_c_pad; c += 16) {
+      const size_t lanes = std::min<size_t>(16, s.in_c > c ? s.in_c - c : 0);
+      const __mmask16 mask = static_cast<__mmask16>((uint32_t{1} << lanes) - 1);
+      __m512 d[kPoints], u[kPoints];
+      for (size_t i = 0; i < kAlpha; ++i)
+        for (size_t j = 0; j < kAlpha; ++j)
+          d[i * kAlpha + j] =
+              row_in[i] && col_in[j]
+                  ? _mm512_maskz_loadu_ps(mask,
+                                          image +
+                                              (static_cast<size_t>(y0 + static_cast<ptrdiff_t>(i)) * s.in_w +
+                                               static_cast<size_t>(x0 + static_cast<ptrdiff_t>(j))) *
+                                                  s.in_c +
+                                              c)
+                  : _mm512_setzero_ps();
+      for (size_t j = 0; j < kAlpha; ++j) input_1d(&d[j], kAlpha, &u[j], kAlpha);          // columns: B^T d
+      for (size_t i = 0; i < kAlpha; ++i) input_1d(&u[i * kAlpha], 1, &d[i * kAlpha], 1);  // rows: (B^T d) B
+      for (size_t p = 0; p < kPoints; ++p) _mm512_store_ps(v + (p * w.block + b) * w.in_c_pad + c, d[p]);
+    }
+  }
+}
+
+// M[point][b][o] = sum over c of V[point][b][c] U[point][c][o].
+void multiply(const Winograd& w, size_t count, const float* v, float* m) {
+  const float* rows[kRows];
+  for (size_t p = 0; p < kPoints; ++p)
+    for (size_t panel = 0; panel < w.panels; ++panel) {
+      const float* u = w.packed.as<float>() + (p * w.panels + panel) * w.panel_floats;
+      const size_t channels = std::min(kChannels, w.s.out_c - panel * kChannels);
+      for (size_t r0 = 0; r0 < count; r0 += kRows) {
+        const size_t n = std::min(kRows, count - r0);
+        for (size_t r = 0; r < kRows; ++r) rows[r] = v + (p * w.block + r0 + std::min(r, n - 1)) * w.in_c_pad;
+        native_gemm_panel(n, channels, w.in_c_pad, rows, u,
+                          m + (p * w.block + r0) * w.out_c_pad + panel * kChannels, w.out_c_pad);
+      }
+    }
+}
+
+struct Store {
+  const NativeEpilogue* e;
+  float lo, hi;
+  float* y;
+  const float* residual;
+};
+
+// One tile's 16 output channels from c: A^T m A + bias, then the epilogue.
+template <bool Residual, ConvActivation Act>
+__attribute__((target("avx512f"))) void transform_output_tile(const Winograd& w, const Store& st,
+                                                              const float* m, size_t b, TileOrigin t) {
+  const WinogradShape& s = w.s;
+  const NativeEpilogue& e = *st.e;
+  const size_t rows = std::min<size_t>(kTile, s.out_h - static_cast<size_t>(t.y));
+  const size_t cols = std::min<size_t>(kTile, s.out_w - static_cast<size_t>(t.x));
+  const __m512 vlo = _mm512_set1_ps(st.lo), vhi = _mm512_set1_ps(st.hi);
+  const __m512 rlo = _mm512_set1_ps(e.residual_lo), rhi = _mm512_set1_ps(e.residual_hi);
+  for (size_t c = 0; c < s.out_c; c += 16) {
+    const size_t lanes = std::min<size_t>(16, s.out_c - c);
+    const __mmask16 mask = static_cast<__mmask16>((uint32_t{1} << lanes) - 1);
+    __m512 a[kPoints], u[kTile * kAlpha], o[kTile * kTile];
+    for (size_t p = 0; p < kPoints; ++p) a[p] = _mm512_load_ps(m + (p * w.block + b) * w.out_c_pad + c);
+    for (size_t j = 0; j < kAlpha; ++j) output_1d(&a[j], kAlpha, &u[j], kAlpha);        // A^T m: 4 x 6
+    for (size_t i = 0; i < kTile; ++i) output_1d(&u[i * kAlpha], 1, &o[i * kTile], 1);  // (A^T m) A: 4 x 4
+    const __m512 bias = _mm512_load_ps(w.bias.as<float>() + c);
+    for (size_t i = 0; i < rows; ++i)
+      for (size_t j = 0; j < cols; ++j) {
+        const size_t pixel =
+            (t.n * s.out_h + static_cast<size_t>(t.y) + i) * s.out_w + static_cast<size_t>(t.x) + j;
+        __m512 v = _mm512_min_ps(_mm512_max_ps(_mm512_add_ps(o[i * kTile + j], bias), vlo), vhi);
+        if constexpr (Residual)
+          v = _mm512_min_ps(
+              _mm512_max_ps(_mm512_add_ps(v, _mm512_maskz_loadu_ps(mask, st.residual + pixel * s.out_c + c)),
+                            rlo),
+              rhi);
+        if constexpr (Act == ConvActivation::kSwish) v = swish_ps(v);
+        if constexpr (Act == ConvActivation::kHardSwish) v = hardswish_ps(v);
+        _mm512_mask_storeu_ps(st.y + pixel * e.out_stride + e.out_offset + c, mask, v);
+      }
+  }
+}
+
+template <bool Residual, ConvActivation Act>
+void transform_output(const Winograd& w, const Store& st, const float* m, size_t first, size_t count) {
+  for (size_t b = 0; b < count; ++b)
+    transform_output_tile<Residual, Act>(w, st, m, b, tile_origin(w, first + b));
+}
+
+#pragma GCC diagnostic pop
+#endif
+
+struct Task {
+  const Winograd* w;
+  Store store;
+  const float* x;
+};
+
+void run_chunk(void* context, size_t chunk) {
+#if defined(__x86_64__)
+  const auto& [wp, st, x] = *static_cast<const Task*>(context);
+  const Winograd& w = *wp;
+  float* v = w.scratch.as<float>() + chunk * w.scratch_floats;
+  float* m = v + kPoints * w.block * w.in_c_pad;
+  const size_t begin = chunk * w.chunk_tiles, end = std::min(w.tiles, begin + w.chunk_tiles);
+  for (size_t first = begin; first < end; first += w.block) {
+    const size_t count = std::min(w.block, end - first);
+    transform_input(w, x, first, count, v);
+    multiply(w, count, v, m);
+    using A = ConvActivation;
+    const auto out = [&]<bool Residual>() {
+      switch (st.e->activation) {
+        case A::kSwish: return transform_output<Residual, A::kSwish>(w, st, m, first, count);
+        case A::kHardSwish: return transform_output<Residual, A::kHardSwish>(w, st, m, first, count);
+        default: return transform_output<Residual, A::kNone>(w, st, m, first, count);
+      }
+    };
+    if (st.residual != nullptr)
+      out.template operator()<true>();
+    else
+      out.template operator()<false>();
+  }
+#else
+  (void)context, (void)chunk;
+#endif
+}
+
+}  // namespace
+
+void run_winograd(const Winograd& w, const NativeEpilogue& e, float lo, float hi, const float* x, float* y,
+                  const float* residual, pthreadpool_t pool) {
+  Task task{&w, Store{&e, lo, hi, y, e.has_residual ? residual : nullptr}, x};
+  // The scratch is per chunk, so a pool with fewer threads than chunks
+  // still gives each chunk its own.
+  pthreadpool_parallelize_1d(pool, run_chunk, &task, w.chunks, 0);
+}
+
+}  // namespace etc::xnnpack

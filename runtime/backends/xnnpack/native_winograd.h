@@ -1,0 +1,72 @@
+#pragma once
+// Winograd F(4x4, 3x3) for the backend's own convolution (native_conv.h),
+// NHWC, AVX-512F. A 3x3 stride-1 convolution computes each 4x4 block of
+// output pixels ("tile") from its 6x6 input window with 36 products per
+// input-output channel pair instead of 144: the window is transformed
+// (B^T d B), multiplied point by point with the filter transformed ahead of
+// time (G g G^T, one 36-point matrix per channel pair), and transformed back
+// (A^T m A). The 36 products over all channels are 36 GEMMs — tiles x input
+// channels times input x output channels — run on native_conv's micro-kernel;
+// the transforms work on 16 channels per vector.
+//
+// Tiles are taken in blocks small enough that a block's transformed input
+// and products stay in L2; every thread owns a contiguous range of tiles and
+// its own scratch. The output transform applies the bias and native_conv's
+// epilogue (clamp, residual, swish or hardswish) and stores into the output
+// or its slice of a concatenation.
+//
+// Accuracy: the interpolation points 0, +-1, +-2 keep the transformed
+// values within a small factor of the inputs; against direct convolution
+// the results differ by about 1e-6 of the sums' magnitude (tests/runtime/
+// backends/xnnpack/xnnpack_winograd_test.cpp).
+
+#include <pthreadpool.h>
+
+#include <cstddef>
+#include <memory>
+
+#include "runtime/backends/xnnpack/blob_reader.h"
+#include "runtime/backends/xnnpack/stages.h"
+#include "runtime/core/result.h"
+
+namespace etc::xnnpack {
+
+// Which 3x3 convolutions run as Winograd (compile spec "winograd").
+enum class WinogradMode { kOff, kAuto, kOn };
+
+// One convolution's shape: NHWC input [batch, in_h, in_w, in_c], output
+// [batch, out_h, out_w, out_c], 3x3 window, stride 1.
+struct WinogradShape {
+  size_t batch = 1, in_h = 0, in_w = 0, in_c = 0, out_h = 0, out_w = 0, out_c = 0;
+  size_t pad_top = 0, pad_left = 0;
+};
+
+// Whether a checked node can run as Winograd: a one-group Convolution2d
+// with a 3x3 window, stride 1, dilation 1 and no flags.
+bool winograd_applies(const fb::Node& node);
+
+// Whether Winograd is estimated faster than the direct kernel for `shape`
+// on `threads` threads: it does a quarter of the multiplications but streams
+// weights four times the size once per block of tiles, and each transform
+// costs a pass over its data. Few tiles (small images) with many channels,
+// or few input channels, stay direct.
+bool winograd_pays(const WinogradShape& shape, size_t threads);
+
+struct Winograd;
+struct WinogradDeleter {
+  void operator()(Winograd* w) const;
+};
+using WinogradPtr = std::unique_ptr<Winograd, WinogradDeleter>;
+
+// Transforms and packs the filter (OHWI, [out_c][3][3][in_c]) and copies the
+// bias (null: none), with scratch for `threads` threads. Errors:
+// DelegateMemoryAllocationFailed.
+Result<WinogradPtr> compile_winograd(const WinogradShape& shape, const float* filter, const float* bias,
+                                     size_t threads);
+
+// Runs the convolution of x into data[e.output] as `e` says (residual read
+// from `residual` when e.has_residual), clamping the sums to [lo, hi] first.
+void run_winograd(const Winograd& w, const NativeEpilogue& e, float lo, float hi, const float* x, float* y,
+                  const float* residual, pthreadpool_t pool);
+
+}  // namespace etc::xnnpack

@@ -1,0 +1,305 @@
+// Winograd F(4x4, 3x3) in the XNNPACK backend's own convolution
+// (native_winograd.h): across geometries (partial tiles, padding on any
+// side or none, channel counts off the vector width, batches, several tile
+// blocks, NCHW boundaries) it stays within a small multiple of float
+// rounding of a double-precision reference, scaled by each output's sum of
+// |x * w|; it gives the same bits on 1 and 2 threads; it applies the
+// native epilogues (residual Add, swish, a slice of a concatenation);
+// compile spec "winograd" chooses it, and "auto" follows the cost model.
+#include <xnnpack.h>
+
+#include <algorithm>
+#include <array>
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "runtime/backends/xnnpack/blob_reader.h"
+#include "runtime/backends/xnnpack/native_conv.h"
+#include "runtime/backends/xnnpack/native_winograd.h"
+#include "runtime/backends/xnnpack/stages.h"
+#include "tests/support/native_conv_fixtures.h"
+#include "tests/support/xnnpack_blob_builder.h"
+
+namespace etc {
+namespace {
+
+using namespace testing::native_conv;
+using testing::XnnpackBlobBuilder;
+using xnnpack::fb::NodeType;
+
+// Observed worst error is about 1.5e-6 of the magnitude (F(4x4, 3x3)
+// rounds each input through transforms with coefficients up to 5 and 8).
+constexpr double kTolerance = 1e-5;
+
+const std::array<uint32_t, 4> kPad1 = {1, 1, 1, 1};
+
+std::vector<Geometry> winograd_sweep() {
+  return {
+      {.name = "12x12 (whole tiles), pad 1, 32->64",
+       .h = 12,
+       .w = 12,
+       .c = 32,
+       .o = 64,
+       .kh = 3,
+       .kw = 3,
+       .pad = kPad1},
+      {.name = "13x10 (partial tiles), pad 1, 24->40 (masked channels both sides)",
+       .h = 13,
+       .w = 10,
+       .c = 24,
+       .o = 40,
+       .kh = 3,
+       .kw = 3,
+       .pad = kPad1},
+      {.name = "9x7 unpadded -> 7x5, 48->32, no bias",
+       .h = 9,
+       .w = 7,
+       .c = 48,
+       .o = 32,
+       .kh = 3,
+       .kw = 3,
+       .bias = false},
+      {.name = "10x11, pad top 0 right 2 bottom 1 left 1, 64->96, clamp [0, 6]",
+       .h = 10,
+       .w = 11,
+       .c = 64,
+       .o = 96,
+       .kh = 3,
+       .kw = 3,
+       .pad = {0, 2, 1, 1},
+       .lo = 0,
+       .hi = 6},
+      {.name = "batch 2, 6x6 pad 1, 20->16",
+       .n = 2,
+       .h = 6,
+       .w = 6,
+       .c = 20,
+       .o = 16,
+       .kh = 3,
+       .kw = 3,
+       .pad = kPad1},
+      {.name = "28x28 pad 1, 64->64 (several tile blocks)",
+       .h = 28,
+       .w = 28,
+       .c = 64,
+       .o = 64,
+       .kh = 3,
+       .kw = 3,
+       .pad = kPad1},
+      {.name = "15x9 pad 1, 128->48, NCHW boundary",
+       .h = 15,
+       .w = 9,
+       .c = 128,
+       .o = 48,
+       .kh = 3,
+       .kw = 3,
+       .pad = kPad1,
+       .nchw = true},
+      {.name = "1 input channel, 8x8 pad 1 -> 16",
+       .h = 8,
+       .w = 8,
+       .c = 1,
+       .o = 16,
+       .kh = 3,
+       .kw = 3,
+       .pad = kPad1},
+  };
+}
+
+// Whether the backend builds node 0 of `blob` as Winograd for `mode`.
+bool builds_winograd(const std::vector<uint8_t>& blob, xnnpack::WinogradMode mode, size_t threads = 1) {
+  auto view = xnnpack::read_xnnpack_blob(blob.data(), blob.size());
+  REQUIRE(view.ok());
+  const xnnpack::fb::Node& node = *view.get().graph->nodes()->Get(0);
+  auto conv = xnnpack::compile_native_conv(view.get(), node, {mode, threads});
+  REQUIRE(conv.ok());
+  return xnnpack::is_winograd(*conv.get());
+}
+
+TEST_CASE("xnnpack Winograd convolution stays within rounding of the reference across geometries",
+          "[xnnpack]") {
+  REQUIRE(xnnpack::native_convolution_available());
+  uint32_t seed = 900;
+  for (const Geometry& g : winograd_sweep()) {
+    INFO(g.name);
+    const ConvData d = random_data(g, ++seed);
+    const std::vector<uint8_t> blob = conv_blob(g, d);
+    CHECK(builds_winograd(blob, xnnpack::WinogradMode::kOn));
+    CHECK_FALSE(builds_winograd(blob, xnnpack::WinogradMode::kOff));
+    const std::vector<float> want = reference(g, d.x, d.filter, d.bias);
+    const std::vector<double> scale = magnitude(g, d.x, d.filter, d.bias);
+    const std::vector<float> one = run_conv(g, d, kWinograd, 1);
+    const std::vector<float> two = run_conv(g, d, kWinograd, 2);
+    CHECK(count_far_scaled(one, want, scale, kTolerance) == 0);
+    // Each tile is computed alike whichever thread takes it.
+    CHECK(count_different(one, two) == 0);
+    // Not the direct kernel's bits: Winograd really ran.
+    CHECK(count_different(one, run_conv(g, d, kOn, 1)) > 0);
+  }
+}
+
+TEST_CASE("xnnpack Winograd applies to 3x3 stride-1 one-group convolutions only", "[xnnpack]") {
+  const Geometry base{.h = 12, .w = 12, .c = 32, .o = 32, .kh = 3, .kw = 3, .pad = kPad1};
+  CHECK(builds_winograd(conv_blob(base, random_data(base, 1)), xnnpack::WinogradMode::kOn));
+  Geometry stride2 = base;
+  stride2.sh = stride2.sw = 2;
+  Geometry dilated = base;
+  dilated.dh = dilated.dw = 2;
+  dilated.pad = {2, 2, 2, 2};
+  Geometry five = base;
+  five.kh = five.kw = 5;
+  five.pad = {2, 2, 2, 2};
+  Geometry one_by_three = base;
+  one_by_three.kh = 1;
+  one_by_three.pad = {0, 1, 0, 1};
+  for (const Geometry& g : {stride2, dilated, five, one_by_three}) {
+    INFO("kernel " << g.kh << "x" << g.kw << " stride " << g.sh << " dilation " << g.dh);
+    CHECK_FALSE(builds_winograd(conv_blob(g, random_data(g, 2)), xnnpack::WinogradMode::kOn));
+  }
+}
+
+TEST_CASE("xnnpack Winograd auto follows the cost model", "[xnnpack]") {
+  using xnnpack::WinogradShape;
+  // resnet18's stride-1 3x3 layers at 224x224.
+  const WinogradShape l1{1, 56, 56, 64, 56, 56, 64, 1, 1};
+  const WinogradShape l2{1, 28, 28, 128, 28, 28, 128, 1, 1};
+  const WinogradShape l4{1, 7, 7, 512, 7, 7, 512, 1, 1};
+  for (size_t threads : {1, 2}) {
+    INFO(threads << " threads");
+    CHECK(xnnpack::winograd_pays(l1, threads));
+    CHECK(xnnpack::winograd_pays(l2, threads));
+    // Four tiles: the transformed weights (37.7 MB) would stream for 49
+    // pixels.
+    CHECK_FALSE(xnnpack::winograd_pays(l4, threads));
+  }
+  // Few input or output channels: the transforms dominate.
+  CHECK_FALSE(xnnpack::winograd_pays({1, 56, 56, 8, 56, 56, 64, 1, 1}, 1));
+  CHECK_FALSE(xnnpack::winograd_pays({1, 56, 56, 64, 56, 56, 8, 1, 1}, 1));
+  // And the backend follows it under "auto".
+  const Geometry big{.h = 28, .w = 28, .c = 64, .o = 64, .kh = 3, .kw = 3, .pad = kPad1};
+  CHECK(builds_winograd(conv_blob(big, random_data(big, 3)), xnnpack::WinogradMode::kAuto));
+  const Geometry thin{.h = 28, .w = 28, .c = 8, .o = 64, .kh = 3, .kw = 3, .pad = kPad1};
+  CHECK_FALSE(builds_winograd(conv_blob(thin, random_data(thin, 4)), xnnpack::WinogradMode::kAuto));
+}
+
+TEST_CASE("xnnpack compile spec winograd accepts auto, on and off and refuses anything else", "[xnnpack]") {
+  const Geometry g{.h = 12, .w = 12, .c = 32, .o = 32, .kh = 3, .kw = 3, .pad = kPad1};
+  const std::vector<uint8_t> blob = conv_blob(g, random_data(g, 5));
+  for (const std::string value : {"auto", "on", "off"}) {
+    SpecRunner runner;
+    CHECK(runner.init(blob, {{"winograd", value}}).ok());
+  }
+  for (const std::string value : {"yes", "On", ""}) {
+    INFO("value '" << value << "'");
+    SpecRunner runner;
+    const Status s = runner.init(blob, {{"winograd", value}});
+    CHECK(s.error() == Error::InvalidArgument);
+    CHECK_THAT(s.message(), Catch::Contains("winograd"));
+    CHECK_THAT(s.message(), Catch::Contains("'" + value + "'"));
+  }
+}
+
+double swish_ref(double v) { return v / (1.0 + std::exp(-v)); }
+
+TEST_CASE("xnnpack Winograd convolution applies the residual, swish and concatenation epilogues",
+          "[xnnpack]") {
+  REQUIRE(xnnpack::native_convolution_available());
+  // x -> Clamp [-1, 1] -> r; r -> conv A (3x3 pad 1, 48->48, clamp [-2, 2])
+  // -> t; Add(r, t) clamped to [0, inf) -> y0 (resnet's block).
+  // x -> conv B (3x3 pad 1, 48->32) -> u; Sigmoid(u) -> s; Multiply(u, s)
+  // -> y1 (swish folded in).
+  // x -> conv C (3x3 pad 1, 48->16) -> c; Concatenate(c, x) -> cat (conv C
+  // writes channels 0..15 of cat in place); Clamp [-100, 100] -> y2.
+  const Geometry ga{.h = 9, .w = 10, .c = 48, .o = 48, .kh = 3, .kw = 3, .pad = kPad1, .lo = -2, .hi = 2};
+  const Geometry gb{.h = 9, .w = 10, .c = 48, .o = 32, .kh = 3, .kw = 3, .pad = kPad1};
+  const Geometry gc{.h = 9, .w = 10, .c = 48, .o = 16, .kh = 3, .kw = 3, .pad = kPad1};
+  const ConvData da = random_data(ga, 11), db = random_data(gb, 12), dc = random_data(gc, 13);
+  XnnpackBlobBuilder b;
+  const uint32_t x = b.input({1, 9, 10, 48}, 0);
+  const uint32_t r = b.tensor({1, 9, 10, 48});
+  const uint32_t t = b.tensor({1, 9, 10, 48});
+  const uint32_t u = b.tensor({1, 9, 10, 32});
+  const uint32_t s = b.tensor({1, 9, 10, 32});
+  const uint32_t c = b.tensor({1, 9, 10, 16});
+  const uint32_t cat = b.tensor({1, 9, 10, 64});
+  const uint32_t y0 = b.output({1, 9, 10, 48}, 0);
+  const uint32_t y1 = b.output({1, 9, 10, 32}, 1);
+  const uint32_t y2 = b.output({1, 9, 10, 64}, 2);
+  auto& clamp = b.node(NodeType::Clamp, {x}, {r});
+  clamp.output_min = -1.0f;
+  clamp.output_max = 1.0f;
+  set_window(b.node(NodeType::Convolution2d,
+                    {r, b.constant({48, 3, 3, 48}, da.filter), b.constant({48}, da.bias)}, {t}),
+             ga);
+  b.node(NodeType::Add, {r, t}, {y0}).output_min = 0.0f;
+  set_window(b.node(NodeType::Convolution2d,
+                    {x, b.constant({32, 3, 3, 48}, db.filter), b.constant({32}, db.bias)}, {u}),
+             gb);
+  b.node(NodeType::Sigmoid, {u}, {s});
+  b.node(NodeType::Multiply, {u, s}, {y1});
+  set_window(b.node(NodeType::Convolution2d,
+                    {x, b.constant({16, 3, 3, 48}, dc.filter), b.constant({16}, dc.bias)}, {c}),
+             gc);
+  b.node(NodeType::Concatenate, {c, x}, {cat}).axis = 3;
+  auto& bound = b.node(NodeType::Clamp, {cat}, {y2});
+  bound.output_min = -100.0f;
+  bound.output_max = 100.0f;
+  const std::vector<uint8_t> blob = b.build();
+  {
+    auto view = xnnpack::read_xnnpack_blob(blob.data(), blob.size());
+    REQUIRE(view.ok());
+    const xnnpack::StagePlan plan = xnnpack::plan_stages(view.get(), xnnpack::NativeConvolutions::kAll);
+    CHECK(plan.writes_into[1].residual == r);
+    CHECK(plan.writes_into[3].activation == xnnpack::ConvActivation::kSwish);
+    CHECK(plan.writes_into[6].active);
+    CHECK(plan.writes_into[6].tensor == cat);
+  }
+
+  std::vector<float> r_ref = da.x;
+  for (float& v : r_ref) v = std::min(std::max(v, -1.0f), 1.0f);
+  const std::vector<float> t_ref = reference(ga, r_ref, da.filter, da.bias);
+  const std::vector<double> t_scale = magnitude(ga, r_ref, da.filter, da.bias);
+  std::vector<float> want0(t_ref.size());
+  for (size_t i = 0; i < want0.size(); ++i) want0[i] = std::max(r_ref[i] + t_ref[i], 0.0f);
+  const std::vector<float> u_ref = reference(gb, da.x, db.filter, db.bias);
+  const std::vector<double> u_scale = magnitude(gb, da.x, db.filter, db.bias);
+  std::vector<float> want1(u_ref.size());
+  for (size_t i = 0; i < want1.size(); ++i) want1[i] = static_cast<float>(swish_ref(u_ref[i]));
+  const std::vector<float> c_ref = reference(gc, da.x, dc.filter, dc.bias);
+  const std::vector<double> c_scale = magnitude(gc, da.x, dc.filter, dc.bias);
+  std::vector<float> want2;
+  std::vector<double> scale2;
+  for (size_t p = 0; p < 90; ++p) {
+    for (size_t o = 0; o < 16; ++o) want2.push_back(c_ref[p * 16 + o]), scale2.push_back(c_scale[p * 16 + o]);
+    // Copied: exact up to the floor every element gets.
+    for (size_t o = 0; o < 48; ++o) want2.push_back(da.x[p * 48 + o]), scale2.push_back(1.0);
+  }
+
+  std::vector<std::vector<float>> results;
+  for (int threads : {1, 2}) {
+    INFO(threads << " threads");
+    SpecRunner runner(threads);
+    REQUIRE(runner.init(blob, kWinograd).ok());
+    std::vector<float> xin = da.x, out0(90 * 48, -7.0f), out1(90 * 32, -7.0f), out2(90 * 64, -7.0f);
+    for (int run = 0; run < 2; ++run)
+      REQUIRE(runner
+                  .execute({{Shape{1, 9, 10, 48}, xin.data()},
+                            {Shape{1, 9, 10, 48}, out0.data()},
+                            {Shape{1, 9, 10, 32}, out1.data()},
+                            {Shape{1, 9, 10, 64}, out2.data()}})
+                  .ok());
+    // The clamp, the residual and swish (slope at most 1.1) do not enlarge
+    // the convolution's error.
+    CHECK(count_far_scaled(out0, want0, t_scale, kTolerance) == 0);
+    CHECK(count_far_scaled(out1, want1, u_scale, 2 * kTolerance) == 0);
+    CHECK(count_far_scaled(out2, want2, scale2, kTolerance) == 0);
+    results.insert(results.end(), {out0, out1, out2});
+  }
+  for (size_t k = 0; k < 3; ++k) CHECK(count_different(results[k], results[k + 3]) == 0);
+}
+
+}  // namespace
+}  // namespace etc
