@@ -67,6 +67,62 @@ bool fuse_hard_swish(ir::Graph& g, const Users& users, ir::Node& hs) {
   return true;
 }
 
+// ---- x * clip(x + 3, 0, 6) / 6 → hard_swish(x) ----
+// Hardswish as exporters without the operator write it (paddle2onnx): the
+// division by 6 (or multiplication by 1/6) after the product, or on the
+// clip before it.
+
+bool is_scalar(const ir::Graph& g, ir::ValueId v, float want) {
+  const float c = scalar_constant(g, v);
+  return c == want || std::fabs(c - want) <= 1e-7f * std::fabs(want);
+}
+
+// `n` divides `v` by 6 or multiplies it by 1/6.
+bool sixth_of(const ir::Graph& g, const ir::Node& n, ir::ValueId v) {
+  if (n.inputs.size() != 2) return false;
+  if (n.op == EdgeOp::Div) return n.inputs[0] == v && n.inputs[1] != v && is_scalar(g, n.inputs[1], 6.0f);
+  return n.op == EdgeOp::Mul && is_scalar(g, other_operand(n, v), 1.0f / 6.0f);
+}
+
+bool fuse_written_hard_swish(ir::Graph& g, const Users& users, ir::Node& add) {
+  if (add.op != EdgeOp::Add || add.inputs.size() != 2) return false;
+  ir::ValueId x = ir::kNoValue;
+  for (ir::ValueId v : add.inputs)
+    if (is_scalar(g, other_operand(add, v), 3.0f)) x = v;
+  if (x == ir::kNoValue || !is_float32(g, x)) return false;
+  ir::Node* clip = only_user(g, users, add.outputs[0]);
+  if (clip == nullptr || clip->op != EdgeOp::Clip || clip->inputs.size() != 1) return false;
+  const ir::AttrValue* lo = clip->attrs.find("min");
+  const ir::AttrValue* hi = clip->attrs.find("max");
+  if (!lo || !hi || !std::holds_alternative<float>(*lo) || !std::holds_alternative<float>(*hi) ||
+      std::get<float>(*lo) != 0.0f || std::get<float>(*hi) != 6.0f)
+    return false;
+  ir::Node* next = only_user(g, users, clip->outputs[0]);
+  if (next == nullptr) return false;
+  ir::Node* mul = nullptr;
+  ir::Node* scale = nullptr;
+  ir::Node* last = nullptr;
+  if (next->op == EdgeOp::Mul && other_operand(*next, clip->outputs[0]) == x) {
+    mul = next;  // (x * clip) / 6
+    scale = only_user(g, users, mul->outputs[0]);
+    if (scale == nullptr || !sixth_of(g, *scale, mul->outputs[0])) return false;
+    last = scale;
+  } else if (sixth_of(g, *next, clip->outputs[0])) {
+    scale = next;  // x * (clip / 6)
+    mul = only_user(g, users, scale->outputs[0]);
+    if (mul == nullptr || mul->op != EdgeOp::Mul || other_operand(*mul, scale->outputs[0]) != x) return false;
+    last = mul;
+  } else {
+    return false;
+  }
+  if (g.value(last->outputs[0]).spec.shape != g.value(x).spec.shape) return false;
+  last->op = EdgeOp::HardSwish;
+  last->inputs = {x};
+  last->attrs = {};
+  absorb_all(*last, {&add, clip, last == mul ? scale : mul});
+  return true;
+}
+
 // ---- x * (1 + erf(x / sqrt 2)) / 2 → gelu(x) ----
 // The three groupings exporters write: ((x * t) * 0.5), (x * (t * 0.5)) and
 // ((x * 0.5) * t), with t = 1 + erf(x / sqrt 2) (x * (1 / sqrt 2) too).
@@ -264,7 +320,7 @@ size_t fuse_patterns(ir::Graph& g) {
   for (size_t i = 0; i < g.nodes().size(); ++i) {
     ir::Node& n = g.nodes()[i];
     if (n.dead) continue;
-    if (fuse_hard_swish(g, users, n) || fuse_gelu(g, users, n)) {
+    if (fuse_hard_swish(g, users, n) || fuse_written_hard_swish(g, users, n) || fuse_gelu(g, users, n)) {
       users = g.users();
       ++fused;
       continue;

@@ -45,6 +45,29 @@ ir::ExportedProgram hard_swish(float alpha, bool also_output_sigmoid) {
   return b.build();
 }
 
+// x * clip(x + three, 0, six_hi) / six, in one of the groupings exporters
+// write: the scale after the product (`scale_last`) or on the clip, by
+// division or by multiplying with 1/six.
+struct WrittenHardSwish {
+  bool scale_last = true, divide = true;
+  float three = 3.0f, six_hi = 6.0f, six = 6.0f;
+  bool also_output_clip = false;
+};
+
+ir::ExportedProgram written_hard_swish(const WrittenHardSwish& w) {
+  GraphBuilder b;
+  const auto x = b.input("x", DType::Float32, {2, 3, 4});
+  const auto add = b.op(EdgeOp::Add, {x, b.constant_f32("three", {}, {w.three})});
+  const auto clip = b.op(EdgeOp::Clip, {add}, ir::Attrs{{"min", 0.0f}, {"max", w.six_hi}});
+  const auto scale = [&](ir::ValueId v) {
+    return w.divide ? b.op(EdgeOp::Div, {v, b.constant_f32("six", {1}, {w.six})})
+                    : b.op(EdgeOp::Mul, {b.constant_f32("sixth", {}, {1.0f / w.six}), v});
+  };
+  b.output(w.scale_last ? scale(b.op(EdgeOp::Mul, {x, clip})) : b.op(EdgeOp::Mul, {scale(clip), x}), "y");
+  if (w.also_output_clip) b.output(clip, "clip");
+  return b.build();
+}
+
 // (x - mean) / sqrt(var + eps) * gamma + beta, over the last `k` axes.
 ir::ExportedProgram written_layer_norm(int k, bool scale, bool shift, Shape param_shape = {}) {
   std::mt19937 rng(6);
@@ -78,6 +101,24 @@ TEST_CASE("x * hard_sigmoid(x) becomes hard_swish", "[passes]") {
   CHECK(live(after.graph, EdgeOp::HardSigmoid) == 0);
   fused(hard_swish(0.2f, false), 0);        // another slope: a different function
   fused(hard_swish(1.0f / 6.0f, true), 0);  // the gate is an output too
+}
+
+TEST_CASE("x * clip(x + 3, 0, 6) / 6 becomes hard_swish", "[passes]") {
+  for (bool scale_last : {true, false})
+    for (bool divide : {true, false}) {
+      INFO("scale last " << scale_last << ", divide " << divide);
+      const ir::ExportedProgram after =
+          fused(written_hard_swish({.scale_last = scale_last, .divide = divide}), 1, -5, 5);
+      CHECK(live(after.graph, EdgeOp::HardSwish) == 1);
+      for (EdgeOp op : {EdgeOp::Add, EdgeOp::Clip, EdgeOp::Mul, EdgeOp::Div})
+        CHECK(live(after.graph, op) == 0);
+    }
+  // Other constants compute other functions; a clip read elsewhere stays.
+  fused(written_hard_swish({.three = 2.0f}), 0, -5, 5);
+  fused(written_hard_swish({.six_hi = 5.0f}), 0, -5, 5);
+  fused(written_hard_swish({.six = 5.0f}), 0, -5, 5);
+  fused(written_hard_swish({.divide = false, .six = 5.0f}), 0, -5, 5);
+  fused(written_hard_swish({.also_output_clip = true}), 0, -5, 5);
 }
 
 TEST_CASE("written-out layer normalisation becomes layer_norm", "[passes]") {
