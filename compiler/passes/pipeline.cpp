@@ -3,7 +3,7 @@
 #include "compiler/common/compile_error.h"
 #include "compiler/ir/verifier.h"
 #include "compiler/passes/dead_code.h"
-#include "compiler/passes/fold_batch_norm.h"
+#include "compiler/passes/fold_into_conv.h"
 #include "compiler/passes/fuse_activation.h"
 #include "compiler/passes/fuse_patterns.h"
 
@@ -13,6 +13,7 @@ PipelineStats run_pipeline(ir::ExportedProgram& program) {
   PipelineStats stats;
   ir::Graph& g = program.graph;
   stats.batch_norms_folded = fold_batch_norm(g);
+  stats.conv_affines_folded = fold_conv_affine(g);
   stats.patterns_fused = fuse_patterns(g);
   // After batch_norm folding, so a conv -> batch_norm -> relu chain becomes one conv.
   fuse_activation(g);
