@@ -59,6 +59,11 @@ struct NativeConv : NativeEpilogue {
   // Set when the convolution runs as Winograd F(4x4, 3x3) instead; then
   // packed, zeros and the indirection stay empty.
   WinogradPtr winograd;
+  // scale_input: the per-channel scale tensor (-1: none) and the packed
+  // weights scaled by it, rewritten on each run.
+  int64_t input_scale = -1;
+  AlignedBuffer scaled;
+  const float* weights = nullptr;  // packed, or scaled when input_scale is set
 
   size_t taps() const { return kernel_h * kernel_w; }
   size_t kernel_taps() const { return padded_rows ? kernel_h : taps(); }
@@ -142,6 +147,18 @@ void fill_padded(NativeConv& c, const float* x) {
 
 bool is_winograd(const NativeConv& conv) { return conv.winograd != nullptr; }
 
+Status scale_input(NativeConv& conv, uint32_t x, uint32_t s) {
+  if (conv.winograd != nullptr)
+    return fail(Error::Internal, "xnnpack: a Winograd convolution cannot scale its input");
+  conv.scaled = aligned_floats(conv.panels * conv.panel_floats);
+  if (!conv.scaled)
+    return fail(Error::DelegateMemoryAllocationFailed, "xnnpack: cannot allocate scaled convolution weights");
+  conv.input = x;
+  conv.input_scale = s;
+  conv.weights = conv.scaled.as<float>();
+  return Status::Ok();
+}
+
 Result<NativeConvPtr> compile_native_conv(const BlobView& view, const fb::Node& node,
                                           const NativeConvOptions& options) {
   NativeConvPtr conv(new NativeConv);
@@ -197,6 +214,7 @@ Result<NativeConvPtr> compile_native_conv(const BlobView& view, const fb::Node& 
         std::memcpy(&panel[kChannels + k * kChannels + j], &row[k], sizeof(float));
     }
   }
+  c.weights = c.packed.as<float>();
   c.tiles = (c.pixels() + kRows - 1) / kRows;
   c.padded_rows = uses_padded_rows(view, node);
   // One pointer per tile, tap and row: refused rather than thrown when a
@@ -364,7 +382,7 @@ void conv_tile(void* context, size_t tile, size_t panel) {
   const size_t rows = std::min(kRows, c.pixels() - tile * kRows);
   const size_t channels = std::min(kChannels, c.out_c - panel * kChannels);
   const float* const* a = &c.indirection[tile * c.kernel_taps() * kRows];
-  const float* w = c.packed.as<float>() + panel * c.panel_floats;
+  const float* w = c.weights + panel * c.panel_floats;
   float* out = y + tile * kRows * c.out_stride + c.out_offset + panel * kChannels;
   Epilogue e{c.lo, c.hi, nullptr, c.out_c, c.residual_lo, c.residual_hi};
   if (residual != nullptr) e.residual = residual + tile * kRows * c.out_c + panel * kChannels;
@@ -402,7 +420,28 @@ void native_gemm_panel(size_t rows, size_t channels, size_t depth, const float* 
 #endif
 }
 
+namespace {
+
+// The packed weights times s: weight (tap, input channel i) of every panel
+// by s[i]; biases unchanged.
+void scale_weights(NativeConv& c, const float* s) {
+  const size_t depth = c.taps() * c.in_c;
+  for (size_t p = 0; p < c.panels; ++p) {
+    const float* from = c.packed.as<float>() + p * c.panel_floats;
+    float* to = c.scaled.as<float>() + p * c.panel_floats;
+    std::memcpy(to, from, kChannels * sizeof(float));
+    for (size_t k = 0; k < depth; ++k) {
+      const float f = s[k % c.in_c];
+      for (size_t j = 0; j < kChannels; ++j)
+        to[kChannels + k * kChannels + j] = from[kChannels + k * kChannels + j] * f;
+    }
+  }
+}
+
+}  // namespace
+
 void run_native_conv(NativeConv& conv, float* const* data, pthreadpool_t pool) {
+  if (conv.input_scale >= 0) scale_weights(conv, data[conv.input_scale]);
   const float* x = data[conv.input];
   if (conv.winograd != nullptr) {
     run_winograd(*conv.winograd, conv, conv.lo, conv.hi, x, data[conv.output],

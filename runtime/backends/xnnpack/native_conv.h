@@ -76,6 +76,13 @@ Result<NativeConvPtr> compile_native_conv(const BlobView& view, const fb::Node& 
 // Whether compile_native_conv made it a Winograd convolution.
 bool is_winograd(const NativeConv& conv);
 
+// Makes a direct (not Winograd) convolution compute conv(x * s) instead of
+// conv(input): on each run it scales its packed weights by s (per input
+// channel; s holds one value per channel, for one image or for all) and
+// reads x (stages.h StagePlan::input_scale). Errors:
+// DelegateMemoryAllocationFailed.
+Status scale_input(NativeConv& conv, uint32_t x, uint32_t s);
+
 // Where the convolution stores and what its epilogue does (stages.h).
 NativeEpilogue& epilogue(NativeConv& conv);
 

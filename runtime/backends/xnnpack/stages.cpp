@@ -192,6 +192,37 @@ void fold_residual_adds(const Graph& g, StagePlan& plan) {
   }
 }
 
+// A ChannelScale (x * s, s one value per channel and image: a
+// squeeze-and-excitation gate) whose product only a native one-group
+// convolution reads, unclamped, folds into that convolution: on each run it
+// scales its packed weights by s (taps x input x output channels
+// multiplies) and reads x, so the product is never written and read back
+// (pixels x channels). Only where the weights are the smaller, and for one
+// image (or one gate for all).
+void fold_input_scales(const Graph& g, StagePlan& plan) {
+  for (size_t n = 0; n < g.num_nodes; ++n) {
+    const fb::Node& scale = g.node(n);
+    if (scale.type() != fb::NodeType::ChannelScale || scale.inputs()->size() != 2) continue;
+    if (!(std::isinf(scale.output_min()) && scale.output_min() < 0 && std::isinf(scale.output_max()) &&
+          scale.output_max() > 0))
+      continue;
+    const uint32_t x = scale.inputs()->Get(0), s = scale.inputs()->Get(1), t = scale.outputs()->Get(0);
+    const TensorInfo &tx = g.view.tensors[x], &ts = g.view.tensors[s], &tt = g.view.tensors[t];
+    if (g.readers[t] != 1 || tt.is_external() || (tx.dims[0] != 1 && ts.dims[0] != 1)) continue;
+    for (size_t m = n + 1; m < g.num_nodes; ++m) {
+      const fb::Node& conv = g.node(m);
+      if (std::find(conv.inputs()->begin(), conv.inputs()->end(), t) == conv.inputs()->end()) continue;
+      if (g.native[m] && conv.type() == fb::NodeType::Convolution2d && conv.inputs()->Get(0) == t &&
+          g.view.tensors[conv.inputs()->Get(1)].numel < tx.numel) {
+        plan.elided[n] = true;
+        plan.folded_into[n] = static_cast<int64_t>(m);
+        plan.input_scale[m] = static_cast<int64_t>(n);
+      }
+      break;
+    }
+  }
+}
+
 // Native convolutions whose output only a channel concatenation reads write
 // straight into the concatenation's output; it copies the rest.
 void concatenate_in_place(const Graph& g, StagePlan& plan) {
@@ -248,6 +279,14 @@ void plan_buffers(Graph& g, StagePlan& plan) {
   // convolution on; the outputs so replaced, and the sigmoids folded into
   // swishes, need no memory.
   std::vector<bool> replaced(g.num_tensors, false);
+  // A folded ChannelScale's product is never written; its inputs are read
+  // by the convolution it folded into.
+  for (size_t m = 0; m < g.num_nodes; ++m) {
+    if (plan.input_scale[m] < 0) continue;
+    const fb::Node& scale = g.node(static_cast<size_t>(plan.input_scale[m]));
+    replaced[scale.outputs()->Get(0)] = true;
+    for (uint32_t id : *scale.inputs()) last_reader[id] = std::max(last_reader[id], static_cast<int64_t>(m));
+  }
   for (size_t n = 0; n < g.num_nodes; ++n) {
     if (plan.elided[n] && g.node(n).type() == fb::NodeType::Sigmoid)
       replaced[g.node(n).outputs()->Get(0)] = true;
@@ -364,9 +403,11 @@ StagePlan plan_stages(const BlobView& view, NativeConvolutions convolutions, Del
   plan.elided.assign(g.num_nodes, false);
   plan.folded_into.assign(g.num_nodes, -1);
   plan.swish_input.assign(g.num_nodes, -1);
+  plan.input_scale.assign(g.num_nodes, -1);
   // Logging every node's output needs every node's output: nothing folds.
   if (detail != DelegateDetail::kNodeOutputs) {
     if (convolutions != NativeConvolutions::kOff) {
+      fold_input_scales(g, plan);
       fold_swishes(g, plan);
       fold_hardswishes(g, plan);
     }

@@ -94,6 +94,10 @@ struct StagePlan {
   // Per node: for a Multiply that runs as a native swish, out = x *
   // sigmoid(x), the tensor x; -1 otherwise.
   std::vector<int64_t> swish_input;
+  // Per node: for a native convolution, the ChannelScale node (x * s per
+  // channel, a squeeze-and-excitation gate) folded into it — it reads x and
+  // scales its weights by s on each run — and -1 otherwise.
+  std::vector<int64_t> input_scale;
 };
 
 // `view` must have passed read_xnnpack_blob. Stages are serial or parallel

@@ -166,7 +166,14 @@ Result<NativeOp> create_native_stage(const BlobView& view, const StagePlan& plan
   const fb::Node& node = *view.graph->nodes()->Get(static_cast<flatbuffers::uoffset_t>(n));
   if (plan.swish_input[n] >= 0)
     return swish_op(view, static_cast<uint32_t>(plan.swish_input[n]), node.outputs()->Get(0));
-  ETC_ASSIGN_OR_RETURN(NativeOp op, compile_native_op(view, node, conv_options));
+  const int64_t scale = plan.input_scale[n];
+  NativeConvOptions options = conv_options;
+  if (scale >= 0) options.winograd = WinogradMode::kOff;  // scales direct weights only
+  ETC_ASSIGN_OR_RETURN(NativeOp op, compile_native_op(view, node, options));
+  if (auto* conv = std::get_if<ConvolutionOp>(&op); conv != nullptr && scale >= 0) {
+    const fb::Node& gate = *view.graph->nodes()->Get(static_cast<flatbuffers::uoffset_t>(scale));
+    ETC_TRY(scale_input(*conv->conv, gate.inputs()->Get(0), gate.inputs()->Get(1)));
+  }
   const ConvOutput& out = plan.writes_into[n];
   if (auto* conv = std::get_if<ConvolutionOp>(&op)) apply_conv_output(out, epilogue(*conv->conv));
   if (auto* conv = std::get_if<DepthwiseOp>(&op)) apply_conv_output(out, epilogue(*conv->conv));
