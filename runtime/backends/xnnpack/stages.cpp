@@ -323,6 +323,11 @@ namespace {
 
 // Nodes that only move or lightly combine data: bound by memory, which a
 // second core on the same memory does not make faster, so they never wake it.
+// The native ChannelScale is not among them: it splits its pixels into one
+// contiguous range per thread, as the convolutions and passes that produce
+// its input do, so each core reads what it wrote (efficientnet_b0 at 2
+// threads: its unfolded gates took 411 us serially; in parallel the run
+// was 1.5% faster).
 bool memory_bound(fb::NodeType type) {
   switch (type) {
     case fb::NodeType::Add:
@@ -340,7 +345,6 @@ bool memory_bound(fb::NodeType type) {
     case fb::NodeType::Slice:
     case fb::NodeType::ChannelShuffle:
     case fb::NodeType::Transpose:
-    case fb::NodeType::ChannelScale:
     case fb::NodeType::ResizeNearest: return true;
     default: return false;
   }
