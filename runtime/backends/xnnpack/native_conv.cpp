@@ -99,7 +99,7 @@ bool can_run_natively(const fb::Node& node) {
          node.type() == fb::NodeType::FullyConnected;
 }
 
-bool runs_natively(const BlobView& view, const fb::Node& node) {
+bool runs_natively(const BlobView& view, const fb::Node& node, bool folds_activation) {
   if (!can_run_natively(node)) return false;
   const TensorInfo& out = view.tensors[node.outputs()->Get(0)];
   const uint64_t out_c =
@@ -111,8 +111,8 @@ bool runs_natively(const BlobView& view, const fb::Node& node) {
   const TensorInfo& w = view.tensors[node.inputs()->Get(1)];
   const uint64_t pixels = y.numel / out_c;
   const uint64_t depth = w.numel / out_c;  // taps x input channels
-  const uint64_t min_depth = uses_padded_rows(view, node) ? 16 : 32;
-  return padded * 5 <= out_c * 6 && pixels >= 4 * kRows && depth >= min_depth;
+  const uint64_t min_depth = uses_padded_rows(view, node) || folds_activation ? 16 : 32;
+  return padded * 3 <= out_c * 4 && pixels >= 4 * kRows && depth >= min_depth;
 }
 
 namespace {

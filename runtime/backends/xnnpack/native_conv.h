@@ -30,14 +30,17 @@ namespace etc::xnnpack {
 // Whether this CPU can run the kernel (AVX-512F).
 bool native_convolution_available();
 // Whether a checked node is a convolution the kernel takes: one group, no
-// flags, an output channel count that leaves at most a sixth of the panel
+// flags, an output channel count that leaves at most a quarter of the panel
 // lanes idle (32-channel panels; a last panel of at most 16 channels runs a
-// 16-wide kernel), at least 48 output pixels (four 12-pixel tiles) and a
+// 16-wide kernel; XNNPACK's 16-wide tiles leave a third idle at 24
+// channels), at least 48 output pixels (four 12-pixel tiles) and a
 // reduction depth (taps x input channels) of at least 32, or 16 with fewer
-// than 16 input channels (the zero-bordered copy). XNNPACK keeps the rest:
-// it has narrower kernels for few pixels, odd channel counts or shallow
-// depth.
-bool runs_natively(const BlobView& view, const fb::Node& node);
+// than 16 input channels (the zero-bordered copy) or when
+// `folds_activation` (a swish or hardswish follows that the native
+// epilogue computes, saving a pass XNNPACK would make). XNNPACK keeps the
+// rest: it has narrower kernels for few pixels and shallow depth (a 16->96
+// 1x1 convolution at 112x112 took twice as long on the native kernel).
+bool runs_natively(const BlobView& view, const fb::Node& node, bool folds_activation = false);
 // Whether the kernel can compute a checked node at all: a Convolution2d with
 // one group or a FullyConnected, without flags.
 bool can_run_natively(const fb::Node& node);

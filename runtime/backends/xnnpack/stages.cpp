@@ -87,11 +87,25 @@ Graph analyse(const BlobView& view, NativeConvolutions convolutions) {
   g.native.assign(g.num_nodes, false);
   for (size_t n = 0; n < g.num_nodes; ++n) {
     const fb::Node& node = g.node(n);
-    g.native[n] = is_native_node(node.type()) ||
-                  (convolutions == NativeConvolutions::kAuto && runs_natively(view, node)) ||
-                  (convolutions == NativeConvolutions::kAll && can_run_natively(node));
     for (uint32_t id : *node.inputs()) ++g.readers[id];
     for (uint32_t id : *node.outputs()) g.producer[id] = static_cast<int64_t>(n);
+  }
+  // Tensors a swish or hardswish reads alone: a native convolution
+  // producing one computes the activation in its epilogue.
+  std::vector<bool> activated(g.num_tensors, false);
+  for (const SwishPattern& sw : find_swishes(view, g.producer, g.readers))
+    activated[sw.x] = g.readers[sw.x] == 2;
+  for (size_t n = 0; n < g.num_nodes; ++n) {
+    const fb::Node& node = g.node(n);
+    if (node.type() == fb::NodeType::HardSwish && g.readers[node.inputs()->Get(0)] == 1)
+      activated[node.inputs()->Get(0)] = true;
+  }
+  for (size_t n = 0; n < g.num_nodes; ++n) {
+    const fb::Node& node = g.node(n);
+    const bool folds = node.outputs()->size() == 1 && activated[node.outputs()->Get(0)];
+    g.native[n] = is_native_node(node.type()) ||
+                  (convolutions == NativeConvolutions::kAuto && runs_natively(view, node, folds)) ||
+                  (convolutions == NativeConvolutions::kAll && can_run_natively(node));
   }
   return g;
 }

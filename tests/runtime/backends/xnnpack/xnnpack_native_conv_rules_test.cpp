@@ -25,10 +25,11 @@ using xnnpack::fb::NodeType;
 TEST_CASE("xnnpack runs_natively, can_run_natively and plan_stages pick the convolutions they document",
           "[xnnpack]") {
   // native: can_run_natively (one group, no flags; spec "on").
-  // auto_native: runs_natively (spec "auto"): also at most 1/6 of the
+  // auto_native: runs_natively (spec "auto"): also at most 1/4 of the
   // panel lanes idle (32-channel panels, the last one 16 wide when it has at
   // most 16 channels), >= 48 output pixels and depth (taps x input
-  // channels) >= 32. Each case misses at most one of those.
+  // channels) >= 32 (16 before a swish or hardswish: the section below).
+  // Each case misses at most one of those.
   const std::array<uint32_t, 4> p1 = {1, 1, 1, 1};
   struct Case {
     Geometry g;
@@ -105,17 +106,29 @@ TEST_CASE("xnnpack runs_natively, can_run_natively and plan_stages pick the conv
         .c = 768,
         .o = 116,
         .auto_native = true}},
-      {{.name = "84 output channels (64 + a 32-wide panel, waste 12/96 < 1/6): auto",
+      {{.name = "84 output channels (64 + a 32-wide panel, waste 12/96 < 1/4): auto",
         .h = 12,
         .w = 12,
         .c = 768,
         .o = 84,
         .auto_native = true}},
-      {{.name = "52 output channels (32 + a 32-wide panel, waste 12/64 > 1/6): not auto",
+      {{.name = "52 output channels (32 + a 32-wide panel, waste 12/64 < 1/4): auto",
         .h = 12,
         .w = 12,
         .c = 768,
-        .o = 52}},
+        .o = 52,
+        .auto_native = true}},
+      {{.name = "24 output channels (32 padded, waste 8/32 = 1/4): auto",
+        .h = 12,
+        .w = 12,
+        .c = 144,
+        .o = 24,
+        .auto_native = true}},
+      {{.name = "23 output channels (32 padded, waste 9/32 > 1/4): not auto",
+        .h = 12,
+        .w = 12,
+        .c = 144,
+        .o = 23}},
       {{.name = "112 output channels (128 padded, waste 1/8): auto",
         .h = 12,
         .w = 12,
@@ -219,6 +232,39 @@ TEST_CASE("xnnpack runs_natively, can_run_natively and plan_stages pick the conv
   for (const Case& c : cases) {
     INFO(c.g.name);
     check_classification(conv_blob(c.g, random_data(c.g, 500), c.flags), c.g.native, c.g.auto_native);
+  }
+  SECTION("a depth of 16 suffices before a swish or hardswish the epilogue computes") {
+    // 1x1, 16 -> 64 at 64x64 (depth 16) -> t, then what `after` says -> y.
+    const Geometry g{.h = 64, .w = 64, .c = 16, .o = 64};
+    const ConvData d = random_data(g, 501);
+    for (const std::string after : {"relu", "hardswish", "swish", "hardswish, t also clamped"}) {
+      INFO(after);
+      XnnpackBlobBuilder b;
+      const uint32_t x = b.input({1, 64, 64, 16}, 0);
+      const uint32_t t = b.tensor({1, 64, 64, 64});
+      const uint32_t y = b.output({1, 64, 64, 64}, 0);
+      set_window(b.node(NodeType::Convolution2d,
+                        {x, b.constant({64, 1, 1, 16}, d.filter), b.constant({64}, d.bias)}, {t}),
+                 g);
+      if (after == "relu") {
+        b.node(NodeType::Clamp, {t}, {y}).output_min = 0.0f;
+      } else if (after == "swish") {
+        const uint32_t s = b.tensor({1, 64, 64, 64});
+        b.node(NodeType::Sigmoid, {t}, {s});
+        b.node(NodeType::Multiply, {t, s}, {y});
+      } else {
+        b.node(NodeType::HardSwish, {t}, {y});
+        if (after != "hardswish")
+          b.node(NodeType::Clamp, {t}, {b.output({1, 64, 64, 64}, 1)}).output_min = 0.0f;
+      }
+      const std::vector<uint8_t> blob = b.build();
+      auto view = xnnpack::read_xnnpack_blob(blob.data(), blob.size());
+      REQUIRE(view.ok());
+      const xnnpack::StagePlan plan = xnnpack::plan_stages(view.get(), xnnpack::NativeConvolutions::kAuto);
+      const bool folds = after == "hardswish" || after == "swish";
+      CHECK(plan.stages[0].native == folds);
+      CHECK(plan.writes_into[0].active == folds);
+    }
   }
   SECTION("a depthwise convolution is never native") {
     XnnpackBlobBuilder b;

@@ -260,7 +260,7 @@ bool documented_auto(const Geometry& g) {
   // Fewer than 16 input channels, a kernel wider than 1 and no column
   // dilation take the zero-bordered copy, and then a depth of 16 suffices.
   const bool padded_rows = g.c < 16 && g.kw > 1 && g.dw == 1;
-  return g.native && g.groups == 1 && padded * 5 <= g.o * 6 && g.n * g.oh() * g.ow() >= 48 &&
+  return g.native && g.groups == 1 && padded * 3 <= g.o * 4 && g.n * g.oh() * g.ow() >= 48 &&
          uint64_t{g.kh} * g.kw * g.c >= (padded_rows ? 16u : 32u);
 }
 
