@@ -40,7 +40,10 @@ MetadataColumns xnnpack_metadata(const uint8_t* data, size_t size, const Metadat
   if (!m) return unreadable(size, "XNNPACK stage metadata version 1");
   const auto type = static_cast<xnnpack::fb::NodeType>(m->node_type);
   const bool known = type >= xnnpack::fb::NodeType::MIN && type <= xnnpack::fb::NodeType::MAX;
-  MetadataColumns columns = {{"runs_on", m->runs_on == xnnpack::StageRunsOn::kNative ? "native" : "xnnpack"},
+  const char* runs_on = m->runs_on == xnnpack::StageRunsOn::kNative     ? "native"
+                        : m->runs_on == xnnpack::StageRunsOn::kWinograd ? "native-winograd"
+                                                                        : "xnnpack";
+  MetadataColumns columns = {{"runs_on", runs_on},
                              {"xnn_node", known ? xnnpack::fb::EnumNameNodeType(type)
                                                 : "node type " + std::to_string(m->node_type)}};
   if (m->num_nodes != 1) columns.emplace_back("xnn_nodes", std::to_string(m->num_nodes));

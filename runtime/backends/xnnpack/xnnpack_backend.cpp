@@ -107,13 +107,14 @@ Status place_shared_tensors(const StagePlan& plan, const std::vector<const void*
 // share) and its profiling metadata.
 // `folded_by[n]`: the nodes folded into node n (StagePlan::folded_into, inverted).
 void describe_stage(const BlobView& view, const StagePlan& plan,
-                    const std::vector<std::vector<size_t>>& folded_by, const Stage& stage, StageRun& run) {
+                    const std::vector<std::vector<size_t>>& folded_by, const Stage& stage,
+                    StageRunsOn runs_on, StageRun& run) {
   const auto* nodes = view.graph->nodes();
   const auto node_at = [&](size_t n) -> const fb::Node& {
     return *nodes->Get(static_cast<flatbuffers::uoffset_t>(n));
   };
   StageMetadata meta;
-  meta.runs_on = stage.native ? StageRunsOn::kNative : StageRunsOn::kXnnpack;
+  meta.runs_on = runs_on;
   meta.node_type = static_cast<uint16_t>(node_at(stage.first_node).type());
   meta.num_nodes = 0;
   bool shared_id = true;
@@ -206,7 +207,6 @@ Status create_stages(const BlobView& view, const std::vector<const void*>& const
   handle.runs.resize(plan.stages.size());
   for (size_t s = 0; s < plan.stages.size(); ++s) {
     StageRun& run = handle.runs[s];
-    describe_stage(view, plan, folded_by, plan.stages[s], run);
     run.serial = plan.stages[s].serial;
     if (plan.stages[s].native) {
       const NativeConvOptions conv_options{
@@ -217,6 +217,11 @@ Status create_stages(const BlobView& view, const std::vector<const void*>& const
     } else {
       ETC_ASSIGN_OR_RETURN(run.work, create_xnnpack_stage(view, constant_data, plan, s, handle));
     }
+    StageRunsOn runs_on = plan.stages[s].native ? StageRunsOn::kNative : StageRunsOn::kXnnpack;
+    if (const auto* op = std::get_if<NativeOp>(&run.work))
+      if (const auto* conv = std::get_if<ConvolutionOp>(op); conv != nullptr && is_winograd(*conv->conv))
+        runs_on = StageRunsOn::kWinograd;
+    describe_stage(view, plan, folded_by, plan.stages[s], runs_on, run);
   }
   return Status::Ok();
 }

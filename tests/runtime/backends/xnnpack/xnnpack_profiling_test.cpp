@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "runtime/backend/context.h"
+#include "runtime/backends/xnnpack/native_conv.h"
 #include "runtime/backends/xnnpack/profiling_metadata.h"
 #include "tests/support/xnnpack_blob_builder.h"
 
@@ -128,6 +129,42 @@ TEST_CASE("xnnpack logs each node's output in the program's NCHW layout", "[xnnp
   }
 }
 
+TEST_CASE("xnnpack stage metadata says which convolutions run natively and which as Winograd", "[xnnpack]") {
+  // x [1, 28, 28, 64] -> 3x3 conv (id 5, Winograd by the cost model) -> t
+  // -> 1x1 conv (id 6, the direct native kernel) -> y.
+  XnnpackBlobBuilder b;
+  const uint32_t x = b.input({1, 28, 28, 64}, 0);
+  const uint32_t t = b.tensor({1, 28, 28, 64});
+  const uint32_t y = b.output({1, 28, 28, 64}, 0);
+  auto& c3 = b.node(NodeType::Convolution2d,
+                    {x, b.constant({64, 3, 3, 64}, std::vector<float>(64 * 9 * 64, 0.01f))}, {t});
+  c3.kernel = {3, 3};
+  c3.padding = {1, 1, 1, 1};
+  c3.group_input_channels = c3.group_output_channels = 64;
+  c3.debug_id = 5;
+  auto& c1 = b.node(NodeType::Convolution2d,
+                    {t, b.constant({64, 1, 1, 64}, std::vector<float>(64 * 64, 0.01f))}, {y});
+  c1.kernel = {1, 1};
+  c1.group_input_channels = c1.group_output_channels = 64;
+  c1.debug_id = 6;
+  XnnpackRunner runner(1);
+  runner.options().delegate_detail = DelegateDetail::kPerNode;
+  REQUIRE(runner.init(b.build()).ok());
+  RecordingTracer tracer;
+  std::vector<XnnpackArg> args = {{Shape{1, 28, 28, 64}, std::vector<float>(28 * 28 * 64, 1.0f)},
+                                  zeros(Shape{1, 28, 28, 64})};
+  REQUIRE(runner.execute(args, &tracer).ok());
+  REQUIRE(tracer.ids == std::vector<int64_t>{5, 6});
+  // Without AVX-512F every convolution stays on XNNPACK.
+  const bool native = xnnpack::native_convolution_available();
+  CHECK(tracer.metadata(0).runs_on ==
+        (native ? xnnpack::StageRunsOn::kWinograd : xnnpack::StageRunsOn::kXnnpack));
+  CHECK(tracer.metadata(1).runs_on ==
+        (native ? xnnpack::StageRunsOn::kNative : xnnpack::StageRunsOn::kXnnpack));
+  // Interior pixels: 9 taps x 64 channels x 0.01, then 64 x 0.01 of that.
+  CHECK(std::abs(args[1].data[(14 * 28 + 14) * 64] - 5.76f * 0.64f) < 1e-4f);
+}
+
 TEST_CASE("xnnpack stage metadata round-trips and rejects what it cannot read", "[xnnpack]") {
   xnnpack::StageMetadata m;
   m.runs_on = xnnpack::StageRunsOn::kNative;
@@ -144,6 +181,14 @@ TEST_CASE("xnnpack stage metadata round-trips and rejects what it cannot read", 
   CHECK(back->folded_ids == m.folded_ids);
   CHECK_FALSE(xnnpack::decode_stage_metadata(bytes.data(), bytes.size() - 1).has_value());
   CHECK_FALSE(xnnpack::decode_stage_metadata(bytes.data(), 4).has_value());
+  for (auto runs_on : {xnnpack::StageRunsOn::kXnnpack, xnnpack::StageRunsOn::kWinograd}) {
+    m.runs_on = runs_on;
+    const std::vector<uint8_t> b = xnnpack::encode_stage_metadata(m);
+    CHECK(xnnpack::decode_stage_metadata(b.data(), b.size())->runs_on == runs_on);
+  }
+  std::vector<uint8_t> unknown = bytes;
+  unknown[1] = 3;  // no such place to run
+  CHECK_FALSE(xnnpack::decode_stage_metadata(unknown.data(), unknown.size()).has_value());
   std::vector<uint8_t> other = bytes;
   other[0] = 99;
   CHECK_FALSE(xnnpack::decode_stage_metadata(other.data(), other.size()).has_value());
