@@ -8,6 +8,7 @@
 #include <cstring>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "runtime/backends/xnnpack/blob_reader.h"
@@ -235,27 +236,42 @@ std::string describe(const Argument& arg) {
          ": expected float32 " + dims + ", " + std::to_string(arg.tensor.numel) + " elements";
 }
 
+enum class AutoOnOff { kAuto, kOn, kOff };
+
+// The value of an "auto" | "on" | "off" compile spec named `key` (the last
+// one given wins); kAuto when absent.
+Result<AutoOnOff> auto_on_off_spec(Span<const CompileSpecView> specs, std::string_view key) {
+  AutoOnOff mode = AutoOnOff::kAuto;
+  for (const CompileSpecView& spec : specs) {
+    if (spec.key != key) continue;
+    const std::string value(reinterpret_cast<const char*>(spec.value.data()), spec.value.size());
+    if (value == "auto")
+      mode = AutoOnOff::kAuto;
+    else if (value == "on")
+      mode = AutoOnOff::kOn;
+    else if (value == "off")
+      mode = AutoOnOff::kOff;
+    else
+      return fail(Error::InvalidArgument, "xnnpack: compile spec ", key, " is '", value,
+                  "', expected 'auto', 'on' or 'off'");
+  }
+  return mode;
+}
+
 // Compile spec "native_convolution": "auto" (the default) runs the
 // one-group convolutions that gain from it on the backend's own kernel
 // (native_conv.h runs_natively), "on" runs every one-group convolution there,
 // "off" keeps every convolution on XNNPACK. Without AVX-512F all stay on
 // XNNPACK.
 Result<NativeConvolutions> native_convolution_spec(Span<const CompileSpecView> specs) {
-  NativeConvolutions mode = NativeConvolutions::kAuto;
-  for (const CompileSpecView& spec : specs) {
-    if (spec.key != "native_convolution") continue;
-    const std::string value(reinterpret_cast<const char*>(spec.value.data()), spec.value.size());
-    if (value == "auto")
-      mode = NativeConvolutions::kAuto;
-    else if (value == "on")
-      mode = NativeConvolutions::kAll;
-    else if (value == "off")
-      mode = NativeConvolutions::kOff;
-    else
-      return fail(Error::InvalidArgument, "xnnpack: compile spec native_convolution is '", value,
-                  "', expected 'auto', 'on' or 'off'");
+  ETC_ASSIGN_OR_RETURN(const AutoOnOff value, auto_on_off_spec(specs, "native_convolution"));
+  if (!native_convolution_available()) return NativeConvolutions::kOff;
+  switch (value) {
+    case AutoOnOff::kAuto: return NativeConvolutions::kAuto;
+    case AutoOnOff::kOn: return NativeConvolutions::kAll;
+    case AutoOnOff::kOff: break;
   }
-  return native_convolution_available() ? mode : NativeConvolutions::kOff;
+  return NativeConvolutions::kOff;
 }
 
 // Compile spec "winograd": "auto" (the default) runs a native 3x3
@@ -263,21 +279,13 @@ Result<NativeConvolutions> native_convolution_spec(Span<const CompileSpecView> s
 // gains (native_winograd.h winograd_pays), "on" runs every such native
 // convolution so, "off" none.
 Result<WinogradMode> winograd_spec(Span<const CompileSpecView> specs) {
-  WinogradMode mode = WinogradMode::kAuto;
-  for (const CompileSpecView& spec : specs) {
-    if (spec.key != "winograd") continue;
-    const std::string value(reinterpret_cast<const char*>(spec.value.data()), spec.value.size());
-    if (value == "auto")
-      mode = WinogradMode::kAuto;
-    else if (value == "on")
-      mode = WinogradMode::kOn;
-    else if (value == "off")
-      mode = WinogradMode::kOff;
-    else
-      return fail(Error::InvalidArgument, "xnnpack: compile spec winograd is '", value,
-                  "', expected 'auto', 'on' or 'off'");
+  ETC_ASSIGN_OR_RETURN(const AutoOnOff value, auto_on_off_spec(specs, "winograd"));
+  switch (value) {
+    case AutoOnOff::kAuto: return WinogradMode::kAuto;
+    case AutoOnOff::kOn: return WinogradMode::kOn;
+    case AutoOnOff::kOff: break;
   }
-  return mode;
+  return WinogradMode::kOff;
 }
 
 class XnnpackBackend final : public BackendInterface {

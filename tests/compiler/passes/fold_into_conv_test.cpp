@@ -17,6 +17,14 @@ using etc::testing::random_floats;
 
 namespace {
 
+// A 3x3 stride-1 convolution's attributes, padded to keep the size.
+ir::Attrs conv3x3_same(int64_t group) {
+  return {{"strides", std::vector<int64_t>{1, 1}},
+          {"pads", std::vector<int64_t>{1, 1, 1, 1}},
+          {"dilations", std::vector<int64_t>{1, 1}},
+          {"group", group}};
+}
+
 ir::ExportedProgram conv_bn(bool with_bias, bool conv_output_also_returned) {
   std::mt19937 rng(3);
   GraphBuilder b;
@@ -24,11 +32,7 @@ ir::ExportedProgram conv_bn(bool with_bias, bool conv_output_also_returned) {
   auto w = b.constant_f32("w", {4, 3, 3, 3}, random_floats(4 * 27, rng));
   std::vector<ir::ValueId> conv_inputs = {x, w};
   if (with_bias) conv_inputs.push_back(b.constant_f32("b", {4}, random_floats(4, rng)));
-  auto conv = b.op(EdgeOp::Conv, conv_inputs,
-                   {{"strides", std::vector<int64_t>{1, 1}},
-                    {"pads", std::vector<int64_t>{1, 1, 1, 1}},
-                    {"dilations", std::vector<int64_t>{1, 1}},
-                    {"group", int64_t{1}}});
+  auto conv = b.op(EdgeOp::Conv, conv_inputs, conv3x3_same(1));
   auto y = b.op(
       EdgeOp::BatchNorm,
       {conv, b.constant_f32("gamma", {4}, random_floats(4, rng, 0.5f, 1.5f)),
@@ -86,11 +90,7 @@ ir::ExportedProgram conv_chain(const std::vector<Step>& chain, int64_t group = 1
   auto w = b.constant_f32("w", {4, 4 / group, 3, 3}, random_floats(static_cast<size_t>(4 / group * 36), rng));
   std::vector<ir::ValueId> conv_inputs = {x, w};
   if (with_bias) conv_inputs.push_back(b.constant_f32("b", {4}, random_floats(4, rng)));
-  auto conv = b.op(EdgeOp::Conv, conv_inputs,
-                   {{"strides", std::vector<int64_t>{1, 1}},
-                    {"pads", std::vector<int64_t>{1, 1, 1, 1}},
-                    {"dilations", std::vector<int64_t>{1, 1}},
-                    {"group", group}});
+  auto conv = b.op(EdgeOp::Conv, conv_inputs, conv3x3_same(group));
   ir::ValueId y = conv;
   int k = 0;
   for (const Step& s : chain) {
