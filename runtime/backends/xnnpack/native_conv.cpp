@@ -83,6 +83,12 @@ bool native_convolution_available() {
 #endif
 }
 
+size_t core_cache_bytes() {
+  if (!cpuinfo_initialize() || cpuinfo_get_l2_caches_count() == 0) return size_t{1} << 20;
+  const cpuinfo_cache* l2 = cpuinfo_get_l2_cache(0);
+  return l2 != nullptr && l2->size > 0 ? l2->size : size_t{1} << 20;
+}
+
 namespace {
 
 bool uses_padded_rows(const BlobView& view, const fb::Node& node) {
@@ -439,6 +445,43 @@ void scale_weights(NativeConv& c, const float* s) {
 }
 
 }  // namespace
+
+uint32_t input_tensor(const NativeConv& conv) { return conv.input; }
+
+bool is_pointwise(const NativeConv& conv) {
+  return conv.winograd == nullptr && !conv.padded_rows && conv.input_scale < 0 && conv.kernel_h == 1 &&
+         conv.kernel_w == 1 && conv.stride_h == 1 && conv.stride_w == 1 && conv.pad_top == 0 &&
+         conv.pad_left == 0 && conv.in_h == conv.out_h && conv.in_w == conv.out_w;
+}
+
+void run_native_pointwise(const NativeConv& conv, const float* x, size_t first, size_t count, float* y) {
+#if defined(__x86_64__)
+  const NativeConv& c = conv;
+  const Epilogue e{c.lo, c.hi, nullptr, 0, -INFINITY, INFINITY};
+  const float* a[kRows];
+  for (size_t done = 0; done < count; done += kRows) {
+    const size_t rows = std::min(kRows, count - done);
+    // Rows past the last pixel repeat it; their results are not stored.
+    for (size_t r = 0; r < kRows; ++r) a[r] = x + (first + done + std::min(r, rows - 1)) * c.in_c;
+    for (size_t panel = 0; panel < c.panels; ++panel) {
+      const size_t channels = std::min(kChannels, c.out_c - panel * kChannels);
+      const float* w = c.weights + panel * c.panel_floats;
+      float* out = y + done * c.out_c + panel * kChannels;
+      switch (c.activation) {
+        case ConvActivation::kSwish:
+          run_panel<false, ConvActivation::kSwish>(rows, channels, 1, c.in_c, a, w, out, c.out_c, e);
+          break;
+        case ConvActivation::kHardSwish:
+          run_panel<false, ConvActivation::kHardSwish>(rows, channels, 1, c.in_c, a, w, out, c.out_c, e);
+          break;
+        default: run_panel<false, ConvActivation::kNone>(rows, channels, 1, c.in_c, a, w, out, c.out_c, e);
+      }
+    }
+  }
+#else
+  (void)conv, (void)x, (void)first, (void)count, (void)y;
+#endif
+}
 
 void run_native_conv(NativeConv& conv, float* const* data, pthreadpool_t pool) {
   if (conv.input_scale >= 0) scale_weights(conv, data[conv.input_scale]);

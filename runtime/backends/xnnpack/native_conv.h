@@ -29,6 +29,9 @@ namespace etc::xnnpack {
 
 // Whether this CPU can run the kernel (AVX-512F).
 bool native_convolution_available();
+// The bytes of the cache private to one core (L2), 1 MiB where the CPU
+// does not say.
+size_t core_cache_bytes();
 // Whether a checked node is a convolution the kernel takes: one group, no
 // flags, an output channel count that leaves at most a quarter of the panel
 // lanes idle (32-channel panels; a last panel of at most 16 channels runs a
@@ -88,6 +91,20 @@ Status scale_input(NativeConv& conv, uint32_t x, uint32_t s);
 
 // Where the convolution stores and what its epilogue does (stages.h).
 NativeEpilogue& epilogue(NativeConv& conv);
+
+// The tensor the convolution reads.
+uint32_t input_tensor(const NativeConv& conv);
+
+// Whether a compiled convolution is pointwise: a 1x1 Convolution2d with
+// stride 1 and no padding, computed directly (not as Winograd) on its own
+// input (no folded input scale), so output pixel p reads input pixel p alone.
+bool is_pointwise(const NativeConv& conv);
+
+// For a pointwise convolution: output pixels [first, first + count) (of all
+// images, in order) from the input at x, stored count x (output channels)
+// floats at y, with the convolution's clamp and its epilogue's activation
+// (not its residual or output placement). Runs on the calling thread.
+void run_native_pointwise(const NativeConv& conv, const float* x, size_t first, size_t count, float* y);
 
 // `data[t]` is where tensor t lives (float32).
 void run_native_conv(NativeConv& conv, float* const* data, pthreadpool_t pool);

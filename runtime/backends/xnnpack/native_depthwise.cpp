@@ -79,6 +79,15 @@ struct RowTask {
   const float* x;
   float* y;
   const float* residual;
+  // When set, input row iy (of whichever image) is at ring + (iy %
+  // ring_rows) * in_w * channels instead of in x.
+  const float* ring = nullptr;
+  size_t ring_rows = 0;
+
+  const float* input_row(size_t b, size_t iy) const {
+    const size_t row = conv->in_w * conv->channels;
+    return ring != nullptr ? ring + (iy % ring_rows) * row : x + (b * conv->in_h + iy) * row;
+  }
 };
 
 #if defined(__x86_64__)
@@ -178,7 +187,7 @@ __attribute__((target("avx512f"))) void interior_four(const RowTask& task, size_
   for (size_t ky = 0; ky < c.kernel_h; ++ky) {
     const size_t iy = oy * c.stride_h + ky * c.dilation_h - c.pad_top;
     if (iy >= c.in_h) continue;
-    rows[n] = task.x + ((b * c.in_h + iy) * c.in_w + ox * c.stride_w - c.pad_left) * c.channels;
+    rows[n] = task.input_row(b, iy) + (ox * c.stride_w - c.pad_left) * c.channels;
     kernel_rows[n++] = ky;
   }
   const size_t pixel = r * c.out_w + ox, step = c.stride_w * c.channels;
@@ -219,7 +228,7 @@ __attribute__((target("avx512f"))) void row(const RowTask& task, size_t r) {
       for (size_t kx = 0; kx < c.kernel_w; ++kx) {
         const size_t ix = ox * c.stride_w + kx * c.dilation_w - c.pad_left;
         if (ix >= c.in_w) continue;
-        tap_x[n] = task.x + ((b * c.in_h + iy) * c.in_w + ix) * c.channels;
+        tap_x[n] = task.input_row(b, iy) + ix * c.channels;
         tap_w[n] = w + (ky * c.kernel_w + kx) * c.padded_channels;
         ++n;
       }
@@ -266,6 +275,19 @@ void run_native_depthwise(const NativeDepthwise& conv, float* const* data, pthre
   const RowTask task{&conv, data[conv.input], data[conv.output],
                      conv.has_residual ? data[conv.residual] : nullptr};
   pthreadpool_parallelize_1d_tile_1d(pool, rows, const_cast<RowTask*>(&task), conv.batch * conv.out_h, 1, 0);
+}
+
+DepthwiseShape shape(const NativeDepthwise& conv) {
+  return DepthwiseShape{conv.batch, conv.in_h,     conv.in_w,     conv.channels,   conv.out_h,
+                        conv.out_w, conv.kernel_h, conv.stride_h, conv.dilation_h, conv.pad_top};
+}
+
+void run_native_depthwise_rows(const NativeDepthwise& conv, float* const* data, const float* ring,
+                               size_t ring_rows, size_t first, size_t count) {
+  RowTask task{&conv, nullptr, data[conv.output], conv.has_residual ? data[conv.residual] : nullptr};
+  task.ring = ring;
+  task.ring_rows = ring_rows;
+  rows(&task, first, count);
 }
 
 }  // namespace etc::xnnpack

@@ -46,4 +46,18 @@ NativeEpilogue& epilogue(NativeDepthwise& conv);
 // `data[t]` is where tensor t lives (float32).
 void run_native_depthwise(const NativeDepthwise& conv, float* const* data, pthreadpool_t pool);
 
+// The sizes a row-by-row producer of the input needs (NHWC; rows are
+// output rows of all images in order, r = image * out_h + oy).
+struct DepthwiseShape {
+  size_t batch, in_h, in_w, channels, out_h, out_w;
+  size_t kernel_h, stride_h, dilation_h, pad_top;
+};
+DepthwiseShape shape(const NativeDepthwise& conv);
+
+// Output rows [first, first + count) on the calling thread, reading input
+// row iy (of the row's image) from ring + (iy % ring_rows) * in_w *
+// channels: every row the window of those output rows covers must be there.
+void run_native_depthwise_rows(const NativeDepthwise& conv, float* const* data, const float* ring,
+                               size_t ring_rows, size_t first, size_t count);
+
 }  // namespace etc::xnnpack

@@ -311,6 +311,7 @@ void run_native_op(const NativeOp& native, float* const* data, pthreadpool_t poo
       Overloaded{
           [&](const ConvolutionOp& op) { run_native_conv(*op.conv, data, pool); },
           [&](const DepthwiseOp& op) { run_native_depthwise(*op.conv, data, pool); },
+          [&](const ExpandDepthwiseOp& op) { run_expand_depthwise(op, data, pool); },
           [&](const ConcatenateOp& op) {
             if (!op.in_place.empty() &&
                 std::all_of(op.in_place.begin(), op.in_place.end(), [](bool b) { return b; }))

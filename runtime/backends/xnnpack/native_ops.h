@@ -21,6 +21,7 @@
 #include "runtime/backends/xnnpack/blob_reader.h"
 #include "runtime/backends/xnnpack/native_conv.h"
 #include "runtime/backends/xnnpack/native_depthwise.h"
+#include "runtime/backends/xnnpack/native_expand.h"
 #include "runtime/backends/xnnpack/native_math.h"
 #include "runtime/core/result.h"
 
@@ -80,7 +81,7 @@ struct DepthwiseOp {
 };
 
 using NativeOp = std::variant<ConcatenateOp, SliceOp, ChannelShuffleOp, SwishOp, ConvolutionOp, DepthwiseOp,
-                              TransposeOp, BatchMatMulOp, AxisSoftmaxOp, LayerNormOp, ReduceOp, UnaryMathOp,
+                              ExpandDepthwiseOp, TransposeOp, BatchMatMulOp, AxisSoftmaxOp, LayerNormOp, ReduceOp, UnaryMathOp,
                               ResizeNearestOp, ChannelScaleOp>;
 
 // x * sigmoid(x) of tensor x into tensor y (same element count), in one

@@ -98,6 +98,11 @@ struct StagePlan {
   // channel, a squeeze-and-excitation gate) folded into it — it reads x and
   // scales its weights by s on each run — and -1 otherwise.
   std::vector<int64_t> input_scale;
+  // Per node: for a native pointwise convolution, the depthwise convolution
+  // that alone reads its output and runs in its stage, on the rows as the
+  // convolution computes them (native_expand.h; the depthwise node is
+  // elided), -1 otherwise.
+  std::vector<int64_t> expands_into;
 };
 
 // `view` must have passed read_xnnpack_blob. Stages are serial or parallel

@@ -168,6 +168,20 @@ Result<NativeOp> create_native_stage(const BlobView& view, const StagePlan& plan
   const fb::Node& node = *view.graph->nodes()->Get(static_cast<flatbuffers::uoffset_t>(n));
   if (plan.swish_input[n] >= 0)
     return swish_op(view, static_cast<uint32_t>(plan.swish_input[n]), node.outputs()->Get(0));
+  if (plan.expands_into[n] >= 0) {
+    const auto d = static_cast<size_t>(plan.expands_into[n]);
+    const fb::Node& dw = *view.graph->nodes()->Get(static_cast<flatbuffers::uoffset_t>(d));
+    ETC_ASSIGN_OR_RETURN(NativeConvPtr expand, compile_native_conv(view, node, conv_options));
+    ETC_ASSIGN_OR_RETURN(NativeDepthwisePtr depthwise, compile_native_depthwise(view, dw));
+    if (!is_pointwise(*expand))
+      return fail(Error::Internal, "xnnpack: node ", std::to_string(n), " is not a pointwise convolution");
+    apply_conv_output(plan.writes_into[n], epilogue(*expand));
+    apply_conv_output(plan.writes_into[d], epilogue(*depthwise));
+    ETC_ASSIGN_OR_RETURN(
+        ExpandDepthwiseOp op,
+        compile_expand_depthwise(std::move(expand), std::move(depthwise), conv_options.threads));
+    return NativeOp(std::move(op));
+  }
   const int64_t scale = plan.input_scale[n];
   NativeConvOptions options = conv_options;
   if (scale >= 0) options.winograd = WinogradMode::kOff;  // scales direct weights only
