@@ -1,8 +1,10 @@
 #!/usr/bin/python3
 """etc with the XNNPACK backend against ONNX Runtime on the same CPU. Prints,
 per model and thread count, the median latency of each (in process, after
-warm-up; the two alternate round by round), the ratio etc/ORT and the
-geometric mean of the ratios; then cold start (etc: process start to first
+warm-up; the two alternate round by round, each going first in turn), the
+ratio etc/ORT (the median over rounds of each round's etc median over its
+ORT median, measured back to back, with the rounds' smallest and largest)
+and the geometric mean of the ratios; then cold start (etc: process start to first
 output; ORT: session creation plus first run) and peak RSS of each process.
 
     tools/bench_xnnpack.py [--etc build/tools/etc] [--threads 1,2] [--iterations 30]
@@ -115,17 +117,24 @@ def main():
             shapes = fixed or input_flags(onnx_path)
             for t in threads:
                 etc_ms, ort_ms = [], []
-                for _ in range(args.rounds):  # alternate the two, round by round
-                    out, _ = run_measured([args.etc, "run", program, "--random-inputs", "--threads", str(t),
-                                           "--warmup", str(args.warmup), "--iterations", str(args.iterations),
-                                           "--json"])
-                    etc_ms.append(json.loads(out)["latency_ms"]["median"])
-                    out, _ = run_measured(["node", ort_bench, onnx_path, str(t), str(args.iterations),
-                                           str(args.warmup), *shapes])
-                    ort_ms.append(json.loads(out)["median_ms"])
-                e, o = statistics.median(etc_ms), statistics.median(ort_ms)
-                ratios[t].append(e / o)
-                latency_rows.append((name, t, e, o, e / o, part.get("partitions", "-"),
+                for r in range(args.rounds):  # alternate the two, round by round, each first in turn
+                    for which in ("etc", "ort") if r % 2 == 0 else ("ort", "etc"):
+                        if which == "etc":
+                            out, _ = run_measured([args.etc, "run", program, "--random-inputs", "--threads", str(t),
+                                                   "--warmup", str(args.warmup), "--iterations",
+                                                   str(args.iterations), "--json"])
+                            etc_ms.append(json.loads(out)["latency_ms"]["median"])
+                        else:
+                            out, _ = run_measured(["node", ort_bench, onnx_path, str(t), str(args.iterations),
+                                                   str(args.warmup), *shapes])
+                            ort_ms.append(json.loads(out)["median_ms"])
+                # The ratio pairs each round's two medians, measured back to back,
+                # so a slow spell of the machine weighs on both sides of it.
+                paired = sorted(e / o for e, o in zip(etc_ms, ort_ms))
+                ratio = statistics.median(paired)
+                ratios[t].append(ratio)
+                latency_rows.append((name, t, statistics.median(etc_ms), statistics.median(ort_ms), ratio,
+                                     paired[0], paired[-1], part.get("partitions", "-"),
                                      part.get("node_coverage", 0.0)))
             # Cold start and peak RSS, one thread count (the last), fresh processes.
             t = threads[-1]
@@ -136,10 +145,10 @@ def main():
             ort_cold = ort["create_ms"] + ort["first_run_ms"]
             cold_rows.append((name, etc_wall * 1000.0, ort_cold, etc_wall * 1000.0 / ort_cold, etc_rss, ort_rss))
 
-    print("| model | threads | etc ms | ORT ms | etc/ORT | partitions | nodes delegated |")
-    print("|---|---|---|---|---|---|---|")
-    for name, t, e, o, r, parts, cov in latency_rows:
-        print(f"| {name} | {t} | {e:.2f} | {o:.2f} | {r:.2f} | {parts} | {cov * 100:.0f}% |")
+    print("| model | threads | etc ms | ORT ms | etc/ORT | rounds' etc/ORT | partitions | nodes delegated |")
+    print("|---|---|---|---|---|---|---|---|")
+    for name, t, e, o, r, lo, hi, parts, cov in latency_rows:
+        print(f"| {name} | {t} | {e:.2f} | {o:.2f} | {r:.2f} | {lo:.2f}–{hi:.2f} | {parts} | {cov * 100:.0f}% |")
     for t in threads:
         print(f"geometric mean etc/ORT at {t} thread(s): {geomean(ratios[t]):.3f}")
     print()
