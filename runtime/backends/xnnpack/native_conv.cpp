@@ -286,6 +286,9 @@ struct Epilogue {
   // Weights of a later panel to bring towards the core while this tile
   // computes, one 64-byte line per reduction step; null when none.
   const float* prefetch = nullptr;
+  // Last, with affine: y * scale + shift.
+  bool affine = false;
+  float scale = 1, shift = 0;
 };
 
 // rows x channels (rows <= R <= 12, channels <= 32) outputs: bias + sum
@@ -354,6 +357,10 @@ __attribute__((target("avx512f"))) void micro_kernel(size_t rows, size_t channel
       v0 = hardswish_ps(v0);
       if constexpr (Wide) v1 = hardswish_ps(v1);
     }
+    if (e.affine) {
+      v0 = _mm512_fmadd_ps(v0, _mm512_set1_ps(e.scale), _mm512_set1_ps(e.shift));
+      if constexpr (Wide) v1 = _mm512_fmadd_ps(v1, _mm512_set1_ps(e.scale), _mm512_set1_ps(e.shift));
+    }
     _mm512_mask_storeu_ps(y + r * y_stride, m0, v0);
     if constexpr (Wide) _mm512_mask_storeu_ps(y + r * y_stride + 16, m1, v1);
   }
@@ -404,6 +411,7 @@ void conv_tile(void* context, size_t tile, size_t panel) {
   const float* w = c.weights + panel * c.panel_floats;
   float* out = y + tile * kRows * c.out_stride + c.out_offset + panel * kChannels;
   Epilogue e{c.lo, c.hi, nullptr, c.out_c, c.residual_lo, c.residual_hi};
+  e.affine = c.affine, e.scale = c.scale, e.shift = c.shift;
   if (panel_major && (tile == 1 || tile == 2) && panel + 1 < c.panels)
     e.prefetch = c.weights + (panel + 1) * c.panel_floats + (tile - 1) * (c.panel_floats / 2);
   if (residual != nullptr) e.residual = residual + tile * kRows * c.out_c + panel * kChannels;
@@ -472,7 +480,8 @@ bool is_pointwise(const NativeConv& conv) {
 void run_native_pointwise(const NativeConv& conv, const float* x, size_t first, size_t count, float* y) {
 #if defined(__x86_64__)
   const NativeConv& c = conv;
-  const Epilogue e{c.lo, c.hi, nullptr, 0, -INFINITY, INFINITY};
+  Epilogue e{c.lo, c.hi, nullptr, 0, -INFINITY, INFINITY};
+  e.affine = c.affine, e.scale = c.scale, e.shift = c.shift;
   const float* a[kRows];
   for (size_t done = 0; done < count; done += kRows) {
     const size_t rows = std::min(kRows, count - done);

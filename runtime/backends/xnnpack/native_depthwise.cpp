@@ -124,6 +124,7 @@ __attribute__((target("avx512f"))) void pixel_block(const NativeDepthwise& c, si
                         _mm512_set1_ps(c.residual_hi));
     if constexpr (Act == ConvActivation::kSwish) r = swish_ps(r);
     if constexpr (Act == ConvActivation::kHardSwish) r = hardswish_ps(r);
+    if (c.affine) r = _mm512_fmadd_ps(r, _mm512_set1_ps(c.scale), _mm512_set1_ps(c.shift));
     _mm512_mask_storeu_ps(y + c0 + 16 * v, mask[v], r);
   }
 }
@@ -169,6 +170,7 @@ __attribute__((target("avx512f"))) void four_pixels(const NativeDepthwise& c, si
                           _mm512_set1_ps(c.residual_hi));
       if constexpr (Act == ConvActivation::kSwish) r = swish_ps(r);
       if constexpr (Act == ConvActivation::kHardSwish) r = hardswish_ps(r);
+      if (c.affine) r = _mm512_fmadd_ps(r, _mm512_set1_ps(c.scale), _mm512_set1_ps(c.shift));
       _mm512_mask_storeu_ps(y + p * c.out_stride + c0 + 16 * v, mask[v], r);
     }
 }

@@ -81,8 +81,8 @@ struct DepthwiseOp {
 };
 
 using NativeOp = std::variant<ConcatenateOp, SliceOp, ChannelShuffleOp, SwishOp, ConvolutionOp, DepthwiseOp,
-                              ExpandDepthwiseOp, TransposeOp, BatchMatMulOp, AxisSoftmaxOp, LayerNormOp, ReduceOp, UnaryMathOp,
-                              ResizeNearestOp, ChannelScaleOp>;
+                              ExpandDepthwiseOp, TransposeOp, BatchMatMulOp, AxisSoftmaxOp, LayerNormOp,
+                              ReduceOp, UnaryMathOp, ResizeNearestOp, ChannelScaleOp>;
 
 // x * sigmoid(x) of tensor x into tensor y (same element count), in one
 // pass (stages.h swish_input); needs AVX-512F.

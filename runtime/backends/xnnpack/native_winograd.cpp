@@ -293,6 +293,7 @@ __attribute__((target("avx512f"))) void transform_output_tile(const Winograd& w,
               rhi);
         if constexpr (Act == ConvActivation::kSwish) v = swish_ps(v);
         if constexpr (Act == ConvActivation::kHardSwish) v = hardswish_ps(v);
+        if (e.affine) v = _mm512_fmadd_ps(v, _mm512_set1_ps(e.scale), _mm512_set1_ps(e.shift));
         _mm512_mask_storeu_ps(st.y + pixel * e.out_stride + e.out_offset + c, mask, v);
       }
   }

@@ -51,6 +51,10 @@ struct ConvOutput {
   // convolution's clamp, and the Add's clamp; -1 when none.
   int64_t residual = -1;
   float residual_lo = 0, residual_hi = 0;
+  // A multiplication by and an addition of scalars that followed (a
+  // learnable affine block), applied last: y * scale + shift.
+  bool affine = false;
+  float scale = 1, shift = 0;
 };
 
 // Where a native convolution (native_conv.h, native_depthwise.h) stores its
@@ -68,10 +72,13 @@ struct NativeEpilogue {
   bool has_residual = false;
   uint32_t residual = 0;
   float residual_lo = -INFINITY, residual_hi = INFINITY;
+  // Then, with `affine`, y * scale + shift.
+  bool affine = false;
+  float scale = 1, shift = 0;
 };
 
-// Makes the convolution write where `out` says (when active) and add its
-// residual (when given).
+// Makes the convolution write where `out` says (when active), add its
+// residual (when given) and apply its affine (when given).
 void apply_conv_output(const ConvOutput& out, NativeEpilogue& e);
 
 struct StagePlan {
