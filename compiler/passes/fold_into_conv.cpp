@@ -24,6 +24,41 @@ ir::ConstantData to_bytes(const std::vector<float>& v) {
   return std::make_shared<const std::vector<uint8_t>>(p, p + v.size() * sizeof(float));
 }
 
+bool is_conv(EdgeOp op) { return op == EdgeOp::Conv || op == EdgeOp::ConvTranspose; }
+
+int64_t group_of(const ir::Node& conv) {
+  const ir::AttrValue* group = conv.attrs.find("group");
+  return group != nullptr ? std::get<int64_t>(*group) : 1;
+}
+
+// A conv's output channels: its weights are [M, C/group, k...] for Conv and
+// [C, M/group, k...] for ConvTranspose.
+int64_t output_channels(const ir::Graph& g, const ir::Node& conv) {
+  const Shape& w = g.value(conv.inputs[1]).spec.shape;
+  return conv.op == EdgeOp::Conv ? w[0] : w[1] * group_of(conv);
+}
+
+// Multiplies every weight of output channel o by k[o].
+void scale_output_channels(const ir::Graph& g, const ir::Node& conv, std::vector<float>& w,
+                           const std::vector<float>& k) {
+  const auto m = static_cast<size_t>(output_channels(g, conv));
+  if (conv.op == EdgeOp::Conv) {
+    const size_t per_channel = w.size() / m;
+    for (size_t o = 0; o < m; ++o)
+      for (size_t i = 0; i < per_channel; ++i) w[o * per_channel + i] *= k[o];
+    return;
+  }
+  const Shape& shape = g.value(conv.inputs[1]).spec.shape;
+  const auto in = static_cast<size_t>(shape[0]), per_group = static_cast<size_t>(shape[1]);
+  const auto groups = static_cast<size_t>(group_of(conv));
+  const size_t taps = w.size() / (in * per_group), in_per_group = in / groups;
+  for (size_t ci = 0; ci < in; ++ci)
+    for (size_t j = 0; j < per_group; ++j) {
+      const float f = k[ci / in_per_group * per_group + j];
+      for (size_t t = 0; t < taps; ++t) w[(ci * per_group + j) * taps + t] *= f;
+    }
+}
+
 // The conv that produces `bn`'s input, if the fold applies.
 ir::Node* foldable_conv(ir::Graph& g, const ir::Node& bn, const std::vector<std::vector<ir::NodeId>>& users) {
   const ir::ValueId x = bn.inputs[0];
@@ -32,7 +67,7 @@ ir::Node* foldable_conv(ir::Graph& g, const ir::Node& bn, const std::vector<std:
   for (ir::ValueId out : g.outputs())
     if (out == x) return nullptr;
   ir::Node& conv = g.node(xv.producer);
-  if (conv.dead || conv.op != EdgeOp::Conv || conv.outputs.size() != 1) return nullptr;
+  if (conv.dead || !is_conv(conv.op) || conv.outputs.size() != 1) return nullptr;
   if (!is_f32_constant(g, conv.inputs[1])) return nullptr;
   if (conv.inputs.size() > 2 && conv.inputs[2] != ir::kNoValue && !is_f32_constant(g, conv.inputs[2]))
     return nullptr;
@@ -46,17 +81,17 @@ void fold(ir::Graph& g, ir::Node& conv, ir::Node& bn) {
   const std::vector<float> gamma = floats(g, bn.inputs[1]), beta = floats(g, bn.inputs[2]);
   const std::vector<float> mean = floats(g, bn.inputs[3]), var = floats(g, bn.inputs[4]);
   const ir::Value& wv = g.value(conv.inputs[1]);
-  const int64_t m = wv.spec.shape[0];
+  const int64_t m = output_channels(g, conv);
   std::vector<float> w = floats(g, conv.inputs[1]);
   const bool has_bias = conv.inputs.size() > 2 && conv.inputs[2] != ir::kNoValue;
   std::vector<float> b =
       has_bias ? floats(g, conv.inputs[2]) : std::vector<float>(static_cast<size_t>(m), 0.0f);
-  const int64_t per_channel = static_cast<int64_t>(w.size()) / m;
+  std::vector<float> s(static_cast<size_t>(m));
   for (int64_t c = 0; c < m; ++c) {
-    const float s = gamma[c] / std::sqrt(var[c] + eps);
-    for (int64_t i = 0; i < per_channel; ++i) w[c * per_channel + i] *= s;
-    b[c] = (b[c] - mean[c]) * s + beta[c];
+    s[c] = gamma[c] / std::sqrt(var[c] + eps);
+    b[c] = (b[c] - mean[c]) * s[c] + beta[c];
   }
+  scale_output_channels(g, conv, w, s);
   const TensorSpec wspec = wv.spec;
   const std::string wname = wv.name + "_bn";
   conv.inputs[1] = g.add_constant(wname, wspec, to_bytes(w));
@@ -75,8 +110,7 @@ bool is_conv_output(const ir::Graph& g, ir::ValueId v, const std::vector<std::ve
   for (ir::ValueId out : g.outputs())
     if (out == v) return false;
   const ir::Node& conv = g.node(value.producer);
-  if (conv.dead || conv.op != EdgeOp::Conv || conv.outputs.size() != 1 || conv.inputs.size() < 2)
-    return false;
+  if (conv.dead || !is_conv(conv.op) || conv.outputs.size() != 1 || conv.inputs.size() < 2) return false;
   if (conv.attrs.find("clamp_min") || conv.attrs.find("clamp_max")) return false;
   if (!is_f32_constant(g, conv.inputs[1])) return false;
   return conv.inputs.size() < 3 || conv.inputs[2] == ir::kNoValue || is_f32_constant(g, conv.inputs[2]);
@@ -121,18 +155,15 @@ bool fold_affine(ir::Graph& g, ir::Node& n, const std::vector<std::vector<ir::No
     }
     ir::Node& conv = g.node(g.value(y).producer);
     const ir::Value& wv = g.value(conv.inputs[1]);
-    const auto m = static_cast<size_t>(wv.spec.shape[0]);
+    const auto m = static_cast<size_t>(output_channels(g, conv));
     if (m != k.size()) return false;
     const bool has_bias = conv.inputs.size() > 2 && conv.inputs[2] != ir::kNoValue;
     std::vector<float> b = has_bias ? floats(g, conv.inputs[2]) : std::vector<float>(m, 0.0f);
     const bool scales = n.op == EdgeOp::Mul || n.op == EdgeOp::Div;
     if (scales) {
       std::vector<float> w = floats(g, conv.inputs[1]);
-      const size_t per_channel_weights = w.size() / m;
-      for (size_t o = 0; o < m; ++o) {
-        for (size_t i = 0; i < per_channel_weights; ++i) w[o * per_channel_weights + i] *= k[o];
-        b[o] *= k[o];
-      }
+      scale_output_channels(g, conv, w, k);
+      for (size_t o = 0; o < m; ++o) b[o] *= k[o];
       conv.inputs[1] = g.add_constant(wv.name + "_scaled", wv.spec, to_bytes(w));
     } else {
       for (size_t o = 0; o < m; ++o) b[o] += n.op == EdgeOp::Add ? k[o] : -k[o];

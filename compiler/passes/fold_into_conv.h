@@ -1,6 +1,6 @@
 #pragma once
-// Folds what a conv's output goes through into the conv's own constant
-// weights and bias, when the conv's output has no other reader (the conv
+// Folds what a conv's (or conv_transpose's) output goes through into its
+// own constant weights and bias, when the conv's output has no other reader (the conv
 // then carries the folded node's debug handles too):
 // - an inference batch_norm:
 //     W'[m] = W[m] * s[m],  b'[m] = (b[m] - mean[m]) * s[m] + beta[m],

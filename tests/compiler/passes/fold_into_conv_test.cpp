@@ -148,3 +148,48 @@ TEST_CASE("what does not fold into a conv stays", "[passes][fold_into_conv]") {
   // The conv's output is read elsewhere too.
   CHECK(fold_and_check(conv_chain({{EdgeOp::Mul, Shape{1}}}, 1, true, true)) == 0);
 }
+
+namespace {
+
+// x [1, 4, 5, 5] -> conv_transpose (4 -> 6 channels in `group` groups,
+// 3x3, stride 2, pads 1) -> Add of a per-channel bias -> batch_norm -> y:
+// PP-OCR's detection head upsamples so.
+ir::ExportedProgram conv_transpose_chain(int64_t group) {
+  std::mt19937 rng(5);
+  GraphBuilder b;
+  auto x = b.input("x", DType::Float32, {1, 4, 5, 5});
+  auto w =
+      b.constant_f32("w", {4, 6 / group, 3, 3}, random_floats(static_cast<size_t>(4 * (6 / group) * 9), rng));
+  auto conv = b.op(EdgeOp::ConvTranspose, {x, w},
+                   {{"strides", std::vector<int64_t>{2, 2}},
+                    {"pads", std::vector<int64_t>{1, 1, 1, 1}},
+                    {"dilations", std::vector<int64_t>{1, 1}},
+                    {"group", group}});
+  auto biased = b.op(EdgeOp::Add, {conv, b.constant_f32("bias", {1, 6, 1, 1}, random_floats(6, rng))});
+  auto y = b.op(
+      EdgeOp::BatchNorm,
+      {biased, b.constant_f32("gamma", {6}, random_floats(6, rng, 0.5f, 1.5f)),
+       b.constant_f32("beta", {6}, random_floats(6, rng)), b.constant_f32("mean", {6}, random_floats(6, rng)),
+       b.constant_f32("var", {6}, random_floats(6, rng, 0.2f, 2.0f))},
+      {{"epsilon", 1e-5f}});
+  b.output(y, "y");
+  return b.build();
+}
+
+}  // namespace
+
+TEST_CASE("a bias Add and a batch_norm after a conv_transpose fold into it", "[passes][fold_into_conv]") {
+  for (int64_t group : {1, 2}) {
+    INFO("group " << group);
+    const ir::ExportedProgram before = conv_transpose_chain(group);
+    ir::ExportedProgram after = conv_transpose_chain(group);
+    CHECK(passes::fold_conv_affine(after.graph) == 1);
+    CHECK(passes::fold_batch_norm(after.graph) == 1);
+    passes::eliminate_dead_code(after.graph);
+    REQUIRE(after.graph.num_live_nodes() == 1);
+    CHECK(after.graph.nodes()[0].op == EdgeOp::ConvTranspose);
+    CHECK(after.graph.nodes()[0].meta.debug_handles == std::vector<int32_t>{1, 2, 3});
+    std::mt19937 rng(11);
+    testing::check_same_float_outputs(before, after, {testing::as_bytes(random_floats(4 * 25, rng))}, 1e-5);
+  }
+}
