@@ -123,6 +123,37 @@ bool fuse_written_hard_swish(ir::Graph& g, const Users& users, ir::Node& add) {
   return true;
 }
 
+// ---- x + x * g → x * (g + 1), g broadcast over x ----
+// A gate added back to its input (PaddleOCR's residual squeeze-and-excitation
+// layers): the sum of the product and x in one multiplication by the small
+// g + 1, so the product is never written and read back. The Mul's node
+// computes g + 1; the Add's node, the product.
+
+bool fuse_residual_gate(ir::Graph& g, const Users& users, ir::Node& mul) {
+  if (mul.op != EdgeOp::Mul || mul.inputs.size() != 2 || mul.inputs[0] == mul.inputs[1]) return false;
+  const ir::ValueId m = mul.outputs[0];
+  ir::Node* add = only_user(g, users, m);
+  if (add == nullptr || add->op != EdgeOp::Add) return false;
+  const ir::ValueId x = other_operand(*add, m);
+  const ir::ValueId gate = other_operand(mul, x);
+  if (x == ir::kNoValue || gate == ir::kNoValue || !is_float32(g, x) || !is_float32(g, gate)) return false;
+  const Shape xs = g.value(x).spec.shape;
+  if (g.value(m).spec.shape != xs || g.value(add->outputs[0]).spec.shape != xs ||
+      g.value(gate).spec.shape.numel() >= xs.numel())
+    return false;
+  const float one = 1.0f;
+  const ir::ValueId c = g.add_constant(
+      g.value(m).name + ".one", TensorSpec{DType::Float32, Shape{1}},
+      std::make_shared<const std::vector<uint8_t>>(reinterpret_cast<const uint8_t*>(&one),
+                                                   reinterpret_cast<const uint8_t*>(&one) + sizeof one));
+  g.value(m).spec = g.value(gate).spec;
+  mul.op = EdgeOp::Add;
+  mul.inputs = {gate, c};
+  add->op = EdgeOp::Mul;
+  add->inputs = {x, m};
+  return true;
+}
+
 // ---- x * (1 + erf(x / sqrt 2)) / 2 → gelu(x) ----
 // The three groupings exporters write: ((x * t) * 0.5), (x * (t * 0.5)) and
 // ((x * 0.5) * t), with t = 1 + erf(x / sqrt 2) (x * (1 / sqrt 2) too).
@@ -320,7 +351,8 @@ size_t fuse_patterns(ir::Graph& g) {
   for (size_t i = 0; i < g.nodes().size(); ++i) {
     ir::Node& n = g.nodes()[i];
     if (n.dead) continue;
-    if (fuse_hard_swish(g, users, n) || fuse_written_hard_swish(g, users, n) || fuse_gelu(g, users, n)) {
+    if (fuse_hard_swish(g, users, n) || fuse_written_hard_swish(g, users, n) || fuse_gelu(g, users, n) ||
+        fuse_residual_gate(g, users, n)) {
       users = g.users();
       ++fused;
       continue;

@@ -10,8 +10,11 @@
 //     means over trailing axes  ->  layer_norm(x, gamma, beta)
 //     (LayerNorm from exporters without LayerNormalization: PaddlePaddle,
 //     torch before opset 17, TensorFlow)
+//   x + x * g, g broadcast over x (a gate added back: PaddleOCR's residual
+//     squeeze-and-excitation)  ->  x * (g + 1): the Mul's node computes the
+//     small g + 1 and keeps its debug handles, the Add's node the product
 // Intermediates read elsewhere, or graph outputs, keep a pattern unfused.
-// The fused node takes every matched node's debug handles.
+// Otherwise the fused node takes every matched node's debug handles.
 
 #include <cstddef>
 

@@ -196,3 +196,35 @@ TEST_CASE("gelu and its tanh approximation", "[passes]") {
     }
   }
 }
+
+namespace {
+
+// x + x * g with g = sigmoid(mean of x over its pixels) ([1, 4, 1, 1]), in
+// either operand order; or g as large as x.
+ir::ExportedProgram residual_gate(bool swap, bool also_output_product, bool full_gate = false) {
+  GraphBuilder b;
+  const auto x = b.input("x", DType::Float32, {1, 4, 5, 5});
+  const auto pooled = b.op(EdgeOp::ReduceMean, {x},
+                           ir::Attrs{{"axes", std::vector<int64_t>{2, 3}}, {"keepdims", int64_t{1}}});
+  const auto g = b.op(EdgeOp::Sigmoid, {full_gate ? x : pooled});
+  const auto m = swap ? b.op(EdgeOp::Mul, {g, x}) : b.op(EdgeOp::Mul, {x, g});
+  b.output(swap ? b.op(EdgeOp::Add, {x, m}) : b.op(EdgeOp::Add, {m, x}), "y");
+  if (also_output_product) b.output(m, "product");
+  return b.build();
+}
+
+}  // namespace
+
+TEST_CASE("x + x * g becomes x * (g + 1)", "[passes]") {
+  for (bool swap : {false, true}) {
+    INFO("swapped operands " << swap);
+    const ir::ExportedProgram after = fused(residual_gate(swap, false), 1);
+    CHECK(live(after.graph, EdgeOp::Mul) == 1);
+    CHECK(live(after.graph, EdgeOp::Add) == 1);
+    for (const ir::Node& n : after.graph.nodes())
+      if (!n.dead && n.op == EdgeOp::Add)
+        CHECK(after.graph.value(n.outputs[0]).spec.shape == Shape{1, 4, 1, 1});
+  }
+  fused(residual_gate(false, true), 0);         // the product is an output too
+  fused(residual_gate(false, false, true), 0);  // the gate is as large as x: nothing saved
+}
