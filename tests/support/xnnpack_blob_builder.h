@@ -45,6 +45,7 @@ struct XnnpackNodeSpec {
   uint32_t block_size = 0, flags = 0, debug_id = 0;
   uint32_t axis = 0;
   std::vector<uint64_t> offsets;
+  std::vector<uint64_t> indices;  // ResizeNearest: source rows, then source columns
 };
 
 class XnnpackBlobBuilder {
@@ -143,6 +144,7 @@ class XnnpackBlobBuilder {
     const auto pre = optional(fbb, n.pre_paddings);
     const auto post = optional(fbb, n.post_paddings);
     const auto offsets = optional(fbb, n.offsets);
+    const auto indices = optional(fbb, n.indices);
     xfb::NodeBuilder b(fbb);
     b.add_type(n.type);
     b.add_inputs(inputs);
@@ -169,6 +171,7 @@ class XnnpackBlobBuilder {
     b.add_debug_id(n.debug_id);
     b.add_axis(n.axis);
     if (!offsets.IsNull()) b.add_offsets(offsets);
+    if (!indices.IsNull()) b.add_indices(indices);
     return b.Finish();
   }
 

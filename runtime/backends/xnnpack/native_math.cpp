@@ -247,7 +247,16 @@ void resize_rows(void* context, size_t first, size_t count) {
     const size_t b = r / out_h, y = r % out_h;
     const float* src = data[op->input] + (b * op->in_h + op->rows[y]) * op->in_w * c;
     float* dst = data[op->output] + r * out_w * c;
-    for (size_t x = 0; x < out_w; ++x) std::memcpy(dst + x * c, src + op->cols[x] * c, c * sizeof(float));
+    if (op->addend < 0) {
+      for (size_t x = 0; x < out_w; ++x) std::memcpy(dst + x * c, src + op->cols[x] * c, c * sizeof(float));
+      continue;
+    }
+    const float* add = data[op->addend] + r * out_w * c;
+    for (size_t x = 0; x < out_w; ++x) {
+      const float* from = src + op->cols[x] * c;
+      for (size_t i = 0; i < c; ++i)
+        dst[x * c + i] = std::min(std::max(from[i] + add[x * c + i], op->lo), op->hi);
+    }
   }
 }
 

@@ -77,6 +77,10 @@ struct ResizeNearestOp {
   uint32_t input = 0, output = 0;
   size_t batch = 0, in_h = 0, in_w = 0, channels = 0;
   std::vector<size_t> rows, cols;  // source row of each output row, column of each column
+  // With an addend (a folded Add, stages.h ConvOutput::residual): output =
+  // clamp(resized + addend, lo, hi), the addend laid out as the output.
+  int64_t addend = -1;
+  float lo = -INFINITY, hi = INFINITY;
 };
 
 // y[b, p, c] = clamp(x[b, p, c] * s[b * s_batch_stride + c]) over batches b,

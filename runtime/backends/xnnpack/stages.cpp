@@ -389,6 +389,40 @@ void fold_output_affines(const Graph& g, StagePlan& plan) {
   }
 }
 
+// An Add of a nearest resize's output, which nothing else reads, and a
+// tensor of the output's shape computed before the resize (a feature
+// pyramid's top-down sum) folds into the native resize: it adds as it
+// copies, so the upsampled tensor is never written and read back.
+void fold_resize_adds(const Graph& g, StagePlan& plan) {
+  for (size_t n = 0; n < g.num_nodes; ++n) {
+    const fb::Node& add = g.node(n);
+    if (plan.elided[n] || add.type() != fb::NodeType::Add || add.inputs()->size() != 2) continue;
+    const uint32_t y = add.outputs()->Get(0);
+    const TensorInfo& ty = g.view.tensors[y];
+    for (flatbuffers::uoffset_t k = 0; k < 2; ++k) {
+      const uint32_t u = add.inputs()->Get(k), z = add.inputs()->Get(1 - k);
+      const int64_t r = g.producer[u];
+      if (r < 0 || u == z || g.readers[u] != 1 || g.view.tensors[u].is_external() ||
+          g.view.tensors[z].is_constant() || !g.native[static_cast<size_t>(r)] ||
+          g.node(static_cast<size_t>(r)).type() != fb::NodeType::ResizeNearest ||
+          plan.writes_into[static_cast<size_t>(r)].active || g.producer[z] >= r)
+        continue;
+      const TensorInfo &tu = g.view.tensors[u], &tz = g.view.tensors[z];
+      if (tu.rank != ty.rank || tz.rank != ty.rank || !std::equal(tu.dims, tu.dims + tu.rank, ty.dims) ||
+          !std::equal(tz.dims, tz.dims + tz.rank, ty.dims))
+        continue;
+      ConvOutput out{true, y, 0, ty.dims[ty.rank - 1], ConvActivation::kNone};
+      out.residual = z;
+      out.residual_lo = add.output_min();
+      out.residual_hi = add.output_max();
+      plan.writes_into[static_cast<size_t>(r)] = out;
+      plan.elided[n] = true;
+      plan.folded_into[n] = r;
+      break;
+    }
+  }
+}
+
 // A ChannelScale (x * s, s one value per channel and image: a
 // squeeze-and-excitation gate) whose product only a native one-group
 // convolution reads, unclamped, folds into that convolution: on each run it
@@ -471,8 +505,9 @@ void form_stages(const Graph& g, DelegateDetail detail, StagePlan& plan) {
   for (size_t n = 0; n < g.num_nodes; ++n) {
     if (plan.elided[n]) continue;
     // A native convolution that took over its neighbours' work is not small.
-    const bool serial = !plan.writes_into[n].active && plan.swish_input[n] < 0 && plan.expands_into[n] < 0 &&
-                        is_small_node(g.view, g.node(n));
+    const bool took_over = plan.swish_input[n] >= 0 || plan.expands_into[n] >= 0 ||
+                           (plan.writes_into[n].active && g.node(n).type() != fb::NodeType::ResizeNearest);
+    const bool serial = !took_over && is_small_node(g.view, g.node(n));
     if (g.native[n] || detail != DelegateDetail::kFused || plan.stages.empty() || plan.stages.back().native ||
         plan.stages.back().serial != serial)
       plan.stages.push_back(Stage{g.native[n], n, n + 1, serial});
@@ -658,6 +693,7 @@ StagePlan plan_stages(const BlobView& view, NativeConvolutions convolutions, Del
       fold_hardswishes(g, plan);
     }
     fold_residual_adds(g, plan);
+    fold_resize_adds(g, plan);
     if (convolutions != NativeConvolutions::kOff) fold_output_affines(g, plan);
     concatenate_in_place(g, plan);
     stream_expansions(g, plan);

@@ -37,7 +37,8 @@ inline constexpr int32_t kNoBuffer = -1;
 // What a native convolution applies to each clamped result before storing.
 enum class ConvActivation : uint8_t { kNone, kSwish, kHardSwish };
 
-// Where a native convolution writes instead of its own output: channels
+// Where a native convolution (or a native nearest resize, with an Add's
+// other operand as its residual) writes instead of its own output: channels
 // [channel_offset, +its channels) of every pixel of `tensor`, whose pixels
 // are `pixel_stride` floats apart (its slice of a channel concatenation, or
 // the output of a swish, hardswish or residual Add it computes in its

@@ -193,6 +193,12 @@ Result<NativeOp> create_native_stage(const BlobView& view, const StagePlan& plan
   const ConvOutput& out = plan.writes_into[n];
   if (auto* conv = std::get_if<ConvolutionOp>(&op)) apply_conv_output(out, epilogue(*conv->conv));
   if (auto* conv = std::get_if<DepthwiseOp>(&op)) apply_conv_output(out, epilogue(*conv->conv));
+  if (auto* resize = std::get_if<ResizeNearestOp>(&op); resize != nullptr && out.active) {
+    resize->output = out.tensor;
+    resize->addend = out.residual;
+    resize->lo = out.residual_lo;
+    resize->hi = out.residual_hi;
+  }
   if (auto* concatenate = std::get_if<ConcatenateOp>(&op)) concatenate->in_place = plan.in_place[n];
   return op;
 }
