@@ -281,6 +281,7 @@ Result<NativeOp> compile_native_op(const BlobView& view, const fb::Node& node,
                                    const NativeConvOptions& conv_options) {
   switch (node.type()) {
     case NodeType::FullyConnected:
+    case NodeType::Deconvolution2d:
     case NodeType::Convolution2d: {
       ETC_ASSIGN_OR_RETURN(NativeConvPtr conv, compile_native_conv(view, node, conv_options));
       return NativeOp(ConvolutionOp{std::move(conv)});
