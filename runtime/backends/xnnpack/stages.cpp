@@ -298,6 +298,21 @@ void fold_hardswishes(Graph& g, StagePlan& plan) {
   }
 }
 
+// Add node `add` folds into node `into`, which writes the Add's output with
+// `other` (the Add's other operand) as its residual and the Add's clamp.
+void fold_add(const Graph& g, StagePlan& plan, size_t add, int64_t into, uint32_t other) {
+  const fb::Node& node = g.node(add);
+  const uint32_t y = node.outputs()->Get(0);
+  const TensorInfo& ty = g.view.tensors[y];
+  ConvOutput out{true, y, 0, ty.dims[ty.rank - 1], ConvActivation::kNone};
+  out.residual = other;
+  out.residual_lo = node.output_min();
+  out.residual_hi = node.output_max();
+  plan.writes_into[static_cast<size_t>(into)] = out;
+  plan.elided[add] = true;
+  plan.folded_into[add] = into;
+}
+
 // A residual Add(conv output, r) — no broadcasting, the convolution's output
 // read by nothing else, r computed before the convolution — folds into the
 // convolution's epilogue (resnet's blocks, mobilenet_v2's).
@@ -313,13 +328,7 @@ void fold_residual_adds(const Graph& g, StagePlan& plan) {
       if (p < 0 || tr.is_constant() || t == r || tt.numel != ty.numel || tr.numel != ty.numel ||
           g.producer[r] >= p)
         continue;
-      ConvOutput out{true, y, 0, ty.dims[ty.rank - 1], ConvActivation::kNone};
-      out.residual = r;
-      out.residual_lo = add.output_min();
-      out.residual_hi = add.output_max();
-      plan.writes_into[static_cast<size_t>(p)] = out;
-      plan.elided[n] = true;
-      plan.folded_into[n] = p;
+      fold_add(g, plan, n, p, r);
       break;
     }
   }
@@ -412,13 +421,7 @@ void fold_resize_adds(const Graph& g, StagePlan& plan) {
       if (tu.rank != ty.rank || tz.rank != ty.rank || !std::equal(tu.dims, tu.dims + tu.rank, ty.dims) ||
           !std::equal(tz.dims, tz.dims + tz.rank, ty.dims))
         continue;
-      ConvOutput out{true, y, 0, ty.dims[ty.rank - 1], ConvActivation::kNone};
-      out.residual = z;
-      out.residual_lo = add.output_min();
-      out.residual_hi = add.output_max();
-      plan.writes_into[static_cast<size_t>(r)] = out;
-      plan.elided[n] = true;
-      plan.folded_into[n] = r;
+      fold_add(g, plan, n, r, z);
       break;
     }
   }

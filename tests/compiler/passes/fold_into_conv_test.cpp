@@ -25,6 +25,17 @@ ir::Attrs conv3x3_same(int64_t group) {
           {"group", group}};
 }
 
+// An inference batch_norm of x's `channels` channels with random parameters.
+ir::ValueId batch_norm(GraphBuilder& b, ir::ValueId x, int64_t channels, std::mt19937& rng) {
+  const auto n = static_cast<size_t>(channels);
+  return b.op(EdgeOp::BatchNorm,
+              {x, b.constant_f32("gamma", {channels}, random_floats(n, rng, 0.5f, 1.5f)),
+               b.constant_f32("beta", {channels}, random_floats(n, rng)),
+               b.constant_f32("mean", {channels}, random_floats(n, rng)),
+               b.constant_f32("var", {channels}, random_floats(n, rng, 0.2f, 2.0f))},
+              {{"epsilon", 1e-5f}});
+}
+
 ir::ExportedProgram conv_bn(bool with_bias, bool conv_output_also_returned) {
   std::mt19937 rng(3);
   GraphBuilder b;
@@ -33,12 +44,7 @@ ir::ExportedProgram conv_bn(bool with_bias, bool conv_output_also_returned) {
   std::vector<ir::ValueId> conv_inputs = {x, w};
   if (with_bias) conv_inputs.push_back(b.constant_f32("b", {4}, random_floats(4, rng)));
   auto conv = b.op(EdgeOp::Conv, conv_inputs, conv3x3_same(1));
-  auto y = b.op(
-      EdgeOp::BatchNorm,
-      {conv, b.constant_f32("gamma", {4}, random_floats(4, rng, 0.5f, 1.5f)),
-       b.constant_f32("beta", {4}, random_floats(4, rng)), b.constant_f32("mean", {4}, random_floats(4, rng)),
-       b.constant_f32("var", {4}, random_floats(4, rng, 0.2f, 2.0f))},
-      {{"epsilon", 1e-5f}});
+  auto y = batch_norm(b, conv, 4, rng);
   b.output(y, "y");
   if (conv_output_also_returned) b.output(conv, "conv_out");
   return b.build();
@@ -166,12 +172,7 @@ ir::ExportedProgram conv_transpose_chain(int64_t group) {
                     {"dilations", std::vector<int64_t>{1, 1}},
                     {"group", group}});
   auto biased = b.op(EdgeOp::Add, {conv, b.constant_f32("bias", {1, 6, 1, 1}, random_floats(6, rng))});
-  auto y = b.op(
-      EdgeOp::BatchNorm,
-      {biased, b.constant_f32("gamma", {6}, random_floats(6, rng, 0.5f, 1.5f)),
-       b.constant_f32("beta", {6}, random_floats(6, rng)), b.constant_f32("mean", {6}, random_floats(6, rng)),
-       b.constant_f32("var", {6}, random_floats(6, rng, 0.2f, 2.0f))},
-      {{"epsilon", 1e-5f}});
+  auto y = batch_norm(b, biased, 6, rng);
   b.output(y, "y");
   return b.build();
 }
