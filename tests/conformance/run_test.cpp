@@ -118,7 +118,8 @@ const std::set<std::string>& scope() {
                                             "Mod",
                                             "Einsum",
                                             "LSTM",
-                                            "GRU"};
+                                            "GRU",
+                                            "If"};
   return ops;
 }
 

@@ -24,13 +24,15 @@ int64_t default_opset(const onnx::ModelProto& m) {
   return 0;
 }
 
-// Step 3: every unsupported op type, reported together.
-void find_unsupported(const onnx::ModelProto& m, const std::string& path, int64_t opset) {
-  std::vector<std::string> problems;
-  std::set<std::string> seen;
-  const auto& nodes = m.graph().node();
+// The nodes of `g` whose op type has no lowering at this opset, and those of
+// the branches of its If nodes, as lines of a report.
+void collect_unsupported(const onnx::GraphProto& g, int64_t opset, std::vector<std::string>& problems) {
+  const auto& nodes = g.node();
   for (int i = 0; i < nodes.size(); ++i) {
     const onnx::NodeProto& n = nodes[i];
+    if (n.op_type() == "If" && n.domain().empty())
+      for (const auto& a : n.attribute())
+        if (a.has_g()) collect_unsupported(a.g(), opset, problems);
     const std::string key = n.domain() + "::" + n.op_type();
     std::string reason;
     if (!n.domain().empty() && n.domain() != "ai.onnx") {
@@ -45,6 +47,12 @@ void find_unsupported(const onnx::ModelProto& m, const std::string& path, int64_
     if (!reason.empty())
       problems.push_back("  node '" + node_label(n, i) + "' (" + n.op_type() + "): " + reason);
   }
+}
+
+// Step 3: every unsupported op type, reported together.
+void find_unsupported(const onnx::ModelProto& m, const std::string& path, int64_t opset) {
+  std::vector<std::string> problems;
+  collect_unsupported(m.graph(), opset, problems);
   if (problems.empty()) return;
   std::string msg = path + ": " + std::to_string(problems.size()) + " node(s) cannot be compiled:\n";
   for (const auto& p : problems) msg += p + "\n";
@@ -115,18 +123,18 @@ void bind_initializers(Importer& imp, const onnx::GraphProto& g) {
 }
 
 // Step 5.
+void lower_node(Importer& imp, const onnx::NodeProto& n, int index, int32_t handle) {
+  imp.program().debug_handles[handle] = {node_label(n, index), n.op_type()};
+  LowerContext ctx(imp, n, handle);
+  find_lowering(n.op_type())->fn(ctx);
+  for (int o = 0; o < n.output_size(); ++o)
+    if (!n.output(o).empty() && imp.lookup(n.output(o)) == ir::kNoValue)
+      ctx.fail("output " + std::to_string(o) + " ('" + n.output(o) + "') is not supported by this lowering");
+}
+
 void lower_nodes(Importer& imp, const onnx::GraphProto& g) {
-  for (int i = 0; i < g.node_size(); ++i) {
-    const onnx::NodeProto& n = g.node(i);
-    const int32_t handle = i + 1;
-    imp.program().debug_handles[handle] = {node_label(n, i), n.op_type()};
-    LowerContext ctx(imp, n, handle);
-    find_lowering(n.op_type())->fn(ctx);
-    for (int o = 0; o < n.output_size(); ++o)
-      if (!n.output(o).empty() && imp.lookup(n.output(o)) == ir::kNoValue)
-        ctx.fail("output " + std::to_string(o) + " ('" + n.output(o) +
-                 "') is not supported by this lowering");
-  }
+  imp.set_next_handle(g.node_size() + 1);
+  for (int i = 0; i < g.node_size(); ++i) lower_node(imp, g.node(i), i, i + 1);
 }
 
 // Step 6: outputs must be values a node writes, each listed once.
@@ -161,6 +169,21 @@ ir::ValueId Importer::lookup(const std::string& name) const {
 }
 
 void Importer::bind(const std::string& name, ir::ValueId value) { names_[name] = value; }
+
+std::vector<ir::ValueId> Importer::lower_subgraph(const onnx::GraphProto& g) {
+  record_declared_types(g);
+  bind_initializers(*this, g);
+  for (int i = 0; i < g.node_size(); ++i) lower_node(*this, g.node(i), i, next_handle_++);
+  std::vector<ir::ValueId> outputs;
+  for (const auto& out : g.output()) {
+    const ir::ValueId v = lookup(out.name());
+    if (v == ir::kNoValue)
+      throw CompileError(path_ + ": subgraph '" + g.name() + "': output '" + out.name() +
+                         "' is never produced");
+    outputs.push_back(v);
+  }
+  return outputs;
+}
 
 std::string Importer::unique_name(const std::string& base) {
   const int n = name_counts_[base]++;

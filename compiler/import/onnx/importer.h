@@ -5,6 +5,7 @@
 //   1. load_model      read and parse the file, pull in external data files
 //   2. check_model     libonnx's checker, then its shape inference
 //   3. find_unsupported  every node whose op type has no lowering, all at once
+//                      (an If's branches too)
 //   4. bind_inputs     graph inputs with --input-shape overrides applied;
 //                      a dynamic dim with no override is an error
 //   5. lower_nodes     each ONNX node through its family's lowering, folding
@@ -17,6 +18,7 @@
 #include <optional>
 #include <string>
 #include <unordered_map>
+#include <vector>
 
 #include "compiler/ir/graph.h"
 #include "runtime/core/shape.h"
@@ -53,6 +55,14 @@ class Importer {
   // shape inference) for a tensor name; nullopt when unknown or not static.
   std::optional<TensorSpec> declared_spec(const std::string& name) const;
   void record_declared_types(const onnx::GraphProto& graph);
+  // Lowers a subgraph's initializers and nodes in place (an If's taken
+  // branch): its nodes read the enclosing graphs' values by name, and get
+  // debug handles after the main graph's. Returns the IR values of its
+  // outputs; throws CompileError naming a node or output.
+  std::vector<ir::ValueId> lower_subgraph(const onnx::GraphProto& graph);
+  // The first debug handle subgraph nodes take: the main graph's nodes have
+  // 1..N.
+  void set_next_handle(int32_t handle) { next_handle_ = handle; }
 
  private:
   std::string path_;
@@ -61,6 +71,7 @@ class Importer {
   std::unordered_map<std::string, ir::ValueId> names_;
   std::unordered_map<std::string, int> name_counts_;
   std::unordered_map<std::string, TensorSpec> declared_;
+  int32_t next_handle_ = 1;
 };
 
 }  // namespace etc::onnx_import

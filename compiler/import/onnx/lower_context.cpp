@@ -184,6 +184,15 @@ const onnx::TensorProto* LowerContext::attr_tensor(const std::string& name) cons
   return a && a->has_t() ? &a->t() : nullptr;
 }
 
+const onnx::GraphProto* LowerContext::attr_graph(const std::string& name) const {
+  const auto* a = find_attr(node_, name);
+  return a && a->has_g() ? &a->g() : nullptr;
+}
+
+std::vector<ir::ValueId> LowerContext::lower_subgraph(const onnx::GraphProto& graph) {
+  return importer_.lower_subgraph(graph);
+}
+
 int64_t LowerContext::normalize_axis(int64_t axis, int64_t rank, const char* what) const {
   if (axis < -rank || axis >= rank)
     fail(std::string(what) + " " + std::to_string(axis) + " is out of range for rank " +

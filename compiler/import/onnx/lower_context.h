@@ -58,6 +58,10 @@ class LowerContext {
   std::vector<int64_t> attr_ints(const std::string& name, std::vector<int64_t> fallback = {}) const;
   std::vector<float> attr_floats(const std::string& name, std::vector<float> fallback = {}) const;
   const onnx::TensorProto* attr_tensor(const std::string& name) const;
+  const onnx::GraphProto* attr_graph(const std::string& name) const;
+
+  // Lowers a subgraph (an If's branch) in place; returns its outputs' values.
+  std::vector<ir::ValueId> lower_subgraph(const onnx::GraphProto& graph);
 
   // Static type the model declares for output i (after ONNX shape inference),
   // when it has one. Lets an op whose shape argument is only known at run time

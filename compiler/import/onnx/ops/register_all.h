@@ -16,6 +16,7 @@ void register_resize_lowerings();
 void register_reduce_lowerings();
 void register_index_lowerings();
 void register_rnn_lowerings();
+void register_control_lowerings();
 
 // Registers every family once (idempotent, thread-safe).
 void register_all_lowerings();
