@@ -6,8 +6,10 @@
 // FMA pipes of latency 4 need, so on cores with full-width AVX-512 this one
 // runs ~20-25% faster. Used for blob
 // Convolution2d nodes with one group and FullyConnected nodes (a 1x1
-// convolution over the rows of their input) where runs_natively picks them;
-// every other node, and every CPU without AVX-512F, stays on XNNPACK.
+// convolution over the rows of their input) where runs_natively picks them,
+// and Deconvolution2d nodes whose kernel is their stride
+// (deconv_runs_natively); every other node, and every CPU without AVX-512F,
+// stays on XNNPACK.
 //
 // compile_native_conv packs the filter and bias (reading the blob, so it runs
 // at init) into 32-channel panels; run_native_conv builds the indirection

@@ -2,11 +2,13 @@
 // The backend's own NHWC depthwise convolution for CPUs with AVX-512F, with
 // the activation that follows (x * sigmoid(x), hardswish) or a residual Add
 // folded into its epilogue (stages.h ConvOutput), saving the second pass
-// over memory XNNPACK needs. It is used with the compile spec
-// native_convolution=on only: on efficientnet_b0 (Zen 5) it is still ~8%
-// slower than XNNPACK's kernel plus a separate native swish, so by default
-// (and without AVX-512F, or with native_convolution=off) every depthwise
-// convolution stays on XNNPACK.
+// over memory XNNPACK needs. By default it takes a depthwise convolution
+// only where that saves more than one pass: when an activation and a scalar
+// affine follow (one pass instead of four) or when it reads an expansion
+// streamed into it (native_expand.h). With a swish alone it is ~8% slower
+// on efficientnet_b0 (Zen 5) than XNNPACK's kernel plus a separate native
+// swish, so those stay on XNNPACK unless native_convolution=on; without
+// AVX-512F, or with native_convolution=off, every one does.
 //
 // Each output pixel sums its valid taps (padding taps are skipped, not read)
 // for 16 channels per vector; four neighbouring pixels whose windows lie
