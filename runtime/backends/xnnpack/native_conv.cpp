@@ -21,16 +21,6 @@ namespace {
 
 constexpr size_t kRows = kNativeGemmRows;          // output pixels per micro-kernel call
 constexpr size_t kChannels = kNativeGemmChannels;  // output channels per panel
-// Zeroed floats, zero up to the next 64-byte boundary too (padding rows and
-// idle panel lanes read as zeros).
-AlignedBuffer aligned_floats(size_t count) {
-  const size_t bytes = (count * sizeof(float) + AlignedBuffer::kAlignment - 1) / AlignedBuffer::kAlignment *
-                       AlignedBuffer::kAlignment;
-  AlignedBuffer b = AlignedBuffer::allocate(bytes);
-  if (b) std::memset(b.data(), 0, bytes);
-  return b;
-}
-
 size_t dim(const flatbuffers::Vector<uint32_t>* v, flatbuffers::uoffset_t i, uint32_t fill) {
   return v == nullptr ? fill : v->Get(i);
 }
@@ -65,12 +55,6 @@ struct NativeConv : NativeEpilogue {
   AlignedBuffer scaled;
   const float* weights = nullptr;  // packed, or scaled when input_scale is set
 
-  // A Deconvolution2d with kernel = stride (deconv_runs_natively): packed
-  // holds one set of panels per tap, each a 1x1 convolution over the input;
-  // or, with taps_packed (taps x output channels <= 32, as for a one-channel
-  // map), one panel whose column t * out_c + o is channel o of tap t.
-  bool deconv = false, taps_packed = false;
-
   size_t taps() const { return kernel_h * kernel_w; }
   size_t kernel_taps() const { return padded_rows ? kernel_h : taps(); }
   size_t tap_depth() const { return padded_rows ? kernel_w * in_c : in_c; }
@@ -80,6 +64,14 @@ struct NativeConv : NativeEpilogue {
 NativeEpilogue& epilogue(NativeConv& conv) { return conv; }
 
 void NativeConvDeleter::operator()(NativeConv* conv) const { delete conv; }
+
+AlignedBuffer zeroed_floats(size_t count) {
+  const size_t bytes = (count * sizeof(float) + AlignedBuffer::kAlignment - 1) / AlignedBuffer::kAlignment *
+                       AlignedBuffer::kAlignment;
+  AlignedBuffer b = AlignedBuffer::allocate(bytes);
+  if (b) std::memset(b.data(), 0, bytes);
+  return b;
+}
 
 bool native_convolution_available() {
 #if defined(__x86_64__)
@@ -109,16 +101,6 @@ bool can_run_natively(const fb::Node& node) {
   if (node.flags() != 0) return false;
   return (node.type() == fb::NodeType::Convolution2d && node.groups() == 1) ||
          node.type() == fb::NodeType::FullyConnected;
-}
-
-bool deconv_runs_natively(const fb::Node& node) {
-  if (node.type() != fb::NodeType::Deconvolution2d || node.flags() != 0 || node.groups() != 1) return false;
-  const auto all = [](const flatbuffers::Vector<uint32_t>* v, uint32_t want) {
-    return v == nullptr || std::all_of(v->begin(), v->end(), [&](uint32_t d) { return d == want; });
-  };
-  return dim(node.kernel(), 0, 1) == dim(node.stride(), 0, 1) &&
-         dim(node.kernel(), 1, 1) == dim(node.stride(), 1, 1) && all(node.padding(), 0) &&
-         all(node.adjustment(), 0) && all(node.dilation(), 1) && native_convolution_available();
 }
 
 bool runs_natively(const BlobView& view, const fb::Node& node, bool folds_activation) {
@@ -172,7 +154,7 @@ bool is_winograd(const NativeConv& conv) { return conv.winograd != nullptr; }
 Status scale_input(NativeConv& conv, uint32_t x, uint32_t s) {
   if (conv.winograd != nullptr)
     return fail(Error::Internal, "xnnpack: a Winograd convolution cannot scale its input");
-  conv.scaled = aligned_floats(conv.panels * conv.panel_floats);
+  conv.scaled = zeroed_floats(conv.panels * conv.panel_floats);
   if (!conv.scaled)
     return fail(Error::DelegateMemoryAllocationFailed, "xnnpack: cannot allocate scaled convolution weights");
   conv.input = x;
@@ -180,47 +162,6 @@ Status scale_input(NativeConv& conv, uint32_t x, uint32_t s) {
   conv.weights = conv.scaled.as<float>();
   return Status::Ok();
 }
-
-namespace {
-
-// Packs a deconvolution (deconv_runs_natively) whose sizes are set: per tap
-// (a, b), panels of the 1x1 convolution with filter[:, a, b, :], each with
-// the bias.
-Result<NativeConvPtr> compile_deconv(NativeConvPtr conv, const float* filter, const float* bias) {
-  NativeConv& c = *conv;
-  if (c.out_h != c.in_h * c.kernel_h || c.out_w != c.in_w * c.kernel_w)
-    return fail(Error::Internal,
-                "xnnpack: a native deconvolution's output is not its input times its kernel");
-  c.deconv = true;
-  c.taps_packed = c.taps() * c.out_c <= kChannels;
-  c.panels = c.taps_packed ? 1 : (c.out_c + kChannels - 1) / kChannels;
-  c.panel_floats = kChannels + c.in_c * kChannels;
-  const size_t sets = c.taps_packed ? 1 : c.taps();
-  c.packed = aligned_floats(sets * c.panels * c.panel_floats);
-  if (!c.packed)
-    return fail(Error::DelegateMemoryAllocationFailed, "xnnpack: cannot allocate deconvolution weights");
-  // Column j of `panel`: output channel o of tap `tap`.
-  const auto pack = [&](float* panel, size_t j, size_t tap, size_t o) {
-    if (bias != nullptr) panel[j] = bias[o];
-    const float* row = filter + (o * c.taps() + tap) * c.in_c;
-    for (size_t k = 0; k < c.in_c; ++k) panel[kChannels + k * kChannels + j] = row[k];
-  };
-  if (c.taps_packed) {
-    for (size_t t = 0; t < c.taps(); ++t)
-      for (size_t o = 0; o < c.out_c; ++o) pack(c.packed.as<float>(), t * c.out_c + o, t, o);
-  } else {
-    for (size_t t = 0; t < c.taps(); ++t)
-      for (size_t p = 0; p < c.panels; ++p) {
-        float* panel = c.packed.as<float>() + (t * c.panels + p) * c.panel_floats;
-        for (size_t j = 0; j < std::min(kChannels, c.out_c - p * kChannels); ++j)
-          pack(panel, j, t, p * kChannels + j);
-      }
-  }
-  c.weights = c.packed.as<float>();
-  return conv;
-}
-
-}  // namespace
 
 Result<NativeConvPtr> compile_native_conv(const BlobView& view, const fb::Node& node,
                                           const NativeConvOptions& options) {
@@ -250,7 +191,6 @@ Result<NativeConvPtr> compile_native_conv(const BlobView& view, const fb::Node& 
   const float* bias = node.inputs()->size() > 2
                           ? reinterpret_cast<const float*>(view.tensors[node.inputs()->Get(2)].constant)
                           : nullptr;
-  if (node.type() == fb::NodeType::Deconvolution2d) return compile_deconv(std::move(conv), filter, bias);
   if (options.winograd != WinogradMode::kOff && winograd_applies(node)) {
     const WinogradShape shape{c.batch, c.in_h,  c.in_w,    c.in_c,    c.out_h,
                               c.out_w, c.out_c, c.pad_top, c.pad_left};
@@ -262,8 +202,8 @@ Result<NativeConvPtr> compile_native_conv(const BlobView& view, const fb::Node& 
 
   c.panels = (c.out_c + kChannels - 1) / kChannels;
   c.panel_floats = kChannels + c.taps() * c.in_c * kChannels;
-  c.packed = aligned_floats(c.panels * c.panel_floats);
-  c.zeros = aligned_floats(c.in_c);
+  c.packed = zeroed_floats(c.panels * c.panel_floats);
+  c.zeros = zeroed_floats(c.in_c);
   if (!c.packed || !c.zeros)
     return fail(Error::DelegateMemoryAllocationFailed, "xnnpack: cannot allocate packed convolution weights");
   const size_t k_total = c.taps() * c.in_c;
@@ -297,7 +237,7 @@ Result<NativeConvPtr> compile_native_conv(const BlobView& view, const fb::Node& 
   if (c.padded_rows) {
     c.padded_h = c.in_h + c.pad_top + dim(node.padding(), 2, 0);
     c.padded_w = c.in_w + c.pad_left + dim(node.padding(), 1, 0);
-    c.padded = aligned_floats(c.batch * c.padded_h * c.padded_w * c.in_c);
+    c.padded = zeroed_floats(c.batch * c.padded_h * c.padded_w * c.in_c);
     if (!c.padded)
       return fail(Error::DelegateMemoryAllocationFailed,
                   "xnnpack: cannot allocate a padded convolution input");
@@ -498,12 +438,12 @@ void conv_panel(void* context, size_t panel, size_t tile) { conv_tile(context, t
 }  // namespace
 
 void native_gemm_panel(size_t rows, size_t channels, size_t depth, const float* const* a, const float* w,
-                       float* y, size_t y_stride) {
+                       float* y, size_t y_stride, float lo, float hi) {
 #if defined(__x86_64__)
-  const Epilogue e{-INFINITY, INFINITY, nullptr, 0, -INFINITY, INFINITY};
+  const Epilogue e{lo, hi, nullptr, 0, -INFINITY, INFINITY};
   run_panel<false, ConvActivation::kNone>(rows, channels, 1, depth, a, w, y, y_stride, e);
 #else
-  (void)rows, (void)channels, (void)depth, (void)a, (void)w, (void)y, (void)y_stride;
+  (void)rows, (void)channels, (void)depth, (void)a, (void)w, (void)y, (void)y_stride, (void)lo, (void)hi;
 #endif
 }
 
@@ -565,82 +505,7 @@ void run_native_pointwise(const NativeConv& conv, const float* x, size_t first, 
 #endif
 }
 
-namespace {
-
-struct DeconvTask {
-  const NativeConv* conv;
-  const float* x;
-  float* y;
-};
-
-// Input row `row` (of all images) for tap `tap`: each tile of 12 input
-// pixels times the tap's panels, stored kernel_w pixels apart into output
-// row kernel_h * row + a, from column b.
-void deconv_row_tap(void* context, size_t row, size_t tap) {
-#if defined(__x86_64__)
-  const auto& [conv, x, y] = *static_cast<const DeconvTask*>(context);
-  const NativeConv& c = *conv;
-  const size_t a = tap / c.kernel_w, b = tap % c.kernel_w;
-  const size_t n = row / c.in_h, i = row % c.in_h;
-  const Epilogue e{c.lo, c.hi, nullptr, 0, -INFINITY, INFINITY};
-  const float* in_row = x + row * c.in_w * c.in_c;
-  float* out_row = y + ((n * c.out_h + i * c.kernel_h + a) * c.out_w + b) * c.out_c;
-  const size_t y_stride = c.kernel_w * c.out_c;
-  const float* rows[kRows];
-  for (size_t j = 0; j < c.in_w; j += kRows) {
-    const size_t count = std::min(kRows, c.in_w - j);
-    for (size_t r = 0; r < kRows; ++r) rows[r] = in_row + (j + std::min(r, count - 1)) * c.in_c;
-    for (size_t p = 0; p < c.panels; ++p) {
-      const size_t channels = std::min(kChannels, c.out_c - p * kChannels);
-      run_panel<false, ConvActivation::kNone>(count, channels, 1, c.in_c, rows,
-                                              c.weights + (tap * c.panels + p) * c.panel_floats,
-                                              out_row + j * y_stride + p * kChannels, y_stride, e);
-    }
-  }
-#else
-  (void)context, (void)row, (void)tap;
-#endif
-}
-
-// Input row `row` with every tap in one panel (taps_packed): each tile's
-// results into a 12 x 32 scratch, then each tap's out_c floats to its pixel.
-void deconv_row_packed(void* context, size_t row) {
-#if defined(__x86_64__)
-  const auto& [conv, x, y] = *static_cast<const DeconvTask*>(context);
-  const NativeConv& c = *conv;
-  const size_t n = row / c.in_h, i = row % c.in_h;
-  const Epilogue e{c.lo, c.hi, nullptr, 0, -INFINITY, INFINITY};
-  const float* in_row = x + row * c.in_w * c.in_c;
-  alignas(64) float scratch[kRows * kChannels];
-  const float* rows[kRows];
-  for (size_t j = 0; j < c.in_w; j += kRows) {
-    const size_t count = std::min(kRows, c.in_w - j);
-    for (size_t r = 0; r < kRows; ++r) rows[r] = in_row + (j + std::min(r, count - 1)) * c.in_c;
-    run_panel<false, ConvActivation::kNone>(count, c.taps() * c.out_c, 1, c.in_c, rows, c.weights, scratch,
-                                            kChannels, e);
-    for (size_t r = 0; r < count; ++r)
-      for (size_t t = 0; t < c.taps(); ++t) {
-        const size_t a = t / c.kernel_w, b = t % c.kernel_w;
-        float* out = y + ((n * c.out_h + i * c.kernel_h + a) * c.out_w + (j + r) * c.kernel_w + b) * c.out_c;
-        std::memcpy(out, scratch + r * kChannels + t * c.out_c, c.out_c * sizeof(float));
-      }
-  }
-#else
-  (void)context, (void)row;
-#endif
-}
-
-}  // namespace
-
 void run_native_conv(NativeConv& conv, float* const* data, pthreadpool_t pool) {
-  if (conv.deconv) {
-    DeconvTask task{&conv, data[conv.input], data[conv.output]};
-    if (conv.taps_packed)
-      pthreadpool_parallelize_1d(pool, deconv_row_packed, &task, conv.batch * conv.in_h, 0);
-    else
-      pthreadpool_parallelize_2d(pool, deconv_row_tap, &task, conv.batch * conv.in_h, conv.taps(), 0);
-    return;
-  }
   if (conv.input_scale >= 0) scale_weights(conv, data[conv.input_scale]);
   const float* x = data[conv.input];
   if (conv.winograd != nullptr) {

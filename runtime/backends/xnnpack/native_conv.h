@@ -6,10 +6,9 @@
 // FMA pipes of latency 4 need, so on cores with full-width AVX-512 this one
 // runs ~20-25% faster. Used for blob
 // Convolution2d nodes with one group and FullyConnected nodes (a 1x1
-// convolution over the rows of their input) where runs_natively picks them,
-// and Deconvolution2d nodes whose kernel is their stride
-// (deconv_runs_natively); every other node, and every CPU without AVX-512F,
-// stays on XNNPACK.
+// convolution over the rows of their input) where runs_natively picks them;
+// every other node, and every CPU without AVX-512F, stays on XNNPACK (its
+// micro-kernel also serves Winograd's products and native_deconv.h).
 //
 // compile_native_conv packs the filter and bias (reading the blob, so it runs
 // at init) into 32-channel panels; run_native_conv builds the indirection
@@ -18,6 +17,7 @@
 
 #include <pthreadpool.h>
 
+#include <cmath>
 #include <cstddef>
 #include <memory>
 #include <vector>
@@ -25,6 +25,7 @@
 #include "runtime/backends/xnnpack/blob_reader.h"
 #include "runtime/backends/xnnpack/native_winograd.h"
 #include "runtime/backends/xnnpack/stages.h"
+#include "runtime/core/aligned_buffer.h"
 #include "runtime/core/result.h"
 
 namespace etc::xnnpack {
@@ -49,14 +50,6 @@ bool runs_natively(const BlobView& view, const fb::Node& node, bool folds_activa
 // Whether the kernel can compute a checked node at all: a Convolution2d with
 // one group or a FullyConnected, without flags.
 bool can_run_natively(const fb::Node& node);
-// Whether a checked Deconvolution2d runs on the kernel: one group, no flags,
-// kernel equal to stride, no padding, adjustment or dilation (a feature
-// pyramid's or segmentation head's 2x2 stride-2 upsampling), on a CPU with
-// AVX-512F. Each output pixel then takes one tap: a GEMM of the input's
-// pixels by the filter of each tap position, stored straight into that
-// position's pixels (PP-OCRv4 det's 24->24 and 24->1 ones: 2.7 and 3.3 ms
-// on XNNPACK).
-bool deconv_runs_natively(const fb::Node& node);
 
 // The micro-kernel's tile: output rows (pixels) per call, output channels
 // per packed panel.
@@ -65,10 +58,14 @@ inline constexpr size_t kNativeGemmChannels = 32;
 
 // rows x channels (rows <= 12, channels <= 32) of y, rows y_stride floats
 // apart, = rows a[0], ..., a[rows - 1] of `depth` floats times a packed
-// panel w (32 biases, then depth x 32 weights), with no clamp or
-// activation. `a` holds 12 readable rows whatever `rows` is. Needs AVX-512F.
+// panel w (32 biases, then depth x 32 weights), clamped to [lo, hi]. `a`
+// holds 12 readable rows whatever `rows` is. Needs AVX-512F.
 void native_gemm_panel(size_t rows, size_t channels, size_t depth, const float* const* a, const float* w,
-                       float* y, size_t y_stride);
+                       float* y, size_t y_stride, float lo = -INFINITY, float hi = INFINITY);
+
+// Zeroed floats, zero up to the next 64-byte boundary too (padding rows and
+// idle panel lanes read as zeros); empty when out of memory.
+AlignedBuffer zeroed_floats(size_t count);
 
 // How compile_native_conv builds a convolution: whether 3x3 stride-1
 // convolutions may run as Winograd (native_winograd.h), and for how many

@@ -281,10 +281,13 @@ Result<NativeOp> compile_native_op(const BlobView& view, const fb::Node& node,
                                    const NativeConvOptions& conv_options) {
   switch (node.type()) {
     case NodeType::FullyConnected:
-    case NodeType::Deconvolution2d:
     case NodeType::Convolution2d: {
       ETC_ASSIGN_OR_RETURN(NativeConvPtr conv, compile_native_conv(view, node, conv_options));
       return NativeOp(ConvolutionOp{std::move(conv)});
+    }
+    case NodeType::Deconvolution2d: {
+      ETC_ASSIGN_OR_RETURN(NativeDeconvPtr deconv, compile_native_deconv(view, node));
+      return NativeOp(DeconvolutionOp{std::move(deconv)});
     }
     case NodeType::DepthwiseConvolution2d: {
       ETC_ASSIGN_OR_RETURN(NativeDepthwisePtr conv, compile_native_depthwise(view, node));
@@ -311,6 +314,7 @@ void run_native_op(const NativeOp& native, float* const* data, pthreadpool_t poo
   std::visit(
       Overloaded{
           [&](const ConvolutionOp& op) { run_native_conv(*op.conv, data, pool); },
+          [&](const DeconvolutionOp& op) { run_native_deconv(*op.deconv, data, pool); },
           [&](const DepthwiseOp& op) { run_native_depthwise(*op.conv, data, pool); },
           [&](const ExpandDepthwiseOp& op) { run_expand_depthwise(op, data, pool); },
           [&](const ConcatenateOp& op) {

@@ -20,6 +20,7 @@
 
 #include "runtime/backends/xnnpack/blob_reader.h"
 #include "runtime/backends/xnnpack/native_conv.h"
+#include "runtime/backends/xnnpack/native_deconv.h"
 #include "runtime/backends/xnnpack/native_depthwise.h"
 #include "runtime/backends/xnnpack/native_expand.h"
 #include "runtime/backends/xnnpack/native_math.h"
@@ -75,14 +76,20 @@ struct ConvolutionOp {
   NativeConvPtr conv;
 };
 
+// A Deconvolution2d run by native_deconv.h.
+struct DeconvolutionOp {
+  NativeDeconvPtr deconv;
+};
+
 // A DepthwiseConvolution2d run by native_depthwise.h.
 struct DepthwiseOp {
   NativeDepthwisePtr conv;
 };
 
-using NativeOp = std::variant<ConcatenateOp, SliceOp, ChannelShuffleOp, SwishOp, ConvolutionOp, DepthwiseOp,
-                              ExpandDepthwiseOp, TransposeOp, BatchMatMulOp, AxisSoftmaxOp, LayerNormOp,
-                              ReduceOp, UnaryMathOp, ResizeNearestOp, ChannelScaleOp>;
+using NativeOp =
+    std::variant<ConcatenateOp, SliceOp, ChannelShuffleOp, SwishOp, ConvolutionOp, DeconvolutionOp,
+                 DepthwiseOp, ExpandDepthwiseOp, TransposeOp, BatchMatMulOp, AxisSoftmaxOp, LayerNormOp,
+                 ReduceOp, UnaryMathOp, ResizeNearestOp, ChannelScaleOp>;
 
 // x * sigmoid(x) of tensor x into tensor y (same element count), in one
 // pass (stages.h swish_input); needs AVX-512F.

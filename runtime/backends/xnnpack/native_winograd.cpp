@@ -33,13 +33,6 @@ size_t panel_padded(size_t out_c) {
   return out_c - rest + (rest == 0 ? 0 : rest <= 16 ? 16 : kChannels);
 }
 
-AlignedBuffer zeroed_floats(size_t count) {
-  const size_t bytes = round_up(count * sizeof(float), AlignedBuffer::kAlignment);
-  AlignedBuffer b = AlignedBuffer::allocate(bytes);
-  if (b) std::memset(b.data(), 0, bytes);
-  return b;
-}
-
 // The filter transform G (6x3) of F(4x4, 3x3) with points 0, 1, -1, 2, -2
 // and infinity (Lavin and Gray, "Fast Algorithms for Convolutional Neural
 // Networks", 2016).

@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "runtime/backends/xnnpack/native_conv.h"
+#include "runtime/backends/xnnpack/native_deconv.h"
 #include "runtime/backends/xnnpack/native_depthwise.h"
 #include "runtime/backends/xnnpack/stage_graph.h"
 
