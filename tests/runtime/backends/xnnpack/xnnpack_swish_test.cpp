@@ -2,14 +2,13 @@
 // double-precision x / (1 + exp(-x)) over the whole float range it meets
 // (with an absolute floor where the result underflows), and swish of +inf,
 // -inf and NaN as x * sigmoid(x) gives them.
-#include "runtime/backends/xnnpack/swish.h"
-
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <limits>
 #include <vector>
 
 #include "runtime/backends/xnnpack/native_conv.h"
+#include "runtime/backends/xnnpack/swish.h"
 
 namespace etc {
 namespace {
