@@ -16,14 +16,6 @@ const fb::Node& node_at(const BlobView& view, size_t n) {
 
 namespace {
 
-// x * sigmoid(x) written as Sigmoid(x) -> s and Multiply(x, s) (either
-// order), s read by nothing else, no output clamp on the multiply, no
-// broadcasting.
-struct SwishPattern {
-  size_t sigmoid = 0, multiply = 0;
-  uint32_t x = 0, y = 0;
-};
-
 std::vector<SwishPattern> find_swishes(const BlobView& view, const std::vector<int64_t>& producer,
                                        const std::vector<int64_t>& readers) {
   std::vector<SwishPattern> found;
@@ -78,7 +70,7 @@ bool expansion_pays(const BlobView& view, const fb::Node& depthwise) {
 // depthwise convolution's input for it alone, directly or through a swish
 // or hardswish its epilogue computes; -1 when there is none. (Streamed, it
 // runs natively whatever runs_natively says.)
-int64_t expansion_of(const Graph& g, const std::vector<SwishPattern>& swishes, size_t depthwise) {
+int64_t expansion_of(const Graph& g, size_t depthwise) {
   const uint32_t u = g.node(depthwise).inputs()->Get(0);
   if (g.readers[u] != 1 || g.view.tensors[u].is_external()) return -1;
   int64_t p = g.producer[u];
@@ -89,9 +81,9 @@ int64_t expansion_of(const Graph& g, const std::vector<SwishPattern>& swishes, s
   if (q.type() == fb::NodeType::HardSwish) {
     x = q.inputs()->Get(0);
   } else if (q.type() == fb::NodeType::Multiply) {
-    const auto sw = std::find_if(swishes.begin(), swishes.end(),
+    const auto sw = std::find_if(g.swishes.begin(), g.swishes.end(),
                                  [&](const SwishPattern& s) { return s.multiply == static_cast<size_t>(p); });
-    if (sw == swishes.end()) return -1;
+    if (sw == g.swishes.end()) return -1;
     x = sw->x;
     x_readers = 2;
   }
@@ -130,45 +122,42 @@ Graph analyse(const BlobView& view, NativeConvolutions convolutions) {
   g.num_tensors = view.tensors.size();
   g.producer.assign(g.num_tensors, -1);
   g.readers.assign(g.num_tensors, 0);
+  g.reader.assign(g.num_tensors, -1);
   g.native.assign(g.num_nodes, false);
   for (size_t n = 0; n < g.num_nodes; ++n) {
     const fb::Node& node = g.node(n);
     for (uint32_t id : *node.inputs()) ++g.readers[id];
     for (uint32_t id : *node.outputs()) g.producer[id] = static_cast<int64_t>(n);
   }
-  // Tensors a swish or hardswish reads alone: a native convolution
-  // producing one computes the activation in its epilogue.
-  std::vector<bool> activated(g.num_tensors, false);
-  for (const SwishPattern& sw : find_swishes(view, g.producer, g.readers))
-    activated[sw.x] = g.readers[sw.x] == 2;
-  for (size_t n = 0; n < g.num_nodes; ++n) {
-    const fb::Node& node = g.node(n);
-    if (node.type() == fb::NodeType::HardSwish && g.readers[node.inputs()->Get(0)] == 1)
-      activated[node.inputs()->Get(0)] = true;
-  }
-  // Activated tensors whose activation's result only a scalar
-  // multiplication or addition reads (PaddleOCR's learnable affine blocks):
-  // a native depthwise convolution producing one computes all of it in one
-  // pass, where XNNPACK's kernel and the three nodes after it make four
-  // (PP-OCRv4 rec ~10% faster at 2 threads).
-  std::vector<int64_t> reader(g.num_tensors, -1);
   for (size_t n = 0; n < g.num_nodes; ++n)
-    for (uint32_t id : *g.node(n).inputs()) reader[id] = static_cast<int64_t>(n);
+    for (uint32_t id : *g.node(n).inputs()) g.reader[id] = static_cast<int64_t>(n);
+  g.swishes = find_swishes(view, g.producer, g.readers);
+  // Whether a scalar multiplication or addition alone reads y.
   const auto affine_reads = [&](uint32_t y) {
-    if (g.readers[y] != 1 || view.tensors[y].is_external() || reader[y] < 0) return false;
-    const fb::Node& r = g.node(static_cast<size_t>(reader[y]));
+    if (g.readers[y] != 1 || view.tensors[y].is_external() || g.reader[y] < 0) return false;
+    const fb::Node& r = g.node(static_cast<size_t>(g.reader[y]));
     uint32_t other = 0;
     float value = 0;
     return (r.type() == fb::NodeType::Multiply || r.type() == fb::NodeType::Add) && unclamped(r) &&
            scalar_operand(view, r, other, value) && other == y;
   };
-  std::vector<bool> then_affine(g.num_tensors, false);
-  for (const SwishPattern& sw : find_swishes(view, g.producer, g.readers))
+  // Tensors a swish or hardswish reads alone (`activated`): a native
+  // convolution producing one computes the activation in its epilogue. Of
+  // those, the ones whose activation's result only a scalar multiplication
+  // or addition reads (`then_affine`, PaddleOCR's learnable affine blocks):
+  // a native depthwise convolution producing one computes all of it in one
+  // pass, where XNNPACK's kernel and the three nodes after it make four
+  // (PP-OCRv4 rec ~10% faster at 2 threads).
+  std::vector<bool> activated(g.num_tensors, false), then_affine(g.num_tensors, false);
+  for (const SwishPattern& sw : g.swishes) {
+    activated[sw.x] = g.readers[sw.x] == 2;
     then_affine[sw.x] = activated[sw.x] && affine_reads(sw.y);
+  }
   for (size_t n = 0; n < g.num_nodes; ++n) {
     const fb::Node& node = g.node(n);
-    if (node.type() == fb::NodeType::HardSwish && activated[node.inputs()->Get(0)])
-      then_affine[node.inputs()->Get(0)] = affine_reads(node.outputs()->Get(0));
+    if (node.type() != fb::NodeType::HardSwish || g.readers[node.inputs()->Get(0)] != 1) continue;
+    activated[node.inputs()->Get(0)] = true;
+    then_affine[node.inputs()->Get(0)] = affine_reads(node.outputs()->Get(0));
   }
   for (size_t n = 0; n < g.num_nodes; ++n) {
     const fb::Node& node = g.node(n);
@@ -182,11 +171,10 @@ Graph analyse(const BlobView& view, NativeConvolutions convolutions) {
                   (convolutions == NativeConvolutions::kAll && can_run_natively(node));
   }
   if (convolutions != NativeConvolutions::kOff) {
-    const std::vector<SwishPattern> swishes = find_swishes(view, g.producer, g.readers);
     for (size_t n = 0; n < g.num_nodes; ++n) {
       const fb::Node& node = g.node(n);
       if (!depthwise_can_run_natively(node) || !expansion_pays(view, node)) continue;
-      const int64_t p = expansion_of(g, swishes, n);
+      const int64_t p = expansion_of(g, n);
       if (p < 0) continue;
       g.native[n] = true;
       g.native[static_cast<size_t>(p)] = true;
@@ -231,7 +219,7 @@ int64_t redirectable_convolution(const Graph& g, const StagePlan& plan, uint32_t
 // multiply (XNNPACK's sigmoid and multiply make two passes). Both need
 // AVX-512F, as the native convolution does.
 void fold_swishes(Graph& g, StagePlan& plan) {
-  for (const SwishPattern& sw : find_swishes(g.view, g.producer, g.readers)) {
+  for (const SwishPattern& sw : g.swishes) {
     plan.elided[sw.sigmoid] = true;
     plan.folded_into[sw.sigmoid] = static_cast<int64_t>(sw.multiply);
     // x is read by the sigmoid and the multiply.
@@ -338,9 +326,6 @@ int64_t computing_convolution(const Graph& g, const StagePlan& plan, uint32_t t)
 // activation), of what a native convolution computes for it alone, folds
 // into the convolution's epilogue: one pass instead of three.
 void fold_output_affines(const Graph& g, StagePlan& plan) {
-  std::vector<int64_t> reader(g.num_tensors, -1);
-  for (size_t n = 0; n < g.num_nodes; ++n)
-    for (uint32_t id : *g.node(n).inputs()) reader[id] = static_cast<int64_t>(n);
   for (size_t n = 0; n < g.num_nodes; ++n) {
     const fb::Node& first = g.node(n);
     const bool mul = first.type() == fb::NodeType::Multiply;
@@ -355,7 +340,7 @@ void fold_output_affines(const Graph& g, StagePlan& plan) {
     plan.elided[n] = true;
     plan.folded_into[n] = p;
     // An addition of a scalar that alone reads the product joins it.
-    const int64_t a = reader[y];
+    const int64_t a = g.reader[y];
     if (mul && g.readers[y] == 1 && !g.view.tensors[y].is_external() && a >= 0) {
       const fb::Node& add = g.node(static_cast<size_t>(a));
       uint32_t other = 0;

@@ -18,6 +18,14 @@ namespace etc::xnnpack {
 
 const fb::Node& node_at(const BlobView& view, size_t n);
 
+// x * sigmoid(x) written as Sigmoid(x) -> s and Multiply(x, s) (either
+// order), s read by nothing else, no output clamp on the multiply, no
+// broadcasting.
+struct SwishPattern {
+  size_t sigmoid = 0, multiply = 0;
+  uint32_t x = 0, y = 0;
+};
+
 // What the passes below share: who produces and how many read each tensor,
 // and which nodes run natively.
 struct Graph {
@@ -26,6 +34,10 @@ struct Graph {
   NativeConvolutions convolutions;
   size_t num_nodes = 0, num_tensors = 0;
   std::vector<int64_t> producer, readers;
+  // Per tensor: the last node that reads it (its reader when readers is 1),
+  // -1 when none.
+  std::vector<int64_t> reader;
+  std::vector<SwishPattern> swishes;
   std::vector<bool> native;
   // Candidate (pointwise convolution, depthwise convolution) pairs for
   // stream_expansions; their depthwise convolutions are native.
