@@ -136,7 +136,58 @@ ir::ExportedProgram to_backend(const ir::ExportedProgram& original, const Partit
 }
 
 ir::ExportedProgram to_backend(const ir::ExportedProgram& program, const Partitioner& partitioner) {
-  return to_backend(program, partitioner.partition(program));
+  ir::ExportedProgram lowered = to_backend(program, partitioner.partition(program));
+  lower_bodies(lowered, partitioner);
+  return lowered;
+}
+
+namespace {
+
+void offset_delegates(ir::Graph& g, int32_t base) {
+  for (ir::Node& n : g.nodes()) {
+    if (n.is_delegate_call()) n.delegate += base;
+    for (auto& body : n.subgraphs) {
+      auto copy = std::make_shared<ir::Graph>(*body);
+      offset_delegates(*copy, base);
+      body = std::move(copy);
+    }
+  }
+}
+
+const char* body_name(const ir::Node& n, size_t b) {
+  if (n.op == EdgeOp::If) return b == 0 ? "then" : "else";
+  return "body";
+}
+
+}  // namespace
+
+void lower_bodies(ir::ExportedProgram& program, const Partitioner& partitioner) {
+  for (ir::Node& n : program.graph.nodes()) {
+    for (size_t b = 0; b < n.subgraphs.size(); ++b) {
+      ir::ExportedProgram sub;
+      sub.graph = *n.subgraphs[b];
+      sub.source_path = program.source_path;
+      sub.opset = program.opset;
+      sub.debug_handles = program.debug_handles;
+      sub = to_backend(sub, partitioner);  // recurses into its own bodies
+      const std::string prefix =
+          (n.meta.onnx_name.empty() ? std::string(edge_op_name(n.op)) : n.meta.onnx_name) + "/" +
+          body_name(n, b) + "/";
+      for (ir::Node& call : sub.graph.nodes())
+        if (call.is_delegate_call()) {
+          call.meta.onnx_name = prefix + call.meta.onnx_name;
+          for (int32_t h : call.meta.debug_handles)
+            sub.debug_handles[h].onnx_name = std::string(kCallDelegate) + " " + call.meta.onnx_name;
+        }
+      for (ir::LoweredBackendModule& m : sub.delegates)
+        if (m.tag.find('/') == std::string::npos) m.tag = prefix + m.tag;
+      offset_delegates(sub.graph, static_cast<int32_t>(program.delegates.size()));
+      for (ir::LoweredBackendModule& m : sub.delegates) program.delegates.push_back(std::move(m));
+      program.debug_handles = std::move(sub.debug_handles);
+      n.subgraphs[b] = std::make_shared<ir::Graph>(std::move(sub.graph));
+    }
+  }
+  require_valid(program, "internal: lowering control-flow bodies produced an invalid program");
 }
 
 ir::ExportedProgram to_backend(const std::string& backend_id, const ir::ExportedProgram& program,

@@ -48,8 +48,16 @@ namespace etc {
 ir::ExportedProgram to_backend(const std::string& backend_id, const ir::ExportedProgram& program,
                                std::span<const CompileSpec> compile_specs);
 
-// Lowers every partition the partitioner tags.
+// Lowers every partition the partitioner tags, in the program and in its
+// control-flow bodies (lower_bodies).
 ir::ExportedProgram to_backend(const ir::ExportedProgram& program, const Partitioner& partitioner);
+
+// Partitions and lowers the control-flow bodies (If branches, loop bodies)
+// of a program, at every depth, with the same partitioner: each body is a
+// program of its own to the partitioner, so a delegate may sit inside a
+// branch or a loop. Their delegates join the program's, with tags that name
+// the node and body they sit in ("If_0/then/xnnpack_0").
+void lower_bodies(ir::ExportedProgram& program, const Partitioner& partitioner);
 
 // Lowers the tagged nodes of an already partitioned program (steps 2–5).
 // `original` is the program the partitioner saw.

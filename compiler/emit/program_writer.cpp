@@ -11,6 +11,7 @@
 
 #include "compiler/common/compile_error.h"
 #include "compiler/common/limits.h"
+#include "compiler/emit/flatten.h"
 #include "compiler/emit/memory_planner.h"
 #include "runtime/core/checksum.h"
 #include "runtime/executor/program.h"
@@ -22,27 +23,6 @@ namespace {
 constexpr const char* kProducer = "etc " ETC_VERSION_STRING;
 
 size_t align_up(size_t n, size_t a) { return (n + a - 1) / a * a; }
-
-// Step 1: arena offsets for every non-constant value (index: value id).
-MemoryPlan plan_values(const ir::Graph& g) {
-  const int32_t n = static_cast<int32_t>(g.values().size());
-  std::vector<int32_t> first(n, -1), last(n, -1);
-  for (const ir::Node& node : g.nodes()) {
-    for (ir::ValueId v : node.inputs)
-      if (v != ir::kNoValue) last[v] = std::max(last[v], node.id);
-    for (ir::ValueId v : node.outputs) first[v] = node.id;
-  }
-  // Inputs stay untouched for the whole run so a method can execute again
-  // without the caller setting its inputs anew.
-  for (ir::ValueId v : g.inputs()) first[v] = -1, last[v] = INT32_MAX;
-  for (ir::ValueId v : g.outputs()) last[v] = INT32_MAX;
-  std::vector<BufferRequest> requests(n);
-  for (const ir::Value& v : g.values()) {
-    if (v.is_constant()) continue;  // size 0: placed at 0, never conflicts
-    requests[v.id] = BufferRequest{v.spec.nbytes(), first[v.id], std::max(last[v.id], first[v.id])};
-  }
-  return plan_memory(requests);
-}
 
 flatbuffers::Offset<fb::Attr> build_attr(flatbuffers::FlatBufferBuilder& b, const std::string& name,
                                          const ir::AttrValue& value) {
@@ -75,10 +55,11 @@ struct Segments {
 
 // Step 2: every constant's offset in segment 0 (data shared by several
 // values is stored once). No segment when the graph has no constants.
-std::map<const std::vector<uint8_t>*, size_t> pack_constants(const ir::Graph& g, Segments& segments) {
+std::map<const std::vector<uint8_t>*, size_t> pack_constants(const FlatPlan& flat, Segments& segments) {
   std::vector<uint8_t> segment;
   std::map<const std::vector<uint8_t>*, size_t> constant_offset;
-  for (const ir::Value& v : g.values()) {
+  for (const ir::Value* value : flat.values) {
+    const ir::Value& v = *value;
     if (!v.is_constant() || constant_offset.count(v.constant.get())) continue;
     const size_t off = align_up(segment.size(), kSegmentAlignment);
     segment.resize(off + v.constant->size());
@@ -134,28 +115,50 @@ std::vector<flatbuffers::Offset<fb::Delegate>> build_delegates(flatbuffers::Flat
 }
 
 // Operators are the edge ops kernel calls use, in order of first use.
-std::map<EdgeOp, uint32_t> index_operators(const ir::Graph& g, std::vector<std::string>& names) {
+std::map<EdgeOp, uint32_t> index_operators(const FlatPlan& flat, std::vector<std::string>& names) {
   std::map<EdgeOp, uint32_t> op_index;
-  for (const ir::Node& n : g.nodes())
-    if (!n.is_delegate_call() && !op_index.count(n.op)) {
-      op_index[n.op] = static_cast<uint32_t>(names.size());
-      names.emplace_back(edge_op_name(n.op));
+  for (const FlatChain& chain : flat.chains)
+    for (const FlatInstruction& ins : chain.instructions) {
+      const ir::Node& n = *ins.node;
+      if (!n.is_delegate_call() && !n.is_control() && !op_index.count(n.op)) {
+        op_index[n.op] = static_cast<uint32_t>(names.size());
+        names.emplace_back(edge_op_name(n.op));
+      }
     }
   return op_index;
 }
 
-flatbuffers::Offset<fb::Instruction> build_instruction(flatbuffers::FlatBufferBuilder& b, const ir::Node& n,
+flatbuffers::Offset<fb::Instruction> build_instruction(flatbuffers::FlatBufferBuilder& b,
+                                                       const FlatInstruction& ins,
                                                        const std::map<EdgeOp, uint32_t>& op_index) {
+  const ir::Node& n = *ins.node;
   auto handles = b.CreateVector(n.meta.debug_handles);
   if (n.is_delegate_call()) {
-    auto call = fb::CreateDelegateCall(b, static_cast<uint32_t>(n.delegate), b.CreateVector(n.inputs),
-                                       b.CreateVector(n.outputs));
+    auto call = fb::CreateDelegateCall(b, static_cast<uint32_t>(n.delegate), b.CreateVector(ins.inputs),
+                                       b.CreateVector(ins.outputs));
     return fb::CreateInstruction(b, fb::InstructionArgs::DelegateCall, call.Union(), handles);
+  }
+  if (n.op == EdgeOp::If) {
+    auto error = [&](const char* name) -> flatbuffers::Offset<flatbuffers::String> {
+      const ir::AttrValue* a = n.attrs.find(name);
+      return a ? b.CreateString(std::get<std::string>(*a)) : 0;
+    };
+    auto then_error = error("then_error");
+    auto else_error = error("else_error");
+    auto call = fb::CreateIfCall(b, ins.inputs[0], ins.chains[0], ins.chains[1], b.CreateVector(ins.outputs),
+                                 then_error, else_error);
+    return fb::CreateInstruction(b, fb::InstructionArgs::IfCall, call.Union(), handles);
+  }
+  if (n.op == EdgeOp::Loop) {
+    const std::vector<int32_t> initial(ins.inputs.begin() + 2, ins.inputs.begin() + 2 + loop_carried(n));
+    auto call = fb::CreateLoopCall(b, ins.inputs[0], ins.inputs[1], ins.chains[0], b.CreateVector(initial),
+                                   b.CreateVector(ins.outputs));
+    return fb::CreateInstruction(b, fb::InstructionArgs::LoopCall, call.Union(), handles);
   }
   std::vector<flatbuffers::Offset<fb::Attr>> attrs;
   for (const auto& [name, value] : n.attrs.items()) attrs.push_back(build_attr(b, name, value));
-  auto call = fb::CreateKernelCall(b, op_index.at(n.op), b.CreateVector(n.inputs), b.CreateVector(n.outputs),
-                                   b.CreateVector(attrs));
+  auto call = fb::CreateKernelCall(b, op_index.at(n.op), b.CreateVector(ins.inputs),
+                                   b.CreateVector(ins.outputs), b.CreateVector(attrs));
   return fb::CreateInstruction(b, fb::InstructionArgs::KernelCall, call.Union(), handles);
 }
 
@@ -167,26 +170,26 @@ void check_emittable(const ir::ExportedProgram& program) {
         throw CompileError("delegate '" + m.tag + "' (" + m.backend_id +
                            ") has a compile spec without a key");
   }
-  for (const ir::Node& n : program.graph.nodes()) {
+  for_each_node(program.graph, [&](const ir::Node& n) {
     if (n.dead) throw CompileError("internal: emit requires a compacted graph");
-    if (!n.is_delegate_call()) continue;
+    if (!n.is_delegate_call()) return;
     if (static_cast<size_t>(n.delegate) >= program.delegates.size())
       throw CompileError("internal: call_delegate node '" + n.meta.onnx_name + "' names delegate " +
                          std::to_string(n.delegate) + " of " + std::to_string(program.delegates.size()));
     for (ir::ValueId v : n.inputs)
       if (v == ir::kNoValue)
         throw CompileError("internal: call_delegate node '" + n.meta.onnx_name + "' has an absent input");
-  }
+  });
 }
 
 }  // namespace
 
 std::vector<uint8_t> serialize_program(const ir::ExportedProgram& program, EmitStats* stats) {
-  const ir::Graph& g = program.graph;
   check_emittable(program);
-  const MemoryPlan mem = plan_values(g);
+  const FlatPlan flat = flatten(program.graph);
+  const MemoryPlan mem = plan_memory(flat.lifetimes);
   Segments segments;
-  const auto constant_offset = pack_constants(g, segments);
+  const auto constant_offset = pack_constants(flat, segments);
   const std::vector<uint32_t> delegate_segment = pack_delegates(program, segments);
   uint64_t segment_bytes = 0;
   for (const auto& data : segments.data) segment_bytes += data.size();
@@ -196,25 +199,36 @@ std::vector<uint8_t> serialize_program(const ir::ExportedProgram& program, EmitS
   // Step 4.
   flatbuffers::FlatBufferBuilder b(1 << 16);
   std::vector<std::string> op_names;
-  const std::map<EdgeOp, uint32_t> op_index = index_operators(g, op_names);
+  const std::map<EdgeOp, uint32_t> op_index = index_operators(flat, op_names);
   std::vector<flatbuffers::Offset<fb::Value>> values;
-  for (const ir::Value& v : g.values()) {
+  for (size_t id = 0; id < flat.values.size(); ++id) {
+    const ir::Value& v = *flat.values[id];
+    const auto fid = static_cast<int32_t>(id);
     std::vector<int64_t> shape(v.spec.shape.begin(), v.spec.shape.end());
-    const bool is_in = std::find(g.inputs().begin(), g.inputs().end(), v.id) != g.inputs().end();
-    const bool is_out = std::find(g.outputs().begin(), g.outputs().end(), v.id) != g.outputs().end();
+    const bool is_in = std::find(flat.inputs.begin(), flat.inputs.end(), fid) != flat.inputs.end();
+    const bool is_out = std::find(flat.outputs.begin(), flat.outputs.end(), fid) != flat.outputs.end();
     const fb::ValueKind kind = v.is_constant() ? fb::ValueKind::Constant
                                : is_in         ? fb::ValueKind::Input
                                : is_out        ? fb::ValueKind::Output
                                                : fb::ValueKind::Activation;
     values.push_back(fb::CreateValue(b, b.CreateString(v.name), static_cast<fb::DType>(v.spec.dtype),
-                                     b.CreateVector(shape), kind, v.is_constant() ? 0 : mem.offsets[v.id], 0,
+                                     b.CreateVector(shape), kind, v.is_constant() ? 0 : mem.offsets[id], 0,
                                      v.is_constant() ? constant_offset.at(v.constant.get()) : 0));
   }
   std::vector<flatbuffers::Offset<fb::Instruction>> instructions;
-  for (const ir::Node& n : g.nodes()) instructions.push_back(build_instruction(b, n, op_index));
+  std::vector<flatbuffers::Offset<fb::Chain>> chains;
+  for (const FlatChain& chain : flat.chains) {
+    const auto first = static_cast<uint32_t>(instructions.size());
+    for (const FlatInstruction& ins : chain.instructions)
+      instructions.push_back(build_instruction(b, ins, op_index));
+    chains.push_back(fb::CreateChain(b, first, static_cast<uint32_t>(chain.instructions.size()),
+                                     b.CreateVector(chain.inputs), b.CreateVector(chain.outputs)));
+  }
+  // A plan without control flow leaves the chains out: one chain of every instruction.
   auto plan = fb::CreateExecutionPlan(b, b.CreateString("forward"), b.CreateVector(values),
-                                      b.CreateVector(g.inputs()), b.CreateVector(g.outputs()),
-                                      b.CreateVector(instructions), mem.arena_size, mem.lower_bound);
+                                      b.CreateVector(flat.inputs), b.CreateVector(flat.outputs),
+                                      b.CreateVector(instructions), mem.arena_size, mem.lower_bound,
+                                      chains.size() > 1 ? b.CreateVector(chains) : 0);
   const auto delegates = build_delegates(b, program, delegate_segment);
   std::vector<flatbuffers::Offset<fb::DebugHandleInfo>> debug;
   for (const auto& [handle, info] : program.debug_handles)

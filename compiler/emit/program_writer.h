@@ -2,13 +2,16 @@
 // ExportedProgram → program file (.etp), see runtime/schema/program.fbs.
 //
 // Steps, in order:
-//   1. plan_values      arena placement for activations, inputs and outputs
+//   1. flatten + plan   the graph and its control-flow bodies become one value
+//                       table and chains of instructions (flatten.h); arena
+//                       placement for activations, inputs and outputs
 //   2. pack_constants   one segment, each constant 64-byte aligned, shared data once
 //   3. pack_delegates   one segment per lowered delegate for its processed bytes,
 //                       after the constants segment (segment 0 when present)
 //   4. build            operators (those kernel calls use), values, instructions
 //                       (KernelCall per edge node, DelegateCall per call_delegate
-//                       node: args are inputs then outputs), delegates (backend
+//                       node: args are inputs then outputs, IfCall / LoopCall
+//                       per control-flow node), chains, delegates (backend
 //                       id, compile specs, debug handle map), debug info
 //   5. write            temp file in the target folder, then rename: a failed
 //                       compile never leaves a partial file behind

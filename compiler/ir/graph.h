@@ -51,6 +51,8 @@ struct NodeMeta {
   std::string delegation_tag;  // set by partitioners
 };
 
+class Graph;
+
 struct Node {
   NodeId id = -1;
   EdgeOp op{};
@@ -62,9 +64,15 @@ struct Node {
   // ExportedProgram::delegates[delegate] (`op` is then meaningless): its
   // inputs and outputs are the lowered module's graph inputs and outputs.
   int32_t delegate = -1;
-  bool dead = false;
+  bool dead = false;  // removed; compacted away by Graph::compact()
+  // Control flow (op If or Loop): the bodies, each a whole graph whose
+  // inputs and outputs follow the op's convention in edge_ops.def; values
+  // from outside reach a body only as explicit inputs. Shared and never
+  // changed in place: a pass that rewrites a body stores a new graph.
+  std::vector<std::shared_ptr<const Graph>> subgraphs;
 
-  bool is_delegate_call() const { return delegate >= 0; }  // removed; compacted away by Graph::compact()
+  bool is_delegate_call() const { return delegate >= 0; }
+  bool is_control() const { return delegate < 0 && (op == EdgeOp::If || op == EdgeOp::Loop); }
 };
 
 class Graph {

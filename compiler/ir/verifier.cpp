@@ -43,6 +43,72 @@ Status check_delegate_side(const Graph& g, const Node& n, const std::vector<Valu
   return Status::Ok();
 }
 
+Status check_body_side(const Node& n, const Graph& body, const char* which,
+                       const std::vector<TensorSpec>& ours, const std::vector<ValueId>& theirs, size_t first,
+                       const char* side) {
+  if (theirs.size() != ours.size() + first)
+    return fail(Error::Internal, where(n), ": its ", which, " has ", std::to_string(theirs.size()), " ", side,
+                "s, expected ", std::to_string(ours.size() + first));
+  for (size_t i = 0; i < ours.size(); ++i) {
+    const TensorSpec& b = body.value(theirs[first + i]).spec;
+    if (dtype_valid(ours[i].dtype) && !(ours[i] == b))
+      return fail(Error::Internal, where(n), ": ", side, " ", std::to_string(first + i), " of its ", which,
+                  " is ", type_str(b), ", the node's is ", type_str(ours[i]));
+  }
+  return Status::Ok();
+}
+
+bool is_one(const TensorSpec& s, DType dtype) { return s.dtype == dtype && s.shape.numel() == 1; }
+
+// A control-flow node against its bodies (conventions in edge_ops.def).
+Status check_control(const Node& n, const std::vector<TensorSpec>& in, const std::vector<TensorSpec>& out) {
+  for (const auto& body : n.subgraphs) {
+    if (!body) return fail(Error::Internal, where(n), ": has a null body");
+    const Status s = verify(*body);
+    if (!s.ok()) return fail(s.error(), where(n), ": in its body: ", s.message());
+  }
+  if (n.op == EdgeOp::If) {
+    if (n.subgraphs.size() != 2) return fail(Error::Internal, where(n), ": needs two branches");
+    if (in.empty() || !is_one(in[0], DType::Bool))
+      return fail(Error::Internal, where(n), ": the condition is not one bool");
+    const std::vector<TensorSpec> captured(in.begin() + 1, in.end());
+    for (size_t b = 0; b < 2; ++b) {
+      const char* which = b == 0 ? "then branch" : "else branch";
+      ETC_TRY(check_body_side(n, *n.subgraphs[b], which, captured, n.subgraphs[b]->inputs(), 0, "input"));
+      ETC_TRY(check_body_side(n, *n.subgraphs[b], which, out, n.subgraphs[b]->outputs(), 0, "output"));
+    }
+    return Status::Ok();
+  }
+  if (n.subgraphs.size() != 1) return fail(Error::Internal, where(n), ": needs one body");
+  const Graph& body = *n.subgraphs[0];
+  const AttrValue* carried_attr = n.attrs.find("carried");
+  const int64_t* carried_ptr = carried_attr ? std::get_if<int64_t>(carried_attr) : nullptr;
+  const int64_t carried = carried_ptr ? *carried_ptr : -1;
+  if (carried < 0 || in.size() < 2 + static_cast<size_t>(carried) ||
+      out.size() < static_cast<size_t>(carried))
+    return fail(Error::Internal, where(n), ": bad carried count ", std::to_string(carried));
+  if (dtype_valid(in[0].dtype) && !is_one(in[0], DType::Int64))
+    return fail(Error::Internal, where(n), ": the trip count is not one int64");
+  if (dtype_valid(in[1].dtype) && !is_one(in[1], DType::Bool))
+    return fail(Error::Internal, where(n), ": the condition is not one bool");
+  std::vector<TensorSpec> body_in{TensorSpec{DType::Int64, Shape{}}, TensorSpec{DType::Bool, Shape{}}};
+  body_in.insert(body_in.end(), in.begin() + 2, in.end());
+  ETC_TRY(check_body_side(n, body, "body", body_in, body.inputs(), 0, "input"));
+  std::vector<TensorSpec> body_out{TensorSpec{DType::Bool, Shape{}}};
+  body_out.insert(body_out.end(), out.begin(), out.begin() + carried);
+  for (size_t i = static_cast<size_t>(carried); i < out.size(); ++i) {
+    if (out[i].shape.rank() == 0)
+      return fail(Error::Internal, where(n), ": scan output without a leading axis");
+    const Span<const int64_t> dims = out[i].shape.dims();
+    body_out.push_back(
+        TensorSpec{out[i].dtype, Shape(Span<const int64_t>(dims.data() + 1, dims.size() - 1))});
+  }
+  if (!is_one(body.value(body.outputs().empty() ? 0 : body.outputs()[0]).spec, DType::Bool))
+    return fail(Error::Internal, where(n), ": the body's condition output is not one bool");
+  body_out[0] = body.value(body.outputs()[0]).spec;
+  return check_body_side(n, body, "body", body_out, body.outputs(), 0, "output");
+}
+
 }  // namespace
 
 Status verify(const Graph& g) {
@@ -64,7 +130,8 @@ Status verify(const Graph& g) {
     std::vector<TensorSpec> in, out;
     for (ValueId v : n.inputs) {
       if (v == kNoValue) {
-        if (n.is_delegate_call()) return fail(Error::Internal, where(n), ": a delegate input is absent");
+        if (n.is_delegate_call() || (n.is_control() && (n.op == EdgeOp::If || in.size() >= 2)))
+          return fail(Error::Internal, where(n), ": input ", std::to_string(in.size()), " is absent");
         in.emplace_back();
         continue;
       }
@@ -81,7 +148,10 @@ Status verify(const Graph& g) {
       defined[v] = true;
       out.push_back(g.value(v).spec);
     }
-    if (!n.is_delegate_call()) ETC_TRY(check_op_types(n, in, out));
+    if (n.is_control())
+      ETC_TRY(check_control(n, in, out));
+    else if (!n.is_delegate_call())
+      ETC_TRY(check_op_types(n, in, out));
   }
   for (ValueId v : g.outputs())
     if (v < 0 || static_cast<size_t>(v) >= nv || !defined[v])

@@ -9,15 +9,31 @@
 
 namespace etc::passes {
 
+namespace {
+
+// The passes over one graph, then over copies of its control-flow bodies
+// (bodies are shared and never changed in place).
+void run_passes(ir::Graph& g, PipelineStats& stats) {
+  stats.batch_norms_folded += fold_batch_norm(g);
+  stats.conv_affines_folded += fold_conv_affine(g);
+  stats.patterns_fused += fuse_patterns(g);
+  // After batch_norm folding, so a conv -> batch_norm -> relu chain becomes one conv.
+  fuse_activation(g);
+  stats.dead_nodes_removed += eliminate_dead_code(g);
+  for (ir::Node& n : g.nodes())
+    for (auto& body : n.subgraphs) {
+      auto copy = std::make_shared<ir::Graph>(*body);
+      run_passes(*copy, stats);
+      body = std::move(copy);
+    }
+}
+
+}  // namespace
+
 PipelineStats run_pipeline(ir::ExportedProgram& program) {
   PipelineStats stats;
   ir::Graph& g = program.graph;
-  stats.batch_norms_folded = fold_batch_norm(g);
-  stats.conv_affines_folded = fold_conv_affine(g);
-  stats.patterns_fused = fuse_patterns(g);
-  // After batch_norm folding, so a conv -> batch_norm -> relu chain becomes one conv.
-  fuse_activation(g);
-  stats.dead_nodes_removed = eliminate_dead_code(g);
+  run_passes(g, stats);
   Status s = ir::verify(g);
   if (!s.ok()) throw CompileError(program.source_path + ": internal error after passes: " + s.message());
   return stats;

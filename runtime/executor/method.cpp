@@ -70,6 +70,7 @@ Result<std::unique_ptr<Method>> Method::init(const Program& program, int plan_in
 }
 
 Status Method::create_steps(const Program& program, const fb::ExecutionPlan& plan) {
+  ETC_TRY(bind_chains(plan));
   if (!plan.instructions()) return Status::Ok();
   size_t scratch = 0;
   for (uint32_t i = 0; i < plan.instructions()->size(); ++i) {
@@ -77,8 +78,10 @@ Status Method::create_steps(const Program& program, const fb::ExecutionPlan& pla
     if (const fb::KernelCall* call = ins.args_as_KernelCall()) {
       ETC_TRY(create_kernel_step(program, *call, i));
       scratch = std::max(scratch, steps_.back().kernel->scratch_bytes());
+    } else if (const fb::DelegateCall* call = ins.args_as_DelegateCall()) {
+      ETC_TRY(create_delegate_step(program, *call, i));
     } else {
-      ETC_TRY(create_delegate_step(program, *ins.args_as_DelegateCall(), i));
+      ETC_TRY(create_control_step(ins, i));
     }
   }
   if (scratch > 0) {
@@ -203,28 +206,26 @@ std::string Method::describe_instruction(uint32_t instruction) const {
   return out;
 }
 
+template <bool kTraced>
 Status Method::run_step(Step& step) {
   if (step.delegate_call >= 0) return execute_delegate(delegates_[static_cast<size_t>(step.delegate_call)]);
+  if (step.control >= 0) return run_control<kTraced>(controls_[static_cast<size_t>(step.control)]);
   KernelArgs args{step.inputs, step.outputs, scratch_.data()};
   Status s = step.kernel->run(args);
   if (!s.ok()) return fail(s.error(), describe_instruction(step.instruction), ": ", s.message());
   return Status::Ok();
 }
 
-// The untraced loop stays as lean as it was before tracing existed: the
-// only cost of tracing support is the branch below, once per execute.
-Status Method::execute() {
-  if (tracer_ != nullptr) return execute_traced();
-  for (Step& step : steps_) ETC_TRY(run_step(step));
-  return Status::Ok();
-}
-
-Status Method::execute_traced() {
-  EventTracer& tracer = *tracer_;
-  const bool log_outputs = tracer.intermediate_outputs();
-  tracer.begin_run();
-  Status status = Status::Ok();
-  for (Step& step : steps_) {
+// With a tracer, each instruction is one profiling event (a control-flow
+// instruction's spans the instructions of its chains, whose events nest in
+// it) and, when the tracer asks, its outputs are logged. Without one, the
+// loop stays as lean as it was before tracing existed.
+template <bool kTraced>
+Status Method::run_step_traced_if(Step& step) {
+  if constexpr (!kTraced) {
+    return run_step<false>(step);
+  } else {
+    EventTracer& tracer = *tracer_;
     const auto instruction = static_cast<int32_t>(step.instruction);
     const int32_t delegate =
         step.delegate_call >= 0
@@ -232,15 +233,32 @@ Status Method::execute_traced() {
             : -1;
     tracer.set_instruction(instruction, delegate);
     const EventTracerEntry event = tracer.start_profiling(instruction);
-    status = run_step(step);
+    const Status status = run_step<true>(step);
     tracer.end_profiling(event);
-    if (!status.ok()) break;
-    if (log_outputs)
+    if (!status.ok()) return status;
+    if (tracer.intermediate_outputs())
       for (size_t k = 0; k < step.outputs.size(); ++k)
         tracer.log_instruction_output(instruction, static_cast<int32_t>(k), *step.outputs[k]);
+    return status;
   }
-  tracer.set_instruction(-1, -1);
-  tracer.end_run();
+}
+
+template <bool kTraced>
+Status Method::run_chain(uint32_t chain) {
+  const Chain& c = chains_[chain];
+  for (uint32_t i = c.first; i < c.first + c.count; ++i) ETC_TRY(run_step_traced_if<kTraced>(steps_[i]));
+  return Status::Ok();
+}
+
+template Status Method::run_chain<false>(uint32_t);
+template Status Method::run_chain<true>(uint32_t);
+
+Status Method::execute() {
+  if (tracer_ == nullptr) return run_chain<false>(0);
+  tracer_->begin_run();
+  const Status status = run_chain<true>(0);
+  tracer_->set_instruction(-1, -1);
+  tracer_->end_run();
   return status;
 }
 

@@ -5,7 +5,10 @@
 //             and initialises every delegate call with its registered
 //             backend (backend->init with the processed bytes and compile
 //             specs from the program).
-//   execute — runs the instructions in order; no allocation, no re-checks.
+//   execute — runs the main chain's instructions in order; no allocation, no
+//             re-checks. An If runs one of its branch chains and copies its
+//             outputs out; a Loop runs its body chain per iteration, moving
+//             carried values and filling scan outputs (method_control.cpp).
 //             A delegate call gets its inputs then its outputs as args, and
 //             a temp allocator that is reset after every call. With a
 //             tracer, each run is one begin_run/end_run, each instruction
@@ -65,6 +68,8 @@ class Method {
   // the last value when the plan reserves more).
   size_t arena_bytes() const { return arena_size_; }
   size_t num_instructions() const { return steps_.size(); }
+  // Chains of instructions: 1 without control flow.
+  size_t num_chains() const { return chains_.size(); }
   size_t num_delegate_calls() const { return delegates_.size(); }
   // The plan's name ("forward" when the program leaves it out).
   const std::string& name() const { return name_; }
@@ -75,10 +80,39 @@ class Method {
     std::vector<const Tensor*> inputs;
     std::vector<Tensor*> outputs;
     int delegate_call = -1;  // index in delegates_ for a delegate call
+    int control = -1;        // index in controls_ for an If or a Loop
     uint32_t instruction = 0;
   };
+  // A run of steps_; its inputs are set and its outputs read by the
+  // control-flow step that runs it.
+  struct Chain {
+    uint32_t first = 0, count = 0;
+    std::vector<Tensor*> inputs;
+    std::vector<const Tensor*> outputs;
+  };
+  // An IfCall or LoopCall, resolved to tensors.
+  struct Control {
+    bool is_loop = false;
+    const Tensor* cond = nullptr;        // null: true
+    const Tensor* trip_count = nullptr;  // loops; null: no limit
+    uint32_t chains[2] = {0, 0};         // If: then, else; Loop: body
+    std::string_view errors[2];          // If: why a branch cannot run (empty: it can)
+    std::vector<const Tensor*> carried;  // loops: initial values
+    std::vector<Tensor*> outputs;
+    uint32_t instruction = 0;
+  };
+  template <bool kTraced>
+  Status run_chain(uint32_t chain);
+  template <bool kTraced>
   Status run_step(Step& step);
-  Status execute_traced();
+  template <bool kTraced>
+  Status run_step_traced_if(Step& step);
+  // method_control.cpp
+  Status bind_chains(const fb::ExecutionPlan& plan);
+  Status create_control_step(const fb::Instruction& ins, uint32_t index);
+  template <bool kTraced>
+  Status run_control(const Control& control);
+  Status check_control(const Control& control, uint32_t index) const;
   // "instruction 4 (conv) from ONNX node 'conv_1' (Conv)"
   std::string describe_instruction(uint32_t instruction) const;
   // One initialised delegate call. Its address is stable for the Method's
@@ -111,6 +145,10 @@ class Method {
   std::vector<int> inputs_;
   std::vector<int> outputs_;
   std::vector<Step> steps_;
+  std::vector<Chain> chains_;
+  std::vector<Control> controls_;
+  std::vector<uint32_t> chain_of_;     // by instruction
+  std::vector<uint32_t> chain_depth_;  // by chain: control-flow levels above it
   AlignedBuffer arena_;
   size_t arena_size_ = 0;
   AlignedBuffer scratch_;

@@ -148,6 +148,18 @@ Status validate_plan(const fb::Program& p, const fb::ExecutionPlan& plan, size_t
       ETC_TRY(validate_indices(d->outputs(), num_values, false, where.c_str()));
       ETC_TRY(validate_writable(d->outputs(), plan, where));
       ETC_TRY(validate_no_alias(*d, where));
+    } else if (const fb::IfCall* c = ins.args_as_IfCall()) {
+      if (c->cond() < 0 || static_cast<size_t>(c->cond()) >= num_values)
+        return fail(Error::InvalidProgram, where, ": condition value out of range");
+      ETC_TRY(validate_indices(c->outputs(), num_values, false, where.c_str()));
+      ETC_TRY(validate_writable(c->outputs(), plan, where));
+    } else if (const fb::LoopCall* c = ins.args_as_LoopCall()) {
+      for (int32_t id : {c->trip_count(), c->cond()})
+        if (id < -1 || (id >= 0 && static_cast<size_t>(id) >= num_values))
+          return fail(Error::InvalidProgram, where, ": trip count or condition value out of range");
+      ETC_TRY(validate_indices(c->carried(), num_values, false, where.c_str()));
+      ETC_TRY(validate_indices(c->outputs(), num_values, false, where.c_str()));
+      ETC_TRY(validate_writable(c->outputs(), plan, where));
     } else {
       return fail(Error::InvalidProgram, where, ": unknown instruction kind");
     }

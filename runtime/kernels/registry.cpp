@@ -9,6 +9,9 @@ namespace etc {
 #include "runtime/kernels/edge_ops.def"
 #undef ETC_EDGE_OP
 
+// Control flow has no kernel; the executor runs it.
+const OpDef* control_op_def(EdgeOp) { return nullptr; }
+
 const char* edge_op_name(EdgeOp op) {
   switch (op) {
 #define ETC_EDGE_OP(E, N, F) \

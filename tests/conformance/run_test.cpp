@@ -119,7 +119,8 @@ const std::set<std::string>& scope() {
                                             "Einsum",
                                             "LSTM",
                                             "GRU",
-                                            "If"};
+                                            "If",
+                                            "Loop"};
   return ops;
 }
 

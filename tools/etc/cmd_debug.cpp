@@ -123,8 +123,7 @@ Action add_debug(CLI::App& app) {
     const std::unique_ptr<Partitioner> partitioner = make_requested_partitioner(opt->backend);
     const ir::ExportedProgram program = compile_onnx(opt->model, import);
     const std::vector<uint8_t> reference_bytes = emit::serialize_program(program);
-    const std::vector<uint8_t> test_bytes =
-        emit::serialize_program(to_backend(program, partitioner->partition(program)));
+    const std::vector<uint8_t> test_bytes = emit::serialize_program(to_backend(program, *partitioner));
     const Program reference = load_bytes(reference_bytes, opt->model + " (portable)");
     const Program test = load_bytes(test_bytes, opt->model + " (delegated)");
 

@@ -54,6 +54,7 @@ Action add_preprocess(CLI::App& app) {
         return kExitGateFailed;
       }
       program = to_backend(program, partitioned);
+      lower_bodies(program, *partitioner);
     }
     if (opt->print_ir) std::cout << ir::print(program);
     emit::EmitStats stats;

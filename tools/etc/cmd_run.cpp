@@ -146,7 +146,7 @@ Action add_run(CLI::App& app) {
     const std::vector<LoadedInput> inputs = load_inputs(opt->inputs, specs, opt->random_inputs, opt->program);
     for (size_t i = 0; i < inputs.size(); ++i)
       if (Status s = m.set_input(i, inputs[i].tensor.spec, inputs[i].tensor.bytes.data()); !s.ok())
-        throw ToolError(inputs[i].source + ": " + s.message());
+        throw ToolError(opt->program + ": " + inputs[i].source + ": " + s.message());
 
     for (int it = 0; it < opt->warmup; ++it)
       if (Status s = m.execute(); !s.ok())

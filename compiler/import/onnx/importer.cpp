@@ -25,12 +25,12 @@ int64_t default_opset(const onnx::ModelProto& m) {
 }
 
 // The nodes of `g` whose op type has no lowering at this opset, and those of
-// the branches of its If nodes, as lines of a report.
+// the bodies of its control-flow nodes, as lines of a report.
 void collect_unsupported(const onnx::GraphProto& g, int64_t opset, std::vector<std::string>& problems) {
   const auto& nodes = g.node();
   for (int i = 0; i < nodes.size(); ++i) {
     const onnx::NodeProto& n = nodes[i];
-    if (n.op_type() == "If" && n.domain().empty())
+    if ((n.op_type() == "If" || n.op_type() == "Loop" || n.op_type() == "Scan") && n.domain().empty())
       for (const auto& a : n.attribute())
         if (a.has_g()) collect_unsupported(a.g(), opset, problems);
     const std::string key = n.domain() + "::" + n.op_type();
@@ -118,7 +118,7 @@ void bind_initializers(Importer& imp, const onnx::GraphProto& g) {
     auto decoded = decode_tensor(t);
     if (!decoded.ok()) throw CompileError(imp.path() + ": " + decoded.message());
     auto data = std::make_shared<const std::vector<uint8_t>>(std::move(decoded->bytes));
-    imp.bind(t.name(), imp.program().graph.add_constant(imp.unique_name(t.name()), decoded->spec, data));
+    imp.bind(t.name(), imp.graph().add_constant(imp.unique_name(t.name()), decoded->spec, data));
   }
 }
 
@@ -163,12 +163,57 @@ void bind_outputs(Importer& imp, const onnx::GraphProto& g) {
 
 }  // namespace
 
-ir::ValueId Importer::lookup(const std::string& name) const {
-  auto it = names_.find(name);
-  return it == names_.end() ? ir::kNoValue : it->second;
+ir::ValueId Importer::lookup(const std::string& name) { return lookup_at(scopes_.size() - 1, name); }
+
+ir::ValueId Importer::lookup_at(size_t depth, const std::string& name) {
+  {
+    const auto& names = scopes_[depth].names;
+    auto it = names.find(name);
+    if (it != names.end()) return it->second;
+  }
+  if (depth == 0) return ir::kNoValue;
+  const ir::ValueId outer = lookup_at(depth - 1, name);
+  if (outer == ir::kNoValue) return ir::kNoValue;
+  const ir::Value v = scopes_[depth - 1].graph->value(outer);
+  Scope& scope = scopes_[depth];
+  ir::ValueId inner;
+  if (v.is_constant()) {
+    inner = scope.graph->add_constant(v.name, v.spec, v.constant);
+  } else {
+    inner = scope.graph->add_value(v.name, v.spec);
+    scope.graph->inputs().push_back(inner);
+    scope.captured.push_back(name);
+    scope.capture_inputs.push_back(inner);
+  }
+  scope.names[name] = inner;
+  return inner;
 }
 
-void Importer::bind(const std::string& name, ir::ValueId value) { names_[name] = value; }
+void Importer::bind(const std::string& name, ir::ValueId value) { scopes_.back().names[name] = value; }
+
+LoweredBody Importer::lower_body(const onnx::GraphProto& body, const std::vector<TensorSpec>& bound) {
+  LoweredBody out;
+  out.graph = std::make_shared<ir::Graph>();
+  scopes_.push_back(Scope{out.graph.get(), {}, {}, {}});
+  struct Pop {
+    std::vector<Scope>& scopes;
+    ~Pop() { scopes.pop_back(); }
+  } pop{scopes_};
+  if (static_cast<size_t>(body.input_size()) != bound.size())
+    throw CompileError(path_ + ": subgraph '" + body.name() + "' declares " +
+                       std::to_string(body.input_size()) + " input(s), its node gives it " +
+                       std::to_string(bound.size()));
+  for (size_t i = 0; i < bound.size(); ++i) {
+    const std::string& name = body.input(static_cast<int>(i)).name();
+    const ir::ValueId v = out.graph->add_value(unique_name(name), bound[i]);
+    out.graph->inputs().push_back(v);
+    bind(name, v);
+  }
+  out.outputs = lower_subgraph(body);
+  out.captured = scopes_.back().captured;
+  out.capture_inputs = scopes_.back().capture_inputs;
+  return out;
+}
 
 std::vector<ir::ValueId> Importer::lower_subgraph(const onnx::GraphProto& g) {
   record_declared_types(g);

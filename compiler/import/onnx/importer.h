@@ -5,7 +5,7 @@
 //   1. load_model      read and parse the file, pull in external data files
 //   2. check_model     libonnx's checker, then its shape inference
 //   3. find_unsupported  every node whose op type has no lowering, all at once
-//                      (an If's branches too)
+//                      (control-flow bodies too)
 //   4. bind_inputs     graph inputs with --input-shape overrides applied;
 //                      a dynamic dim with no override is an error
 //   5. lower_nodes     each ONNX node through its family's lowering, folding
@@ -15,6 +15,7 @@
 #include <onnx/onnx_pb.h>
 
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <unordered_map>
@@ -39,16 +40,30 @@ onnx::ModelProto load_model(const std::string& path);
 
 class LowerContext;
 
+// A control-flow body lowered into a graph of its own (Importer::lower_body).
+struct LoweredBody {
+  std::shared_ptr<ir::Graph> graph;
+  std::vector<ir::ValueId> outputs;         // the body's ONNX outputs, in `graph`
+  std::vector<std::string> captured;        // names it reads from enclosing graphs
+  std::vector<ir::ValueId> capture_inputs;  // the graph inputs standing for them
+};
+
 // Shared state of one import; lowerings reach it through LowerContext.
 class Importer {
  public:
-  Importer(const std::string& path, int64_t opset) : path_(path), opset_(opset) {}
+  Importer(const std::string& path, int64_t opset) : path_(path), opset_(opset) {
+    scopes_.push_back(Scope{&program_.graph, {}, {}, {}});
+  }
 
   ir::ExportedProgram& program() { return program_; }
+  // The graph lowerings write into: the main graph, or the body being lowered.
+  ir::Graph& graph() { return *scopes_.back().graph; }
   const std::string& path() const { return path_; }
   int64_t opset() const { return opset_; }
-  // IR value bound to an ONNX tensor name; kNoValue when unknown.
-  ir::ValueId lookup(const std::string& name) const;
+  // IR value bound to an ONNX tensor name; kNoValue when unknown. Inside a
+  // body, a name bound in an enclosing graph becomes a new input of the body
+  // (a constant is copied in instead), and so on through every level between.
+  ir::ValueId lookup(const std::string& name);
   void bind(const std::string& name, ir::ValueId value);
   std::string unique_name(const std::string& base);
   // Static type the model declares (value_info / graph outputs, after ONNX
@@ -60,6 +75,11 @@ class Importer {
   // debug handles after the main graph's. Returns the IR values of its
   // outputs; throws CompileError naming a node or output.
   std::vector<ir::ValueId> lower_subgraph(const onnx::GraphProto& graph);
+  // Lowers a control-flow body into a new graph. `bound` types the body's
+  // own ONNX inputs (a Loop's iteration, condition and carried values): they
+  // become the graph's first inputs, in order; the values it reads from
+  // enclosing graphs follow as further inputs.
+  LoweredBody lower_body(const onnx::GraphProto& body, const std::vector<TensorSpec>& bound);
   // The first debug handle subgraph nodes take: the main graph's nodes have
   // 1..N.
   void set_next_handle(int32_t handle) { next_handle_ = handle; }
@@ -67,8 +87,16 @@ class Importer {
  private:
   std::string path_;
   int64_t opset_;
+  struct Scope {
+    ir::Graph* graph;
+    std::unordered_map<std::string, ir::ValueId> names;
+    std::vector<std::string> captured;
+    std::vector<ir::ValueId> capture_inputs;
+  };
+  ir::ValueId lookup_at(size_t depth, const std::string& name);
+
   ir::ExportedProgram program_;
-  std::unordered_map<std::string, ir::ValueId> names_;
+  std::vector<Scope> scopes_;  // [0]: the main graph
   std::unordered_map<std::string, int> name_counts_;
   std::unordered_map<std::string, TensorSpec> declared_;
   int32_t next_handle_ = 1;

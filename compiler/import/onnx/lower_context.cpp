@@ -83,7 +83,7 @@ LowerContext::LowerContext(Importer& importer, const onnx::NodeProto& node, int3
     : importer_(importer), node_(node), debug_handle_(debug_handle) {}
 
 int64_t LowerContext::opset() const { return importer_.opset(); }
-ir::Graph& LowerContext::graph() { return importer_.program().graph; }
+ir::Graph& LowerContext::graph() { return importer_.graph(); }
 
 void LowerContext::fail(const std::string& reason) const {
   const std::string& name = importer_.program().debug_handles.at(debug_handle_).onnx_name;
@@ -99,14 +99,12 @@ ir::ValueId LowerContext::input(int i) const {
   return v;
 }
 
-TensorSpec LowerContext::spec(ir::ValueId v) const { return importer_.program().graph.value(v).spec; }
+TensorSpec LowerContext::spec(ir::ValueId v) const { return importer_.graph().value(v).spec; }
 
-bool LowerContext::is_constant(ir::ValueId v) const {
-  return importer_.program().graph.value(v).is_constant();
-}
+bool LowerContext::is_constant(ir::ValueId v) const { return importer_.graph().value(v).is_constant(); }
 
 std::vector<int64_t> LowerContext::constant_ints(int i, const char* what) const {
-  const ir::Value& v = importer_.program().graph.value(input(i));
+  const ir::Value& v = importer_.graph().value(input(i));
   if (!v.is_constant())
     fail(std::string(what) + " (input " + std::to_string(i) + ") must be a compile-time constant");
   std::optional<std::vector<int64_t>> values = convert_constant<int64_t>(v);
@@ -117,7 +115,7 @@ std::vector<int64_t> LowerContext::constant_ints(int i, const char* what) const 
 }
 
 std::vector<float> LowerContext::constant_floats(int i, const char* what) const {
-  const ir::Value& v = importer_.program().graph.value(input(i));
+  const ir::Value& v = importer_.graph().value(input(i));
   if (!v.is_constant())
     fail(std::string(what) + " (input " + std::to_string(i) + ") must be a compile-time constant");
   return *convert_constant<float>(v);  // every value has a float
@@ -193,6 +191,38 @@ std::vector<ir::ValueId> LowerContext::lower_subgraph(const onnx::GraphProto& gr
   return importer_.lower_subgraph(graph);
 }
 
+LoweredBody LowerContext::lower_body(const onnx::GraphProto& body, const std::vector<TensorSpec>& bound) {
+  return importer_.lower_body(body, bound);
+}
+
+ir::ValueId LowerContext::lookup(const std::string& name) { return importer_.lookup(name); }
+
+ir::NodeMeta LowerContext::node_meta() const {
+  ir::NodeMeta meta;
+  meta.debug_handles = {debug_handle_};
+  meta.onnx_name = importer_.program().debug_handles.at(debug_handle_).onnx_name;
+  meta.onnx_op_type = node_.op_type();
+  return meta;
+}
+
+std::vector<ir::ValueId> LowerContext::emit_control(EdgeOp op, std::vector<ir::ValueId> inputs,
+                                                    const std::vector<TensorSpec>& output_specs,
+                                                    ir::Attrs attrs,
+                                                    std::vector<std::shared_ptr<ir::Graph>> bodies) {
+  ir::Graph& g = graph();
+  const std::string base = node_.name().empty() ? node_.op_type() : node_.name();
+  std::vector<ir::ValueId> outs;
+  for (const TensorSpec& spec : output_specs) {
+    if (const std::string error = tensor_size_error(spec); !error.empty())
+      fail("output " + std::to_string(outs.size()) + " " + error);
+    outs.push_back(g.add_value(importer_.unique_name(base + ":" + std::to_string(emitted_++)), spec));
+  }
+  const ir::NodeId id = g.add_node(op, std::move(inputs), outs, std::move(attrs), node_meta());
+  g.node(id).subgraphs.assign(bodies.begin(), bodies.end());
+  emitted_values_.insert(emitted_values_.end(), outs.begin(), outs.end());
+  return outs;
+}
+
 int64_t LowerContext::normalize_axis(int64_t axis, int64_t rank, const char* what) const {
   if (axis < -rank || axis >= rank)
     fail(std::string(what) + " " + std::to_string(axis) + " is out of range for rank " +
@@ -240,11 +270,7 @@ std::vector<ir::ValueId> LowerContext::emit(EdgeOp op, std::vector<ir::ValueId> 
   }
   for (int i = 0; i < num_outputs; ++i)
     outs.push_back(g.add_value(importer_.unique_name(base + ":" + std::to_string(emitted_++)), out_specs[i]));
-  ir::NodeMeta meta;
-  meta.debug_handles = {debug_handle_};
-  meta.onnx_name = importer_.program().debug_handles.at(debug_handle_).onnx_name;
-  meta.onnx_op_type = node_.op_type();
-  g.add_node(op, std::move(inputs), outs, std::move(attrs), std::move(meta));
+  g.add_node(op, std::move(inputs), outs, std::move(attrs), node_meta());
   emitted_values_.insert(emitted_values_.end(), outs.begin(), outs.end());
   return outs;
 }

@@ -16,11 +16,10 @@
 #include <string>
 #include <vector>
 
+#include "compiler/import/onnx/importer.h"
 #include "compiler/ir/graph.h"
 
 namespace etc::onnx_import {
-
-class Importer;
 
 class LowerContext {
  public:
@@ -62,6 +61,11 @@ class LowerContext {
 
   // Lowers a subgraph (an If's branch) in place; returns its outputs' values.
   std::vector<ir::ValueId> lower_subgraph(const onnx::GraphProto& graph);
+  // Lowers a control-flow body into a graph of its own (Importer::lower_body).
+  LoweredBody lower_body(const onnx::GraphProto& body, const std::vector<TensorSpec>& bound);
+  // The IR value of an ONNX name in the current graph (capturing it from an
+  // enclosing graph when needed); kNoValue when unknown.
+  ir::ValueId lookup(const std::string& name);
 
   // Static type the model declares for output i (after ONNX shape inference),
   // when it has one. Lets an op whose shape argument is only known at run time
@@ -77,6 +81,12 @@ class LowerContext {
   ir::ValueId emit1(EdgeOp op, std::vector<ir::ValueId> inputs, ir::Attrs attrs = {}) {
     return emit(op, std::move(inputs), std::move(attrs), 1)[0];
   }
+  // Emits a control-flow node (If, Loop) owning `bodies`; never folded.
+  std::vector<ir::ValueId> emit_control(EdgeOp op, std::vector<ir::ValueId> inputs,
+                                        const std::vector<TensorSpec>& output_specs, ir::Attrs attrs,
+                                        std::vector<std::shared_ptr<ir::Graph>> bodies);
+  // Meta for a node this ONNX node stands behind (its debug handle and name).
+  ir::NodeMeta node_meta() const;
   ir::ValueId constant(const TensorSpec& spec, const void* data);
   ir::ValueId constant_ints(const std::vector<int64_t>& values, Shape shape);
   ir::ValueId constant_floats(const std::vector<float>& values, Shape shape);

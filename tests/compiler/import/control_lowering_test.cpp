@@ -1,8 +1,8 @@
-// Import of ONNX If: a compile-time constant condition selects its branch,
-// whose nodes (reading the outer graph's values, with initializers of their
-// own, nested Ifs) lower in place of the If and run; a condition computed at
-// run time, and an unsupported op inside a branch, are refused naming the
-// node and the reason.
+// Import of ONNX If with a compile-time constant condition: it selects its
+// branch, whose nodes (reading the outer graph's values, with initializers
+// of their own, nested Ifs) lower in place of the If and run; an
+// unsupported op inside a branch is refused naming the node and the reason.
+// (Run-time conditions: tests/integration/control_flow_test.cpp.)
 #include <onnx/onnx_pb.h>
 
 #include <catch2/catch.hpp>
@@ -13,88 +13,12 @@
 
 #include "compiler/common/compile_error.h"
 #include "compiler/import/onnx/importer.h"
+#include "tests/support/onnx_builder.h"
 #include "tests/support/run_program.h"
 
 namespace {
 
-namespace fs = std::filesystem;
-
-void add_value(google::protobuf::RepeatedPtrField<onnx::ValueInfoProto>* list, const std::string& name,
-               std::vector<int64_t> dims, int elem_type = onnx::TensorProto::FLOAT) {
-  auto* v = list->Add();
-  v->set_name(name);
-  auto* t = v->mutable_type()->mutable_tensor_type();
-  t->set_elem_type(elem_type);
-  t->mutable_shape();  // a scalar has a shape with no dims
-  for (int64_t d : dims) t->mutable_shape()->add_dim()->set_dim_value(d);
-}
-
-onnx::NodeProto* add_node(onnx::GraphProto* g, const std::string& op, std::vector<std::string> ins,
-                          std::vector<std::string> outs, const std::string& name) {
-  auto* n = g->add_node();
-  n->set_op_type(op);
-  n->set_name(name);
-  for (auto& i : ins) n->add_input(i);
-  for (auto& o : outs) n->add_output(o);
-  return n;
-}
-
-// A Constant node holding a bool scalar.
-void bool_constant(onnx::GraphProto* g, const std::string& name, bool value) {
-  auto* a = add_node(g, "Constant", {}, {name}, name + "_node")->add_attribute();
-  a->set_name("value");
-  a->set_type(onnx::AttributeProto::TENSOR);
-  a->mutable_t()->set_data_type(onnx::TensorProto::BOOL);
-  a->mutable_t()->add_int32_data(value ? 1 : 0);
-}
-
-void float_initializer(onnx::GraphProto* g, const std::string& name, std::vector<float> values) {
-  auto* t = g->add_initializer();
-  t->set_name(name);
-  t->set_data_type(onnx::TensorProto::FLOAT);
-  t->add_dims(static_cast<int64_t>(values.size()));
-  for (float v : values) t->add_float_data(v);
-}
-
-// An If node on `cond` with the two branches, output `out` ([2, 3]).
-onnx::NodeProto* add_if(onnx::GraphProto* g, const std::string& cond, onnx::GraphProto then_branch,
-                        onnx::GraphProto else_branch, const std::string& out, const std::string& name) {
-  auto* n = add_node(g, "If", {cond}, {out}, name);
-  for (auto [attr, branch] :
-       {std::pair{"then_branch", &then_branch}, std::pair{"else_branch", &else_branch}}) {
-    auto* a = n->add_attribute();
-    a->set_name(attr);
-    a->set_type(onnx::AttributeProto::GRAPH);
-    a->mutable_g()->CopyFrom(*branch);
-  }
-  return n;
-}
-
-// A branch computing `op`(x) into `out`, reading the outer graph's x.
-onnx::GraphProto unary_branch(const std::string& op, const std::string& out) {
-  onnx::GraphProto b;
-  b.set_name(op + "_branch");
-  add_node(&b, op, {"x"}, {out}, out + "_node");
-  add_value(b.mutable_output(), out, {2, 3});
-  return b;
-}
-
-std::string save(onnx::ModelProto& model, const std::string& file) {
-  const fs::path p = fs::temp_directory_path() / ("etc_control_test_" + file + ".onnx");
-  std::ofstream out(p, std::ios::binary);
-  model.SerializeToOstream(&out);
-  return p.string();
-}
-
-onnx::ModelProto model_with_input() {
-  onnx::ModelProto m;
-  m.set_ir_version(8);
-  m.add_opset_import()->set_version(13);
-  m.mutable_graph()->set_name("control_test");
-  add_value(m.mutable_graph()->mutable_input(), "x", {2, 3});
-  add_value(m.mutable_graph()->mutable_output(), "y", {2, 3});
-  return m;
-}
+using namespace etc::testing::onnx_builder;
 
 const std::vector<float> kX = {-2.0f, -1.0f, 0.0f, 0.5f, 1.5f, 3.0f};
 
@@ -144,20 +68,10 @@ TEST_CASE("a nested If and a branch's own initializers lower", "[import][control
   for (size_t i = 0; i < kX.size(); ++i) CHECK(y[i] == kX[i] * 2.0f + 1.0f);
 }
 
-TEST_CASE("an If on a run-time condition, or with an unsupported op in a branch, is refused",
-          "[import][control]") {
-  {
-    onnx::ModelProto m = model_with_input();
-    add_value(m.mutable_graph()->mutable_input(), "flag", {}, onnx::TensorProto::BOOL);
-    add_if(m.mutable_graph(), "flag", unary_branch("Relu", "t"), unary_branch("Neg", "e"), "y", "choose");
-    CHECK_THROWS_WITH(etc::onnx_import::import_onnx(save(m, "runtime")),
-                      Catch::Contains("choose") && Catch::Contains("computed at run time"));
-  }
-  {
-    onnx::ModelProto m = model_with_input();
-    bool_constant(m.mutable_graph(), "c", true);
-    add_if(m.mutable_graph(), "c", unary_branch("Relu", "t"), unary_branch("Celu", "e"), "y", "choose");
-    CHECK_THROWS_WITH(etc::onnx_import::import_onnx(save(m, "unsupported")),
-                      Catch::Contains("e_node") && Catch::Contains("Celu"));
-  }
+TEST_CASE("an If with an unsupported op in a branch is refused", "[import][control]") {
+  onnx::ModelProto m = model_with_input();
+  bool_constant(m.mutable_graph(), "c", true);
+  add_if(m.mutable_graph(), "c", unary_branch("Relu", "t"), unary_branch("Celu", "e"), "y", "choose");
+  CHECK_THROWS_WITH(etc::onnx_import::import_onnx(save(m, "unsupported")),
+                    Catch::Contains("e_node") && Catch::Contains("Celu"));
 }

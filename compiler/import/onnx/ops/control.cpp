@@ -1,33 +1,247 @@
-// ONNX control flow. An If whose condition is a compile-time constant (a
-// flag an exporter traced in, or one constant folding computed) lowers to
-// the nodes of its taken branch, which read the enclosing graph's values by
-// name; the other branch is dropped. A condition computed at run time, and
-// Loop and Scan, are refused.
+// ONNX control flow.
+//   If    a compile-time constant condition (a flag an exporter traced in, or
+//         one constant folding computed) lowers to the nodes of its taken
+//         branch; the other is dropped. A condition known only at run time
+//         lowers to an edge `if` node owning both branches as subgraphs.
+//   Loop  an edge `loop` node owning its body. Carried values keep one type
+//         across iterations; scan outputs need a trip count fixed at compile
+//         time and a condition that stays true, so their length is known.
+// Bodies read enclosing values by name; the importer turns each such read
+// into an explicit input of the body (edge_ops.def has the conventions).
 
+#include <algorithm>
+
+#include "compiler/common/compile_error.h"
+#include "compiler/import/onnx/importer.h"
 #include "compiler/import/onnx/lower_context.h"
 #include "compiler/import/onnx/ops/register_all.h"
 
 namespace etc::onnx_import {
 namespace {
 
+std::string type_str(const TensorSpec& s) { return std::string(dtype_name(s.dtype)) + s.shape.str(); }
+
+bool is_one_value(const TensorSpec& s, DType dtype) { return s.dtype == dtype && s.shape.numel() == 1; }
+
+const onnx::GraphProto& required_graph(LowerContext& ctx, const char* name) {
+  const onnx::GraphProto* g = ctx.attr_graph(name);
+  if (g == nullptr) ctx.fail(std::string("attribute ") + name + " is missing");
+  return *g;
+}
+
+// Makes every body take the union of the names the bodies capture, in one
+// order, after their first `bound` inputs; returns the outer values for them.
+std::vector<ir::ValueId> unify_captures(LowerContext& ctx, std::vector<LoweredBody*> bodies, size_t bound) {
+  std::vector<std::string> names;
+  for (const LoweredBody* b : bodies)
+    for (const std::string& n : b->captured)
+      if (std::find(names.begin(), names.end(), n) == names.end()) names.push_back(n);
+  std::vector<ir::ValueId> outer;
+  for (const std::string& n : names) outer.push_back(ctx.lookup(n));
+  for (LoweredBody* b : bodies) {
+    std::vector<ir::ValueId>& inputs = b->graph->inputs();
+    inputs.resize(bound);
+    for (size_t k = 0; k < names.size(); ++k) {
+      auto it = std::find(b->captured.begin(), b->captured.end(), names[k]);
+      if (it != b->captured.end()) {
+        inputs.push_back(b->capture_inputs[static_cast<size_t>(it - b->captured.begin())]);
+      } else {
+        const ir::Value& v = ctx.graph().value(outer[k]);
+        inputs.push_back(b->graph->add_value(v.name, v.spec));
+      }
+    }
+  }
+  return outer;
+}
+
+void check_outputs_produced(LowerContext& ctx, const LoweredBody& body, const char* what) {
+  for (ir::ValueId v : body.outputs)
+    if (v == ir::kNoValue) ctx.fail(std::string(what) + " has an output that is never produced");
+}
+
+// Makes the body's outputs its graph's outputs. One that is an input, a
+// constant or an earlier output gets a copy of its own, as the main graph's
+// outputs do, so every body output is a value the body writes.
+void set_body_outputs(LowerContext& ctx, LoweredBody& body) {
+  ir::Graph& g = *body.graph;
+  std::vector<ir::ValueId> outs;
+  for (ir::ValueId v : body.outputs) {
+    const bool is_input = std::find(g.inputs().begin(), g.inputs().end(), v) != g.inputs().end();
+    if (is_input || g.value(v).is_constant() || std::find(outs.begin(), outs.end(), v) != outs.end()) {
+      const TensorSpec spec = g.value(v).spec;
+      const ir::ValueId copy = g.add_value(g.value(v).name + ":copy", spec);
+      g.add_node(EdgeOp::Reshape, {v}, {copy},
+                 ir::Attrs{{"shape", std::vector<int64_t>(spec.shape.begin(), spec.shape.end())}},
+                 ctx.node_meta());
+      v = copy;
+    }
+    outs.push_back(v);
+  }
+  g.outputs() = outs;
+}
+
+LoweredBody lower_branch(LowerContext& ctx, const onnx::GraphProto& proto, std::string& error) {
+  try {
+    return ctx.lower_body(proto, {});
+  } catch (const CompileError& e) {
+    error = e.what();
+    return LoweredBody{std::make_shared<ir::Graph>(), {}, {}, {}};
+  }
+}
+
+// The outputs of a branch that fails at run time: a zero expanded to the
+// other branch's types (never run: the If stops first).
+void stub_outputs(LowerContext& ctx, LoweredBody& failed, const LoweredBody& other) {
+  ir::Graph& g = *failed.graph;
+  for (ir::ValueId v : other.outputs) {
+    const TensorSpec spec = other.graph->value(v).spec;
+    const std::string name = other.graph->value(v).name + ":unreachable";
+    auto zero = std::make_shared<const std::vector<uint8_t>>(dtype_size(spec.dtype), 0);
+    const ir::ValueId scalar = g.add_constant(name + ":zero", TensorSpec{spec.dtype, Shape{}}, zero);
+    const ir::ValueId out = g.add_value(name, spec);
+    g.add_node(EdgeOp::Expand, {scalar}, {out},
+               ir::Attrs{{"shape", std::vector<int64_t>(spec.shape.begin(), spec.shape.end())}},
+               ctx.node_meta());
+    failed.outputs.push_back(out);
+  }
+}
+
+void lower_runtime_if(LowerContext& ctx) {
+  const TensorSpec cond = ctx.input_spec(0);
+  if (!is_one_value(cond, DType::Bool)) ctx.fail("the condition must be one bool, it is " + type_str(cond));
+  const onnx::GraphProto& then_proto = required_graph(ctx, "then_branch");
+  const onnx::GraphProto& else_proto = required_graph(ctx, "else_branch");
+  for (auto [name, proto] : {std::pair{"then_branch", &then_proto}, std::pair{"else_branch", &else_proto}})
+    if (proto->output_size() != ctx.num_outputs())
+      ctx.fail(std::string(name) + " has " + std::to_string(proto->output_size()) + " output(s), the If " +
+               std::to_string(ctx.num_outputs()));
+  // A branch that cannot compile at these shapes (one written for another
+  // input size, say) compiles to a run-time error, as it would fail in any
+  // runtime; the other branch runs.
+  std::string then_error, else_error;
+  LoweredBody then_body = lower_branch(ctx, then_proto, then_error);
+  LoweredBody else_body = lower_branch(ctx, else_proto, else_error);
+  if (!then_error.empty() && !else_error.empty())
+    ctx.fail("neither branch compiles: then_branch: " + then_error + "; else_branch: " + else_error);
+  if (!then_error.empty()) stub_outputs(ctx, then_body, else_body);
+  if (!else_error.empty()) stub_outputs(ctx, else_body, then_body);
+  check_outputs_produced(ctx, then_body, "then_branch");
+  check_outputs_produced(ctx, else_body, "else_branch");
+  std::vector<ir::ValueId> inputs{ctx.input(0)};
+  const std::vector<ir::ValueId> captured = unify_captures(ctx, {&then_body, &else_body}, 0);
+  inputs.insert(inputs.end(), captured.begin(), captured.end());
+  std::vector<TensorSpec> specs;
+  for (int i = 0; i < ctx.num_outputs(); ++i) {
+    const TensorSpec a = then_body.graph->value(then_body.outputs[static_cast<size_t>(i)]).spec;
+    const TensorSpec b = else_body.graph->value(else_body.outputs[static_cast<size_t>(i)]).spec;
+    if (!(a == b))
+      ctx.fail("output " + std::to_string(i) + " is " + type_str(a) + " in then_branch but " + type_str(b) +
+               " in else_branch; branches whose outputs differ in type or shape are not supported");
+    specs.push_back(a);
+  }
+  set_body_outputs(ctx, then_body);
+  set_body_outputs(ctx, else_body);
+  ir::Attrs attrs;
+  if (!then_error.empty()) attrs.set("then_error", then_error);
+  if (!else_error.empty()) attrs.set("else_error", else_error);
+  const std::vector<ir::ValueId> outs = ctx.emit_control(
+      EdgeOp::If, std::move(inputs), specs, std::move(attrs), {then_body.graph, else_body.graph});
+  for (int i = 0; i < ctx.num_outputs(); ++i) ctx.set_output(i, outs[static_cast<size_t>(i)]);
+}
+
 void lower_if(LowerContext& ctx) {
-  if (!ctx.is_constant(ctx.input(0)))
-    ctx.fail(
-        "an If whose condition is computed at run time is not supported (only a compile-time constant "
-        "condition, which selects its branch)");
+  if (!ctx.is_constant(ctx.input(0))) return lower_runtime_if(ctx);
   const bool taken = ctx.constant_int(0, "condition") != 0;
   const char* name = taken ? "then_branch" : "else_branch";
-  const onnx::GraphProto* branch = ctx.attr_graph(name);
-  if (branch == nullptr) ctx.fail(std::string("attribute ") + name + " is missing");
-  if (branch->output_size() != ctx.num_outputs())
-    ctx.fail(std::string(name) + " has " + std::to_string(branch->output_size()) + " output(s), the If " +
+  const onnx::GraphProto& branch = required_graph(ctx, name);
+  if (branch.output_size() != ctx.num_outputs())
+    ctx.fail(std::string(name) + " has " + std::to_string(branch.output_size()) + " output(s), the If " +
              std::to_string(ctx.num_outputs()));
-  const std::vector<ir::ValueId> outputs = ctx.lower_subgraph(*branch);
+  const std::vector<ir::ValueId> outputs = ctx.lower_subgraph(branch);
   for (int i = 0; i < ctx.num_outputs(); ++i) ctx.set_output(i, outputs[static_cast<size_t>(i)]);
+}
+
+// Whether the body's condition output is always true: the condition input
+// passed through (with a true or absent initial condition), or a constant true.
+bool condition_stays_true(LowerContext& ctx, const LoweredBody& body) {
+  const ir::Graph& g = *body.graph;
+  const ir::ValueId out = body.outputs[0];
+  const bool initial_true =
+      !ctx.has_input(1) || (ctx.is_constant(ctx.input(1)) && ctx.constant_int(1, "cond") != 0);
+  if (out == g.inputs()[1]) return initial_true;
+  const ir::Value& v = g.value(out);
+  return v.is_constant() && v.spec.dtype == DType::Bool && v.constant->size() == 1 && (*v.constant)[0] != 0;
+}
+
+void lower_loop(LowerContext& ctx) {
+  const onnx::GraphProto& proto = required_graph(ctx, "body");
+  const int carried = ctx.num_inputs() - 2;
+  if (carried < 0) ctx.fail("needs the trip count and condition inputs (either may be empty)");
+  const int scans = ctx.num_outputs() - carried;
+  if (scans < 0)
+    ctx.fail("has " + std::to_string(carried) + " carried value(s) but only " +
+             std::to_string(ctx.num_outputs()) + " output(s)");
+  if (proto.output_size() != 1 + carried + scans)
+    ctx.fail("its body has " + std::to_string(proto.output_size()) + " output(s); a Loop with " +
+             std::to_string(carried) + " carried value(s) and " + std::to_string(ctx.num_outputs()) +
+             " output(s) needs " + std::to_string(1 + ctx.num_outputs()));
+  if (ctx.has_input(0) && !is_one_value(ctx.input_spec(0), DType::Int64))
+    ctx.fail("the trip count must be one int64, it is " + type_str(ctx.input_spec(0)));
+  if (ctx.has_input(1) && !is_one_value(ctx.input_spec(1), DType::Bool))
+    ctx.fail("the condition must be one bool, it is " + type_str(ctx.input_spec(1)));
+  std::vector<TensorSpec> bound{TensorSpec{DType::Int64, Shape{}}, TensorSpec{DType::Bool, Shape{}}};
+  std::vector<ir::ValueId> inputs{ctx.has_input(0) ? ctx.input(0) : ir::kNoValue,
+                                  ctx.has_input(1) ? ctx.input(1) : ir::kNoValue};
+  for (int i = 0; i < carried; ++i) {
+    if (!ctx.has_input(2 + i)) ctx.fail("carried value " + std::to_string(i) + " has no initial value");
+    inputs.push_back(ctx.input(2 + i));
+    bound.push_back(ctx.input_spec(2 + i));
+  }
+  LoweredBody body = ctx.lower_body(proto, bound);
+  check_outputs_produced(ctx, body, "the body");
+  const ir::Graph& g = *body.graph;
+  if (!is_one_value(g.value(body.outputs[0]).spec, DType::Bool))
+    ctx.fail("the body's condition output must be one bool, it is " +
+             type_str(g.value(body.outputs[0]).spec));
+  std::vector<TensorSpec> specs;
+  for (int i = 0; i < carried; ++i) {
+    const TensorSpec out = g.value(body.outputs[static_cast<size_t>(1 + i)]).spec;
+    if (!(out == bound[static_cast<size_t>(2 + i)]))
+      ctx.fail("carried value " + std::to_string(i) + " enters the body as " +
+               type_str(bound[static_cast<size_t>(2 + i)]) + " and leaves it as " + type_str(out) +
+               "; a carried value that changes type or shape across iterations is not supported");
+    specs.push_back(out);
+  }
+  int64_t trips = 0;
+  if (scans > 0) {
+    if (!ctx.has_input(0) || !ctx.is_constant(ctx.input(0)) || !condition_stays_true(ctx, body))
+      ctx.fail(
+          "a Loop with scan outputs needs a compile-time constant trip count and a condition that stays "
+          "true: otherwise their length is known only at run time, which is not supported");
+    trips = ctx.constant_int(0, "trip count");
+    if (trips < 0) ctx.fail("the trip count is negative (" + std::to_string(trips) + ")");
+    for (int i = 0; i < scans; ++i) {
+      const TensorSpec s = g.value(body.outputs[static_cast<size_t>(1 + carried + i)]).spec;
+      if (s.shape.rank() >= kMaxRank)
+        ctx.fail("scan output " + std::to_string(i) + " would have rank above " + std::to_string(kMaxRank));
+      TensorSpec stacked{s.dtype, Shape{trips}};
+      for (int64_t d : s.shape) stacked.shape.push_back(d);
+      specs.push_back(stacked);
+    }
+  }
+  const std::vector<ir::ValueId> captured = unify_captures(ctx, {&body}, bound.size());
+  inputs.insert(inputs.end(), captured.begin(), captured.end());
+  set_body_outputs(ctx, body);
+  const std::vector<ir::ValueId> outs = ctx.emit_control(
+      EdgeOp::Loop, std::move(inputs), specs, ir::Attrs{{"carried", int64_t{carried}}}, {body.graph});
+  for (int i = 0; i < ctx.num_outputs(); ++i) ctx.set_output(i, outs[static_cast<size_t>(i)]);
 }
 
 }  // namespace
 
-void register_control_lowerings() { register_lowering("If", {lower_if}); }
+void register_control_lowerings() {
+  register_lowering("If", {lower_if});
+  register_lowering("Loop", {lower_loop});
+}
 
 }  // namespace etc::onnx_import
