@@ -295,6 +295,34 @@ class RunBadInput(CliCase):
         path = self.write("notes.etp", "hello\n" * 50)
         self.assert_fails(["run", path, "--random-inputs"], "notes.etp", "not an etc program")
 
+    def test_streaming_flags(self):
+        program = self.compile_small()
+        np.save(self.path("x.npy"), np.ones((2, 3), np.float32))
+        x = "x=" + self.path("x.npy")
+        self.assert_fails(["run", program, "--input", x, "--feedback", "nope=x"],
+                          "m.etp", "no output 'nope'")
+        self.assert_fails(["run", program, "--input", x, "--feedback", "y=z"], "m.etp", "no input 'z'")
+        self.assert_fails(["run", program, "--input", x, "--feedback", "y"], "OUTPUT=INPUT")
+        np.save(self.path("bad_chunks.npy"), np.ones((4, 3, 3), np.float32))
+        self.assert_fails(["run", program, "--chunks", "x=" + self.path("bad_chunks.npy")],
+                          "bad_chunks.npy", "float32[N, ...]", "float32[4, 3, 3]")
+        np.save(self.path("chunks.npy"), np.ones((4, 2, 3), np.float32))
+        self.assert_fails(["run", program, "--chunks", "x=" + self.path("chunks.npy"), "--input", x],
+                          "also given by --chunks")
+        # y = relu(x + [0, 1, 2]) fed back into x three times, on chunks whose first run uses chunk 0.
+        chunks = np.stack([np.full((2, 3), k, np.float32) for k in range(4)])
+        np.save(self.path("chunks.npy"), chunks)
+        out = self.path("out")
+        proc = self.etc("run", program, "--chunks", "x=" + self.path("chunks.npy"), "--iterations", "4",
+                        "--output-dir", out)
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        got = np.load(os.path.join(out, "y.npy"))
+        np.testing.assert_array_equal(got, np.maximum(chunks + np.arange(3, dtype=np.float32), 0))
+        proc = self.etc("run", program, "--input", x, "--feedback", "y=x", "--iterations", "3", "--output-dir", out)
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        want = np.broadcast_to(1 + 3 * np.arange(3, dtype=np.float32), (2, 3))  # x + 3c after 3 runs
+        np.testing.assert_array_equal(np.load(os.path.join(out, "y.npy")), want)
+
     def test_wrong_input_shape(self):
         program = self.compile_small()
         np.save(self.path("x.npy"), np.ones((3, 3), np.float32))

@@ -3,7 +3,9 @@
 detector and recogniser, a transformer encoder, an LSTM and a bidirectional
 GRU, an LR-ASPP segmenter) compiled by etc match their references, on
 portable kernels alone and delegated to XNNPACK (at 1 and 2 threads, and
-XNNPACK alone).
+XNNPACK alone). Silero VAD v5, which branches on its sample-rate input at
+run time, runs over 100 chunks with its state fed back (`etc run --chunks
+--feedback`) at 16 and 8 kHz, matching ONNX Runtime on every chunk.
 
 Models come from tests/models/prepare_models.sh. Metric: max|etc - ref| / max|ref|.
     ETC_BIN=build/tools/etc /usr/bin/python3 tests/e2e/test_real_models.py
@@ -77,6 +79,37 @@ class RealModels(unittest.TestCase):
         gap = float(np.max(np.abs(got - ref)) / np.max(np.abs(ref)))
         print(f"{model} {' '.join(mode_flags + run_flags)}: max|etc-ref|/max|ref| = {gap:.2e}", file=sys.stderr)
         self.assertLessEqual(gap, TOLERANCE)
+
+
+class StreamingVad(unittest.TestCase):
+    def check_vad(self, sr, samples, mode_flags, run_flags):
+        path = os.path.join(MODELS, "silero_vad_v5.onnx")
+        if not os.path.exists(path):
+            self.fail(f"{path} missing: run tests/models/prepare_models.sh")
+        with tempfile.TemporaryDirectory() as tmp:
+            program = os.path.join(tmp, "vad.etp")
+            # The sample rate stays a run-time input: the model's If on it is compiled, not folded.
+            run("preprocess", path, "-o", program, "--input-shape", f"input=1x{samples}",
+                "--input-shape", "state=2x1x128", *mode_flags)
+            prefix = os.path.join(MODELS, f"silero_vad_v5.{sr}")
+            run("run", program, "--chunks", f"input={prefix}.chunks.npy",
+                "--input", f"state={os.path.join(MODELS, 'silero_vad_v5.state.npy')}",
+                "--input", f"sr={prefix}.sr.npy", "--feedback", "stateN=state", "--iterations", "100",
+                "--output-dir", tmp, *run_flags)
+            for name in ["output", "stateN"]:
+                got = np.load(os.path.join(tmp, name + ".npy"))
+                ref = np.load(os.path.join(prefix + ".reference", name + ".npy"))
+                self.assertEqual(got.shape, ref.shape)
+                gap = float(np.max(np.abs(got - ref)) / np.max(np.abs(ref)))
+                print(f"silero_vad_v5 {sr} Hz {name} {' '.join(mode_flags + run_flags)}: "
+                      f"max|etc-ref|/max|ref| over 100 chunks = {gap:.2e}", file=sys.stderr)
+                self.assertLessEqual(gap, TOLERANCE)
+
+
+for sr, samples in [(16000, 576), (8000, 288)]:
+    for m in MODES:
+        setattr(StreamingVad, f"test_silero_vad_v5_{sr}_{m[0]}",
+                lambda self, sr=sr, samples=samples, m=m: self.check_vad(sr, samples, m[1], m[2]))
 
 
 def make_test(case, mode):

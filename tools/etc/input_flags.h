@@ -3,6 +3,7 @@
 // `etc debug`: one tensor per program input, read from its file or, when
 // allowed, filled with seeded random data.
 
+#include <set>
 #include <string>
 #include <vector>
 
@@ -24,10 +25,12 @@ struct LoadedInput {
 // Throws ToolError naming the flag, file or input: a malformed flag, an
 // unknown input name, an input given twice, or (without `random_fill`) an
 // input not given. Shapes and dtypes are checked by the caller's set_input,
-// whose message should name `source`.
+// whose message should name `source`. Inputs named in `supplied` come from
+// elsewhere (--chunks): they are left empty, with an empty source.
 std::vector<LoadedInput> load_inputs(const std::vector<std::string>& flags,
                                      const std::vector<ProgramInput>& inputs, bool random_fill,
-                                     const std::string& program_name);
+                                     const std::string& program_name,
+                                     const std::set<std::string>& supplied = {});
 
 // The thread count to run with for --threads N: N, but at most the cores
 // this machine has (with a warning when it cuts): threads beyond them only
