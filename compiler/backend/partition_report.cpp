@@ -35,7 +35,56 @@ void fill_boundary(const ir::Graph& g, const std::vector<std::vector<ir::NodeId>
   }
 }
 
+const char* body_name(const ir::Node& n, size_t b) {
+  if (n.op == EdgeOp::If) return b == 0 ? "then" : "else";
+  return "body";
+}
+
+void append_bodies(PartitionReport& report, const ir::ExportedProgram& program,
+                   const Partitioner& partitioner, const std::vector<std::string>& backends,
+                   const std::string& prefix) {
+  for (const ir::Node& n : program.graph.nodes()) {
+    if (n.dead) continue;
+    for (size_t b = 0; b < n.subgraphs.size(); ++b) {
+      ir::ExportedProgram sub;
+      sub.graph = *n.subgraphs[b];
+      sub.source_path = program.source_path;
+      sub.opset = program.opset;
+      sub.debug_handles = program.debug_handles;
+      const std::string scope =
+          prefix + (n.meta.onnx_name.empty() ? std::string(edge_op_name(n.op)) : n.meta.onnx_name) + "/" +
+          body_name(n, b);
+      PartitionReport body = make_partition_report(partitioner.partition(sub), backends);
+      const ir::AttrValue* error = n.attrs.find(b == 0 ? "then_error" : "else_error");
+      for (NodeAssignment& a : body.nodes) {
+        a.scope = scope;
+        if (error)
+          a.reason = "this branch does not compile at these shapes, and fails the run if taken: " +
+                     std::get<std::string>(*error);
+        if (!a.tag.empty()) a.tag = scope + "/" + a.tag;
+        report.nodes.push_back(std::move(a));
+      }
+      for (PartitionSummary& p : body.partitions) {
+        p.scope = scope;
+        p.tag = scope + "/" + p.tag;
+        report.partitions.push_back(std::move(p));
+      }
+      report.delegated_nodes += body.delegated_nodes;
+      report.delegated_flops += body.delegated_flops;
+      report.total_flops += body.total_flops;
+      append_bodies(report, sub, partitioner, backends, scope + "/");
+    }
+  }
+}
+
 }  // namespace
+
+PartitionReport make_partition_report(const ir::ExportedProgram& program, const Partitioner& partitioner,
+                                      const std::vector<std::string>& backends) {
+  PartitionReport report = make_partition_report(partitioner.partition(program), backends);
+  append_bodies(report, program, partitioner, backends, "");
+  return report;
+}
 
 double PartitionReport::node_coverage() const {
   return nodes.empty() ? 0.0 : static_cast<double>(delegated_nodes) / static_cast<double>(nodes.size());
@@ -69,6 +118,8 @@ PartitionReport make_partition_report(const PartitionResult& result,
       a.tag = n.meta.delegation_tag;
       const auto spec = result.partition_tags.find(a.tag);
       a.backend = spec == result.partition_tags.end() ? "?" : spec->second.backend_id;
+    } else if (n.is_control()) {
+      a.reason = "control flow: the executor runs it; its bodies are partitioned on their own";
     } else {
       const auto why = result.rejection_reasons.find(n.id);
       a.reason = why == result.rejection_reasons.end() ? "no backend claimed it" : why->second;
@@ -77,7 +128,7 @@ PartitionReport make_partition_report(const PartitionResult& result,
       ++report.delegated_nodes;
       report.delegated_flops += a.flops;
       auto [it, added] = part_index.emplace(a.tag, report.partitions.size());
-      if (added) report.partitions.push_back(PartitionSummary{a.tag, a.backend, {}, {}, {}, 0, 0, 0});
+      if (added) report.partitions.push_back(PartitionSummary{"", a.tag, a.backend, {}, {}, {}, 0, 0, 0});
       report.partitions[it->second].nodes.push_back(n.id);
       report.partitions[it->second].flops += a.flops;
     }

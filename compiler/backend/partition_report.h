@@ -13,7 +13,8 @@
 namespace etc {
 
 struct NodeAssignment {
-  ir::NodeId node = -1;
+  ir::NodeId node = -1;  // in its graph: the main one, or the body `scope` names
+  std::string scope;     // empty: the main graph; "If_0/then", "Loop_3/body": a control-flow body
   std::string onnx_name;
   std::string onnx_op_type;
   std::string edge_op;
@@ -24,6 +25,7 @@ struct NodeAssignment {
 };
 
 struct PartitionSummary {
+  std::string scope;  // as NodeAssignment::scope
   std::string tag;
   std::string backend;
   std::vector<ir::NodeId> nodes;
@@ -48,6 +50,12 @@ struct PartitionReport {
 };
 
 PartitionReport make_partition_report(const PartitionResult& result,
+                                      const std::vector<std::string>& backends);
+
+// The report of a program and of its control-flow bodies, each partitioned
+// on its own as lower_bodies (to_backend.h) does: body nodes follow the main
+// graph's, with their scope; a body's partition tags are prefixed by it.
+PartitionReport make_partition_report(const ir::ExportedProgram& program, const Partitioner& partitioner,
                                       const std::vector<std::string>& backends);
 
 }  // namespace etc

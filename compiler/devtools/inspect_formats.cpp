@@ -28,6 +28,7 @@ const char* kind_name(RowKind kind) {
   switch (kind) {
     case RowKind::kNode: return "node";
     case RowKind::kDelegateOverhead: return "delegate overhead";
+    case RowKind::kControl: return "control flow";
     case RowKind::kUnknownIdentifier: return "unknown identifier";
     case RowKind::kUnnamed: return "no ONNX node";
   }

@@ -132,6 +132,20 @@ Inspector::Inspector(const Program& program, const Etdump& etdump, InspectorOpti
         throw CompileError("the ETDump names delegate " + std::to_string(e.delegate_index) +
                            ", the program has " + std::to_string(index.num_delegates()));
       bool created = false;
+      if (!e.in_delegate && index.instruction_is_control(static_cast<size_t>(e.instruction))) {
+        const std::vector<int32_t> handles = index.instruction_handles(static_cast<size_t>(e.instruction));
+        InspectorRow& row = builder.row("c" + std::to_string(e.instruction), created);
+        if (created) {
+          row.kind = RowKind::kControl;
+          row.placement = "executor";
+          name_row(index, handles, row);
+          if (row.name.empty()) row.name = "instruction " + std::to_string(e.instruction);
+          row.op_type = index.instruction_op(static_cast<size_t>(e.instruction)) + " (its chains included)";
+        }
+        row.durations_ns.push_back(e.duration_ns());
+        event_rows[static_cast<size_t>(&e - run.profile_events.data())] = static_cast<int64_t>(builder.last);
+        continue;
+      }
       if (!e.in_delegate) {
         summary_.total_ns += e.duration_ns();
         if (e.delegate_index >= 0) {

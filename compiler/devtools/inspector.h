@@ -30,7 +30,9 @@
 
 namespace etc::devtools {
 
-enum class RowKind { kNode, kDelegateOverhead, kUnknownIdentifier, kUnnamed };
+// kControl: an If or a Loop; its time includes the instructions of the
+// chains it ran, which have rows of their own (not counted twice in totals).
+enum class RowKind { kNode, kDelegateOverhead, kUnknownIdentifier, kUnnamed, kControl };
 
 struct InspectorRow {
   RowKind kind = RowKind::kNode;

@@ -54,7 +54,14 @@ std::string ProgramDebugInfo::instruction_op(size_t i) const {
     const auto* ops = program_.fb().operators();
     if (ops != nullptr && call->op() < ops->size()) return ops->Get(call->op())->str();
   }
+  if (ins.args_as_IfCall()) return "if";
+  if (ins.args_as_LoopCall()) return "loop";
   return "delegate call";
+}
+
+bool ProgramDebugInfo::instruction_is_control(size_t i) const {
+  const fb::Instruction& ins = *program_.plan().instructions()->Get(static_cast<uint32_t>(i));
+  return ins.args_as_IfCall() != nullptr || ins.args_as_LoopCall() != nullptr;
 }
 
 const OnnxNode* ProgramDebugInfo::node(int32_t handle) const {

@@ -39,6 +39,8 @@ class ProgramDebugInfo {
   // name ("delegate call" for a delegate call).
   std::vector<int32_t> instruction_handles(size_t i) const;
   std::string instruction_op(size_t i) const;
+  // An If or a Loop: its event spans the events of the chains it runs.
+  bool instruction_is_control(size_t i) const;
 
   // Null for a handle without an ONNX node name.
   const OnnxNode* node(int32_t handle) const;

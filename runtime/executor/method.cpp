@@ -234,6 +234,8 @@ Status Method::run_step_traced_if(Step& step) {
     tracer.set_instruction(instruction, delegate);
     const EventTracerEntry event = tracer.start_profiling(instruction);
     const Status status = run_step<true>(step);
+    // A control-flow step's chains set the tracer's instruction as they run.
+    if (step.control >= 0) tracer.set_instruction(instruction, delegate);
     tracer.end_profiling(event);
     if (!status.ok()) return status;
     if (tracer.intermediate_outputs())

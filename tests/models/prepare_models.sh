@@ -12,7 +12,7 @@
 #   - Silero VAD v5 (silero_vad_v5.onnx from npm @ricky0123/vad-web, fetched
 #     with `npm pack`, without its dependencies): 100 chunks of a synthetic
 #     tone burst at 16 kHz (576 samples) and 8 kHz (288), state fed back
-#     (ONNX Runtime reference over the same stream)
+#     (ONNX Runtime reference over the same stream, tests/models/ort_stream.js)
 # Idempotent: existing files are kept.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -70,7 +70,7 @@ np.save(f"{out}/silero_vad_v5.{sr}.chunks.npy", signal.astype(np.float32).reshap
 np.save(f"{out}/silero_vad_v5.state.npy", np.zeros((2, 1, 128), np.float32))
 np.save(f"{out}/silero_vad_v5.{sr}.sr.npy", np.array(sr, dtype=np.int64))
 PY
-    node "$here/ort_stream_reference.js" "$vad" "$ref" "input=$out/silero_vad_v5.$sr.chunks.npy" stateN=state \
+    node "$here/ort_stream.js" reference "$ref" "$vad" "input=$out/silero_vad_v5.$sr.chunks.npy" stateN=state \
       "state=$out/silero_vad_v5.state.npy" "sr=$out/silero_vad_v5.$sr.sr.npy" >/dev/null
   fi
 done

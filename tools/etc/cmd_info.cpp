@@ -79,17 +79,24 @@ nlohmann::json program_json(const Program& p) {
   if (plan.outputs())
     for (int32_t id : *plan.outputs()) j["outputs"].push_back(value_json(*plan.values()->Get(id)));
   std::map<std::string, int> ops;
-  size_t kernel_calls = 0, delegate_calls = 0;
+  size_t kernel_calls = 0, delegate_calls = 0, ifs = 0, loops = 0;
   if (plan.instructions())
     for (const fb::Instruction* ins : *plan.instructions()) {
       if (const auto* k = ins->args_as_KernelCall()) {
         ++kernel_calls;
         ++ops[fbp.operators()->Get(k->op())->str()];
+      } else if (ins->args_as_IfCall()) {
+        ++ifs;
+      } else if (ins->args_as_LoopCall()) {
+        ++loops;
       } else {
         ++delegate_calls;
       }
     }
-  j["instructions"] = {{"kernel_calls", kernel_calls}, {"delegate_calls", delegate_calls}};
+  j["instructions"] = {
+      {"kernel_calls", kernel_calls}, {"delegate_calls", delegate_calls}, {"ifs", ifs}, {"loops", loops}};
+  // Chains: the main one, then one per branch and loop body.
+  j["chains"] = plan.chains() ? plan.chains()->size() : 1;
   j["operators"] = ops;
   j["delegates"] = nlohmann::json::array();
   if (fbp.delegates())
@@ -139,7 +146,11 @@ Action add_info(CLI::App& app) {
               << " bytes, " << (bound > 0 ? arena / bound : 1.0) << "x)\n";
     std::cout << "  constants: " << j["constant_bytes"] << " bytes\n";
     std::cout << "  instructions: " << j["instructions"]["kernel_calls"] << " kernel calls, "
-              << j["instructions"]["delegate_calls"] << " delegate calls\n";
+              << j["instructions"]["delegate_calls"] << " delegate calls";
+    if (j["chains"].get<size_t>() > 1)
+      std::cout << ", " << j["instructions"]["ifs"] << " if, " << j["instructions"]["loops"] << " loop ("
+                << j["chains"] << " chains: the main one, one per branch and loop body)";
+    std::cout << "\n";
     std::cout << "  operators:";
     const char* sep = " ";
     for (const auto& [op, n] : j["operators"].items()) {

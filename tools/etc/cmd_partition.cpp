@@ -37,12 +37,10 @@ Action add_partition(CLI::App& app) {
     if (opt->backend.backends.empty()) opt->backend.backends = {"xnnpack"};
     const auto partitioner = make_requested_partitioner(opt->backend);
     const ir::ExportedProgram program = compile_onnx(opt->model, options);
-    const PartitionResult result = partitioner->partition(program);
-    const PartitionReport report = make_partition_report(result, opt->backend.backends);
-    const std::string text = opt->format == "json" ? format_partition_json(report)
-                             : opt->format == "dot"
-                                 ? format_partition_dot(report, result.tagged_exported_program.graph)
-                                 : format_partition_text(report);
+    const PartitionReport report = make_partition_report(program, *partitioner, opt->backend.backends);
+    const std::string text = opt->format == "json"  ? format_partition_json(report)
+                             : opt->format == "dot" ? format_partition_dot(report, program.graph)
+                                                    : format_partition_text(report);
     if (opt->output.empty()) {
       std::cout << text;
     } else {

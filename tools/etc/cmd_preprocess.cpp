@@ -45,16 +45,14 @@ Action add_preprocess(CLI::App& app) {
     ir::ExportedProgram program = compile_onnx(opt->model, options);
     std::optional<PartitionReport> report;
     if (partitioner) {
-      const PartitionResult partitioned = partitioner->partition(program);
-      report = make_partition_report(partitioned, opt->backend.backends);
+      report = make_partition_report(program, *partitioner, opt->backend.backends);
       const std::string gate = check_gates(opt->backend, *report);
       if (!gate.empty()) {
         std::cerr << "error: " << opt->model << ": gate failed: " << gate << "; " << opt->output
                   << " not written\n";
         return kExitGateFailed;
       }
-      program = to_backend(program, partitioned);
-      lower_bodies(program, *partitioner);
+      program = to_backend(program, *partitioner);
     }
     if (opt->print_ir) std::cout << ir::print(program);
     emit::EmitStats stats;

@@ -34,7 +34,8 @@ std::string human(int64_t n) {
 
 std::string node_label(const NodeAssignment& a) {
   const std::string name = a.onnx_name.empty() ? a.edge_op + "_" + std::to_string(a.node) : a.onnx_name;
-  return name + " (" + (a.onnx_op_type.empty() ? a.edge_op : a.onnx_op_type) + ")";
+  return (a.scope.empty() ? "" : "[" + a.scope + "] ") + name + " (" +
+         (a.onnx_op_type.empty() ? a.edge_op : a.onnx_op_type) + ")";
 }
 
 std::string join(const std::vector<std::string>& items) {
@@ -75,7 +76,7 @@ std::string format_partition_text(const PartitionReport& r) {
     std::vector<std::string> names;
     for (ir::NodeId id : p.nodes)
       for (const NodeAssignment& a : r.nodes)
-        if (a.node == id) names.push_back(node_label(a));
+        if (a.node == id && a.scope == p.scope) names.push_back(node_label(a));
     out << "  " << p.tag << " (" << p.backend << "): " << p.nodes.size() << " node"
         << (p.nodes.size() == 1 ? "" : "s") << ", " << human(p.flops) << " FLOPs";
     if (p.constants_moved_in > 0)
@@ -99,6 +100,7 @@ std::string format_partition_json(const PartitionReport& r) {
   j["nodes"] = nlohmann::json::array();
   for (const NodeAssignment& a : r.nodes) {
     nlohmann::json n = {{"id", a.node},
+                        {"scope", a.scope},
                         {"onnx_name", a.onnx_name},
                         {"onnx_op_type", a.onnx_op_type},
                         {"edge_op", a.edge_op},
@@ -181,7 +183,9 @@ std::string format_partition_dot(const PartitionReport& r, const ir::Graph& g) {
   out << "  label=\"" << dot_escape(r.model) << ": " << percent(r.node_coverage()) << " of nodes delegated, "
       << r.partitions.size() << " partition" << (r.partitions.size() == 1 ? "" : "s") << "\";\n";
   std::map<ir::NodeId, const NodeAssignment*> by_id;
-  for (const NodeAssignment& a : r.nodes) by_id[a.node] = &a;
+  // The main graph's nodes: control-flow bodies are graphs of their own.
+  for (const NodeAssignment& a : r.nodes)
+    if (a.scope.empty()) by_id[a.node] = &a;
   auto node_line = [&](const NodeAssignment& a, const char* indent) {
     out << indent << "n" << a.node << " [label=\""
         << dot_escape(a.onnx_name.empty() ? a.edge_op : a.onnx_name) << "\\n"
@@ -191,6 +195,7 @@ std::string format_partition_dot(const PartitionReport& r, const ir::Graph& g) {
   };
   for (size_t i = 0; i < r.partitions.size(); ++i) {
     const PartitionSummary& p = r.partitions[i];
+    if (!p.scope.empty()) continue;
     const char* colour = kClusterColours[i % std::size(kClusterColours)];
     out << "  subgraph cluster_" << i << " {\n    label=\"" << dot_escape(p.tag + " (" + p.backend + ")")
         << "\";\n    style=\"rounded,filled\";\n    color=\"" << colour << "\";\n    node [fillcolor=\""
@@ -199,7 +204,7 @@ std::string format_partition_dot(const PartitionReport& r, const ir::Graph& g) {
     out << "  }\n";
   }
   for (const NodeAssignment& a : r.nodes)
-    if (a.tag.empty()) node_line(a, "  ");
+    if (a.tag.empty() && a.scope.empty()) node_line(a, "  ");
   for (ir::ValueId v : g.inputs())
     out << "  v" << v << " [shape=ellipse, label=\"" << dot_escape(g.value(v).name) << "\"];\n";
   for (ir::ValueId v : g.outputs())
