@@ -2,6 +2,7 @@
 
 #include "compiler/common/compile_error.h"
 #include "compiler/ir/verifier.h"
+#include "compiler/passes/conv1d_as_2d.h"
 #include "compiler/passes/dead_code.h"
 #include "compiler/passes/fold_into_conv.h"
 #include "compiler/passes/fuse_activation.h"
@@ -19,6 +20,9 @@ void run_passes(ir::Graph& g, PipelineStats& stats) {
   stats.patterns_fused += fuse_patterns(g);
   // After batch_norm folding, so a conv -> batch_norm -> relu chain becomes one conv.
   fuse_activation(g);
+  // Last: the folds and fusions above see the 1-D convolutions as written.
+  stats.conv1d_as_2d += conv1d_as_2d(g);
+  collapse_reshapes(g);
   stats.dead_nodes_removed += eliminate_dead_code(g);
   for (ir::Node& n : g.nodes())
     for (auto& body : n.subgraphs) {

@@ -113,6 +113,7 @@ std::string format_partition_json(const PartitionReport& r) {
   j["partitions"] = nlohmann::json::array();
   for (const PartitionSummary& p : r.partitions)
     j["partitions"].push_back({{"tag", p.tag},
+                               {"scope", p.scope},
                                {"backend", p.backend},
                                {"nodes", p.nodes},
                                {"inputs", p.inputs},
