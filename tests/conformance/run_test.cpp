@@ -120,7 +120,8 @@ const std::set<std::string>& scope() {
                                             "LSTM",
                                             "GRU",
                                             "If",
-                                            "Loop"};
+                                            "Loop",
+                                            "Scan"};
   return ops;
 }
 

@@ -180,6 +180,56 @@ TEST_CASE("a Loop with a constant trip count stacks its scan outputs", "[control
   }
 }
 
+TEST_CASE("a Scan runs over its inputs' axis in either direction and places its outputs", "[control]") {
+  register_all();
+  // x [2, 3] scanned along axis 1 from the end; the state sums the columns
+  // seen; the scan output, reversed and placed on axis 1, holds at column j
+  // the sum of columns j.. of x.
+  onnx::ModelProto m = model_with_input(11);
+  onnx::GraphProto* g = m.mutable_graph();
+  g->mutable_output()->Clear();
+  float_initializer(g, "zeros", {0.0f, 0.0f});
+  add_value(g->mutable_output(), "total", {2});
+  add_value(g->mutable_output(), "y", {2, 3});
+  onnx::GraphProto body;
+  body.set_name("suffix_sums");
+  add_value(body.mutable_input(), "sum_in", {2});
+  add_value(body.mutable_input(), "column", {2});
+  add_node(&body, "Add", {"sum_in", "column"}, {"sum_out"}, "accumulate");
+  add_node(&body, "Identity", {"sum_out"}, {"row"}, "emit_row");
+  add_value(body.mutable_output(), "sum_out", {2});
+  add_value(body.mutable_output(), "row", {2});
+  onnx::NodeProto* scan = add_node(g, "Scan", {"zeros", "x"}, {"total", "y"}, "suffix_scan");
+  add_graph_attr(scan, "body", body);
+  for (auto [name, value] : {std::pair{"num_scan_inputs", 1}}) {
+    auto* a = scan->add_attribute();
+    a->set_name(name);
+    a->set_type(onnx::AttributeProto::INT);
+    a->set_i(value);
+  }
+  for (auto [name, value] : {std::pair{"scan_input_axes", 1}, std::pair{"scan_input_directions", 1},
+                             std::pair{"scan_output_axes", 1}, std::pair{"scan_output_directions", 1}}) {
+    auto* a = scan->add_attribute();
+    a->set_name(name);
+    a->set_type(onnx::AttributeProto::INTS);
+    a->add_ints(value);
+  }
+  const ir::ExportedProgram program = compile_onnx(save(m, "scan_reverse"));
+  for (const ir::ExportedProgram& p : {program, to_backend(program, xnnpack::XnnpackPartitioner())}) {
+    const auto outs = testing::run_program(p, {as_bytes(kX)});
+    const std::vector<float> total = from_bytes<float>(outs[0]);
+    const std::vector<float> y = from_bytes<float>(outs[1]);
+    for (size_t r = 0; r < 2; ++r) {
+      CHECK(total[r] == Approx(kX[r * 3] + kX[r * 3 + 1] + kX[r * 3 + 2]));
+      for (size_t j = 0; j < 3; ++j) {
+        float suffix = 0;
+        for (size_t c = j; c < 3; ++c) suffix += kX[r * 3 + c];
+        CHECK(y[r * 3 + j] == Approx(suffix));
+      }
+    }
+  }
+}
+
 TEST_CASE("a branch that cannot compile at the program's shapes fails only when taken", "[control]") {
   register_all();
   onnx::ModelProto m = runtime_if_model();

@@ -192,6 +192,18 @@ ir::ValueId Importer::lookup_at(size_t depth, const std::string& name) {
 void Importer::bind(const std::string& name, ir::ValueId value) { scopes_.back().names[name] = value; }
 
 LoweredBody Importer::lower_body(const onnx::GraphProto& body, const std::vector<TensorSpec>& bound) {
+  if (static_cast<size_t>(body.input_size()) != bound.size())
+    throw CompileError(path_ + ": subgraph '" + body.name() + "' declares " +
+                       std::to_string(body.input_size()) + " input(s), its node gives it " +
+                       std::to_string(bound.size()));
+  return lower_body(body, bound, [&](const std::vector<ir::ValueId>& own) {
+    for (size_t i = 0; i < own.size(); ++i) bind(body.input(static_cast<int>(i)).name(), own[i]);
+  });
+}
+
+LoweredBody Importer::lower_body(
+    const onnx::GraphProto& body, const std::vector<TensorSpec>& own,
+    const std::function<void(const std::vector<ir::ValueId>& own)>& bind_inputs) {
   LoweredBody out;
   out.graph = std::make_shared<ir::Graph>();
   scopes_.push_back(Scope{out.graph.get(), {}, {}, {}});
@@ -199,16 +211,15 @@ LoweredBody Importer::lower_body(const onnx::GraphProto& body, const std::vector
     std::vector<Scope>& scopes;
     ~Pop() { scopes.pop_back(); }
   } pop{scopes_};
-  if (static_cast<size_t>(body.input_size()) != bound.size())
-    throw CompileError(path_ + ": subgraph '" + body.name() + "' declares " +
-                       std::to_string(body.input_size()) + " input(s), its node gives it " +
-                       std::to_string(bound.size()));
-  for (size_t i = 0; i < bound.size(); ++i) {
-    const std::string& name = body.input(static_cast<int>(i)).name();
-    const ir::ValueId v = out.graph->add_value(unique_name(name), bound[i]);
+  std::vector<ir::ValueId> own_values;
+  for (size_t i = 0; i < own.size(); ++i) {
+    const std::string name =
+        i < static_cast<size_t>(body.input_size()) ? body.input(static_cast<int>(i)).name() : "input";
+    const ir::ValueId v = out.graph->add_value(unique_name(name), own[i]);
     out.graph->inputs().push_back(v);
-    bind(name, v);
+    own_values.push_back(v);
   }
+  bind_inputs(own_values);
   out.outputs = lower_subgraph(body);
   out.captured = scopes_.back().captured;
   out.capture_inputs = scopes_.back().capture_inputs;

@@ -14,6 +14,7 @@
 
 #include <onnx/onnx_pb.h>
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -80,6 +81,11 @@ class Importer {
   // become the graph's first inputs, in order; the values it reads from
   // enclosing graphs follow as further inputs.
   LoweredBody lower_body(const onnx::GraphProto& body, const std::vector<TensorSpec>& bound);
+  // As above, but the graph's first inputs are typed by `own`, and `bind`,
+  // called in the body's scope with their values, binds the body's ONNX
+  // inputs (it may emit nodes into the body: a Scan's slices).
+  LoweredBody lower_body(const onnx::GraphProto& body, const std::vector<TensorSpec>& own,
+                         const std::function<void(const std::vector<ir::ValueId>& own)>& bind);
   // The first debug handle subgraph nodes take: the main graph's nodes have
   // 1..N.
   void set_next_handle(int32_t handle) { next_handle_ = handle; }

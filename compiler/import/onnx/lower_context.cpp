@@ -195,6 +195,13 @@ LoweredBody LowerContext::lower_body(const onnx::GraphProto& body, const std::ve
   return importer_.lower_body(body, bound);
 }
 
+LoweredBody LowerContext::lower_body(const onnx::GraphProto& body, const std::vector<TensorSpec>& own,
+                                     const std::function<void(const std::vector<ir::ValueId>& own)>& bind) {
+  return importer_.lower_body(body, own, bind);
+}
+
+void LowerContext::bind(const std::string& name, ir::ValueId value) { importer_.bind(name, value); }
+
 ir::ValueId LowerContext::lookup(const std::string& name) { return importer_.lookup(name); }
 
 ir::NodeMeta LowerContext::node_meta() const {

@@ -63,6 +63,10 @@ class LowerContext {
   std::vector<ir::ValueId> lower_subgraph(const onnx::GraphProto& graph);
   // Lowers a control-flow body into a graph of its own (Importer::lower_body).
   LoweredBody lower_body(const onnx::GraphProto& body, const std::vector<TensorSpec>& bound);
+  LoweredBody lower_body(const onnx::GraphProto& body, const std::vector<TensorSpec>& own,
+                         const std::function<void(const std::vector<ir::ValueId>& own)>& bind);
+  // Binds an ONNX name in the current graph (a body's input).
+  void bind(const std::string& name, ir::ValueId value);
   // The IR value of an ONNX name in the current graph (capturing it from an
   // enclosing graph when needed); kNoValue when unknown.
   ir::ValueId lookup(const std::string& name);

@@ -6,6 +6,7 @@
 //   Loop  an edge `loop` node owning its body. Carried values keep one type
 //         across iterations; scan outputs need a trip count fixed at compile
 //         time and a condition that stays true, so their length is known.
+//   Scan  (opset 9+) a `loop` over its scan inputs' length.
 // Bodies read enclosing values by name; the importer turns each such read
 // into an explicit input of the body (edge_ops.def has the conventions).
 
@@ -237,11 +238,114 @@ void lower_loop(LowerContext& ctx) {
   for (int i = 0; i < ctx.num_outputs(); ++i) ctx.set_output(i, outs[static_cast<size_t>(i)]);
 }
 
+// Scan (opset 9+) as a loop over the scan inputs' length: the body takes
+// slice i of each scan input (Gather at i, or at length-1-i in reverse),
+// carries the state, and its scan outputs are stacked, then reversed or
+// moved to their axis after the loop.
+void lower_scan(LowerContext& ctx) {
+  const onnx::GraphProto& proto = required_graph(ctx, "body");
+  const int64_t m = ctx.attr_int("num_scan_inputs");
+  const int n = ctx.num_inputs() - static_cast<int>(m);
+  const int k = ctx.num_outputs() - n;
+  if (m < 1 || n < 0)
+    ctx.fail("num_scan_inputs " + std::to_string(m) + " does not fit its " +
+             std::to_string(ctx.num_inputs()) + " inputs");
+  if (k < 0)
+    ctx.fail("has " + std::to_string(n) + " state value(s) but " + std::to_string(ctx.num_outputs()) +
+             " output(s)");
+  if (proto.input_size() != n + m || proto.output_size() != n + k)
+    ctx.fail("its body takes " + std::to_string(proto.input_size()) + " input(s) and gives " +
+             std::to_string(proto.output_size()) + "; the Scan needs " + std::to_string(n + m) + " and " +
+             std::to_string(n + k));
+  const std::vector<int64_t> in_axes = ctx.attr_ints("scan_input_axes", std::vector<int64_t>(m, 0));
+  const std::vector<int64_t> in_dirs = ctx.attr_ints("scan_input_directions", std::vector<int64_t>(m, 0));
+  const std::vector<int64_t> out_axes = ctx.attr_ints("scan_output_axes", std::vector<int64_t>(k, 0));
+  const std::vector<int64_t> out_dirs = ctx.attr_ints("scan_output_directions", std::vector<int64_t>(k, 0));
+  if (in_axes.size() != static_cast<size_t>(m) || in_dirs.size() != static_cast<size_t>(m) ||
+      out_axes.size() != static_cast<size_t>(k) || out_dirs.size() != static_cast<size_t>(k))
+    ctx.fail(
+        "scan_input_axes/directions need one value per scan input, scan_output_axes/directions one per scan "
+        "output");
+  int64_t trips = -1;
+  std::vector<int64_t> axes;
+  for (int j = 0; j < m; ++j) {
+    const TensorSpec spec = ctx.input_spec(n + j);
+    const int64_t axis =
+        ctx.normalize_axis(in_axes[static_cast<size_t>(j)], spec.shape.rank(), "scan_input_axes");
+    if (trips >= 0 && spec.shape[static_cast<int>(axis)] != trips)
+      ctx.fail("scan input " + std::to_string(j) + " has " +
+               std::to_string(spec.shape[static_cast<int>(axis)]) +
+               " steps along its axis, scan input 0 has " + std::to_string(trips));
+    trips = spec.shape[static_cast<int>(axis)];
+    axes.push_back(axis);
+  }
+  std::vector<TensorSpec> own{TensorSpec{DType::Int64, Shape{}}, TensorSpec{DType::Bool, Shape{}}};
+  for (int i = 0; i < n; ++i) own.push_back(ctx.input_spec(i));
+  LoweredBody body = ctx.lower_body(proto, own, [&](const std::vector<ir::ValueId>& values) {
+    for (int i = 0; i < n; ++i) ctx.bind(proto.input(i).name(), values[static_cast<size_t>(2 + i)]);
+    for (int j = 0; j < m; ++j) {
+      ir::ValueId index = values[0];
+      if (in_dirs[static_cast<size_t>(j)] != 0)
+        index = ctx.emit1(EdgeOp::Sub, {ctx.scalar(DType::Int64, trips - 1), index});
+      const ir::ValueId full = ctx.lookup(ctx.node().input(n + j));
+      ctx.bind(proto.input(n + j).name(),
+               ctx.emit1(EdgeOp::Gather, {full, index}, ir::Attrs{{"axis", axes[static_cast<size_t>(j)]}}));
+    }
+  });
+  check_outputs_produced(ctx, body, "the body");
+  const ir::Graph& g = *body.graph;
+  body.outputs.insert(body.outputs.begin(),
+                      body.graph->add_constant("scan:continue", TensorSpec{DType::Bool, Shape{}},
+                                               std::make_shared<const std::vector<uint8_t>>(1, 1)));
+  std::vector<TensorSpec> specs;
+  for (int i = 0; i < n; ++i) {
+    const TensorSpec out = g.value(body.outputs[static_cast<size_t>(1 + i)]).spec;
+    if (!(out == own[static_cast<size_t>(2 + i)]))
+      ctx.fail("state " + std::to_string(i) + " enters the body as " +
+               type_str(own[static_cast<size_t>(2 + i)]) + " and leaves it as " + type_str(out) +
+               "; a state that changes type or shape is not supported");
+    specs.push_back(out);
+  }
+  for (int i = 0; i < k; ++i) {
+    const TensorSpec s = g.value(body.outputs[static_cast<size_t>(1 + n + i)]).spec;
+    if (s.shape.rank() >= kMaxRank)
+      ctx.fail("scan output " + std::to_string(i) + " would have rank above " + std::to_string(kMaxRank));
+    TensorSpec stacked{s.dtype, Shape{trips}};
+    for (int64_t d : s.shape) stacked.shape.push_back(d);
+    specs.push_back(stacked);
+  }
+  std::vector<ir::ValueId> inputs{ctx.scalar(DType::Int64, static_cast<double>(trips)), ir::kNoValue};
+  for (int i = 0; i < n; ++i) inputs.push_back(ctx.input(i));
+  const std::vector<ir::ValueId> captured = unify_captures(ctx, {&body}, own.size());
+  inputs.insert(inputs.end(), captured.begin(), captured.end());
+  set_body_outputs(ctx, body);
+  std::vector<ir::ValueId> outs = ctx.emit_control(EdgeOp::Loop, std::move(inputs), specs,
+                                                   ir::Attrs{{"carried", int64_t{n}}}, {body.graph});
+  for (int i = 0; i < k; ++i) {
+    ir::ValueId& v = outs[static_cast<size_t>(n + i)];
+    const int rank = ctx.spec(v).shape.rank();
+    if (out_dirs[static_cast<size_t>(i)] != 0) {
+      std::vector<int64_t> reversed;
+      for (int64_t t = trips - 1; t >= 0; --t) reversed.push_back(t);
+      v = ctx.emit1(EdgeOp::Gather, {v, ctx.constant_ints(reversed, Shape{trips})},
+                    ir::Attrs{{"axis", int64_t{0}}});
+    }
+    const int64_t axis = ctx.normalize_axis(out_axes[static_cast<size_t>(i)], rank, "scan_output_axes");
+    if (axis != 0) {
+      std::vector<int64_t> perm;
+      for (int d = 0; d < rank; ++d) perm.push_back(d < axis ? d + 1 : d == axis ? 0 : d);
+      v = ctx.emit1(EdgeOp::Transpose, {v}, ir::Attrs{{"perm", perm}});
+    }
+  }
+  for (int i = 0; i < ctx.num_outputs(); ++i) ctx.set_output(i, outs[static_cast<size_t>(i)]);
+}
+
 }  // namespace
 
 void register_control_lowerings() {
   register_lowering("If", {lower_if});
   register_lowering("Loop", {lower_loop});
+  register_lowering("Scan", {lower_scan, 9});
 }
 
 }  // namespace etc::onnx_import
