@@ -188,6 +188,10 @@ Status Method::check_control(const Control& c, uint32_t index) const {
       return fail(Error::InvalidProgram, where, ": carried value ", str(k), " is ",
                   type_str(c.carried[k]->spec), " but the body takes ", type_str(body.inputs[2 + k]->spec));
   ETC_TRY(check_outputs(body, 1, n, 0, "body"));
+  for (size_t k = 0; k < n; ++k)
+    if (!(body.outputs[1 + k]->spec == body.inputs[2 + k]->spec))
+      return fail(Error::InvalidProgram, where, ": the body gives carried value ", str(k), " as ",
+                  type_str(body.outputs[1 + k]->spec), " but takes it as ", type_str(body.inputs[2 + k]->spec));
   for (size_t j = n; j < c.outputs.size(); ++j) {
     const TensorSpec& row = body.outputs[1 + j]->spec;
     const TensorSpec& all = c.outputs[j]->spec;
