@@ -25,6 +25,10 @@ struct RuntimeOptions {
   // (BackendExecutionContext::get_temp_allocator).
   size_t temp_allocator_bytes = 1 << 20;
   DelegateDetail delegate_detail = DelegateDetail::kFused;
+  // Iterations one Loop instruction may run before execute fails (0: no
+  // limit). A loop's trip count and condition come from the program and its
+  // inputs; an application running untrusted ones bounds the time here.
+  int64_t max_loop_iterations = 0;
 };
 
 }  // namespace etc

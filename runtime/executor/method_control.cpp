@@ -191,7 +191,8 @@ Status Method::check_control(const Control& c, uint32_t index) const {
   for (size_t k = 0; k < n; ++k)
     if (!(body.outputs[1 + k]->spec == body.inputs[2 + k]->spec))
       return fail(Error::InvalidProgram, where, ": the body gives carried value ", str(k), " as ",
-                  type_str(body.outputs[1 + k]->spec), " but takes it as ", type_str(body.inputs[2 + k]->spec));
+                  type_str(body.outputs[1 + k]->spec), " but takes it as ",
+                  type_str(body.inputs[2 + k]->spec));
   for (size_t j = n; j < c.outputs.size(); ++j) {
     const TensorSpec& row = body.outputs[1 + j]->spec;
     const TensorSpec& all = c.outputs[j]->spec;
@@ -224,8 +225,12 @@ Status Method::run_control(const Control& c) {
   const int64_t trips = c.trip_count ? *static_cast<const int64_t*>(c.trip_count->data) : INT64_MAX;
   bool cond = c.cond ? *static_cast<const uint8_t*>(c.cond->data) != 0 : true;
   for (size_t k = 0; k < n; ++k) copy_tensor(*body.inputs[2 + k], *c.carried[k]);
+  const int64_t limit = options_.max_loop_iterations > 0 ? options_.max_loop_iterations : INT64_MAX;
   int64_t i = 0;
   for (; i < trips && cond; ++i) {
+    if (i >= limit)
+      return fail(Error::InvalidArgument, describe_instruction(c.instruction), ": stopped after ",
+                  std::to_string(limit), " iterations (the limit the runtime options set)");
     *static_cast<int64_t*>(body.inputs[0]->data) = i;
     *static_cast<uint8_t*>(body.inputs[1]->data) = cond ? 1 : 0;
     ETC_TRY(run_chain<kTraced>(c.chains[0]));

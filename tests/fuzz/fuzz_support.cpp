@@ -12,6 +12,7 @@ bool init_and_run(const Program& program, const uint8_t* fill, size_t fill_size,
   for (int plan = 0; plan < program.num_plans(); ++plan) {
     RuntimeOptions options;
     options.num_threads = 1;
+    options.max_loop_iterations = 1 << 12;  // a loop's trip count comes from the fuzzed bytes
     auto method = Method::init(program, plan, options);
     if (!method.ok()) {
       *why = method.message();

@@ -152,6 +152,16 @@ TEST_CASE("a Loop carries values for a trip count given at run time", "[control]
   }
 }
 
+TEST_CASE("a Loop past the runtime's iteration limit fails the run", "[control]") {
+  register_all();
+  const ir::ExportedProgram program = compile_onnx(save(loop_model("n", true, false), "loop_limit"));
+  RuntimeOptions options;
+  options.max_loop_iterations = 3;
+  CHECK_NOTHROW(testing::run_program(program, {as_bytes(kX), int_bytes(3)}, options));
+  CHECK_THROWS_WITH(testing::run_program(program, {as_bytes(kX), int_bytes(4)}, options),
+                    Catch::Contains("'repeat'") && Catch::Contains("stopped after 3 iterations"));
+}
+
 TEST_CASE("a Loop stops when its body's condition turns false", "[control]") {
   register_all();
   // Trip count 10, but the body continues only while i < 2: 3 iterations.

@@ -2,7 +2,8 @@
 const fs = require('fs');
 const ort = require('onnxruntime-node');
 
-const DTYPES = {'<f4': ['float32', Float32Array], '<i8': ['int64', BigInt64Array], '<i4': ['int32', Int32Array]};
+const DTYPES = {'<f4': ['float32', Float32Array], '<i8': ['int64', BigInt64Array], '<i4': ['int32', Int32Array],
+                '|b1': ['bool', Uint8Array]};
 
 function readNpy(file) {
   const buf = fs.readFileSync(file);
@@ -18,7 +19,7 @@ function readNpy(file) {
 }
 
 function writeNpy(file, tensor) {
-  const descr = {float32: '<f4', int64: '<i8', int32: '<i4'}[tensor.type];
+  const descr = {float32: '<f4', int64: '<i8', int32: '<i4', bool: '|b1'}[tensor.type];
   const dims = tensor.dims;
   const shape = dims.length === 1 ? `(${dims[0]},)` : `(${dims.join(', ')})`;
   let header = `{'descr': '${descr}', 'fortran_order': False, 'shape': ${shape}, }`;

@@ -76,6 +76,7 @@ Action add_run(CLI::App& app) {
     int iterations = 1;
     int warmup = 0;
     int threads = 0;
+    int64_t max_loop_iterations = 0;
     bool json = false;
     bool random_inputs = false;
     std::string etdump;
@@ -89,6 +90,9 @@ Action add_run(CLI::App& app) {
   cmd->add_option("program", opt->program, "Program file (.etp)")->required();
   cmd->add_option("--input", opt->inputs, "NAME=FILE with FILE .npy or ONNX TensorProto .pb (repeatable)");
   cmd->add_option("--output-dir", opt->output_dir, "Write each output as DIR/<name>.npy");
+  cmd->add_option("--max-loop-iterations", opt->max_loop_iterations,
+                  "Fail a run when one Loop runs more iterations than this (0: no limit)")
+      ->check(CLI::NonNegativeNumber);
   cmd->add_option("--threads", opt->threads, "Threads per delegate's thread pool (0: one per core)")
       ->check(CLI::Range(0, 1024));
   cmd->add_option("--iterations", opt->iterations, "Run N times and report latency")
@@ -131,6 +135,7 @@ Action add_run(CLI::App& app) {
       if (Status s = program->verify_segment_checksums(); !s.ok()) throw ToolError(s.message());
     RuntimeOptions options;
     options.num_threads = usable_threads(opt->threads);
+    options.max_loop_iterations = opt->max_loop_iterations;
     if (opt->profile) options.delegate_detail = DelegateDetail::kPerNode;
     if (opt->debug_outputs) options.delegate_detail = DelegateDetail::kNodeOutputs;
     std::unique_ptr<Recording> recording;
