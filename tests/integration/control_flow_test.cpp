@@ -162,6 +162,34 @@ TEST_CASE("a Loop past the runtime's iteration limit fails the run", "[control]"
                     Catch::Contains("'repeat'") && Catch::Contains("stopped after 3 iterations"));
 }
 
+TEST_CASE("a Loop inside a Loop reads the outermost graph's values and the outer loop's", "[control]") {
+  register_all();
+  // outer: n times { acc = inner(acc) }, inner: m times { acc = acc + x }:
+  // y = x * (1 + n * m); m is an input of the main graph read two levels in.
+  onnx::ModelProto m = loop_model("n", true, false);
+  onnx::GraphProto* g = m.mutable_graph();
+  add_value(g->mutable_input(), "m", {}, onnx::TensorProto::INT64);
+  onnx::GraphProto outer;
+  outer.set_name("outer");
+  add_value(outer.mutable_input(), "j", {}, onnx::TensorProto::INT64);
+  add_value(outer.mutable_input(), "outer_cond_in", {}, onnx::TensorProto::BOOL);
+  add_value(outer.mutable_input(), "outer_acc_in", {2, 3});
+  add_node(&outer, "Identity", {"outer_cond_in"}, {"outer_cond_out"}, "outer_pass_cond");
+  onnx::GraphProto inner = accumulate_body(false);
+  add_graph_attr(add_node(&outer, "Loop", {"m", "", "outer_acc_in"}, {"outer_acc_out"}, "inner_repeat"),
+                 "body", inner);
+  add_value(outer.mutable_output(), "outer_cond_out", {}, onnx::TensorProto::BOOL);
+  add_value(outer.mutable_output(), "outer_acc_out", {2, 3});
+  g->mutable_node(0)->mutable_attribute(0)->mutable_g()->CopyFrom(outer);
+  const ir::ExportedProgram program = compile_onnx(save(m, "nested_loops"));
+  for (auto [n, k] : {std::pair<int64_t, int64_t>{2, 3}, {0, 5}, {3, 0}}) {
+    INFO("n " << n << ", m " << k);
+    std::vector<float> expected;
+    for (float v : kX) expected.push_back(v * static_cast<float>(1 + n * k));
+    check_both(program, {as_bytes(kX), int_bytes(n), int_bytes(k)}, expected, 1);
+  }
+}
+
 TEST_CASE("a Loop stops when its body's condition turns false", "[control]") {
   register_all();
   // Trip count 10, but the body continues only while i < 2: 3 iterations.
