@@ -1,12 +1,67 @@
 #include "compiler/driver.h"
 
-namespace etc {
+#include "compiler/common/compile_error.h"
+#include "compiler/ir/shape_polymorphism.h"
 
-ir::ExportedProgram compile_onnx(const std::string& path, const onnx_import::ImportOptions& options,
-                                 passes::PipelineStats* stats) {
+namespace etc {
+namespace {
+
+ir::ExportedProgram import_and_optimize(const std::string& path, const onnx_import::ImportOptions& options,
+                                        passes::PipelineStats* stats) {
   ir::ExportedProgram program = onnx_import::import_onnx(path, options);
   const passes::PipelineStats s = passes::run_pipeline(program);
   if (stats) *stats = s;
+  return program;
+}
+
+// Compiles at another size of the ranges and checks it is the same program
+// up to shapes (compiler/ir/shape_polymorphism.h).
+void check_same_program(const std::string& path, const ir::ExportedProgram& program,
+                        const onnx_import::ImportOptions& options, const std::map<std::string, Shape>& probe,
+                        const char* which) {
+  onnx_import::ImportOptions at = options;
+  at.input_min_shapes.clear();
+  for (const auto& [name, shape] : probe) at.input_shapes[name] = shape;
+  std::string sizes;
+  for (const auto& [name, shape] : probe) sizes += (sizes.empty() ? "" : ", ") + name + "=" + shape.str();
+  ir::ExportedProgram other;
+  try {
+    other = import_and_optimize(path, at, nullptr);
+  } catch (const CompileError& e) {
+    throw CompileError(std::string("at the ") + which + " shapes of the ranges (" + sizes + "): " + e.what());
+  }
+  const std::string difference = ir::shape_polymorphism_difference(program.graph, other.graph);
+  if (!difference.empty())
+    throw CompileError(path + ": one program cannot serve the whole range of input sizes: " + difference +
+                       " (compared with the " + which + " shapes, " + sizes +
+                       "); fix those dimensions, or narrow their range");
+}
+
+}  // namespace
+
+ir::ExportedProgram compile_onnx(const std::string& path, const onnx_import::ImportOptions& options,
+                                 passes::PipelineStats* stats) {
+  ir::ExportedProgram program = import_and_optimize(path, options, stats);
+  if (options.input_min_shapes.empty()) return program;
+  // The program is compiled for the largest shapes; the smallest and the
+  // middle of each range must give the same program.
+  std::map<std::string, Shape> smallest, middle;
+  for (const auto& [name, min] : options.input_min_shapes) {
+    const auto max = options.input_shapes.find(name);
+    if (max == options.input_shapes.end() || max->second.rank() != min.rank())
+      throw CompileError(path + ": input '" + name + "' has a smallest shape but no matching largest one");
+    Shape mid;
+    for (int d = 0; d < min.rank(); ++d) mid.push_back(min[d] + (max->second[d] - min[d]) / 2);
+    smallest[name] = min;
+    middle[name] = mid;
+  }
+  check_same_program(path, program, options, smallest, "smallest");
+  if (middle != smallest) check_same_program(path, program, options, middle, "middle");
+  const ir::Graph& g = program.graph;
+  for (size_t k = 0; k < g.inputs().size(); ++k) {
+    const auto it = options.input_min_shapes.find(g.value(g.inputs()[k]).name);
+    if (it != options.input_min_shapes.end()) program.input_min_shapes[k] = it->second;
+  }
   return program;
 }
 

@@ -211,9 +211,16 @@ std::vector<uint8_t> serialize_program(const ir::ExportedProgram& program, EmitS
                                : is_in         ? fb::ValueKind::Input
                                : is_out        ? fb::ValueKind::Output
                                                : fb::ValueKind::Activation;
+    flatbuffers::Offset<flatbuffers::Vector<int64_t>> min_shape = 0;
+    if (is_in) {
+      const auto k =
+          static_cast<size_t>(std::find(flat.inputs.begin(), flat.inputs.end(), fid) - flat.inputs.begin());
+      if (const auto it = program.input_min_shapes.find(k); it != program.input_min_shapes.end())
+        min_shape = b.CreateVector(std::vector<int64_t>(it->second.begin(), it->second.end()));
+    }
     values.push_back(fb::CreateValue(b, b.CreateString(v.name), static_cast<fb::DType>(v.spec.dtype),
                                      b.CreateVector(shape), kind, v.is_constant() ? 0 : mem.offsets[id], 0,
-                                     v.is_constant() ? constant_offset.at(v.constant.get()) : 0));
+                                     v.is_constant() ? constant_offset.at(v.constant.get()) : 0, min_shape));
   }
   std::vector<flatbuffers::Offset<fb::Instruction>> instructions;
   std::vector<flatbuffers::Offset<fb::Chain>> chains;

@@ -137,6 +137,9 @@ struct ExportedProgram {
   int64_t opset = 0;
   std::map<int32_t, DebugHandleInfo> debug_handles;  // handle → ONNX node
   std::vector<LoweredBackendModule> delegates;       // call_delegate targets
+  // Inputs compiled with a range of sizes, by their index in graph.inputs():
+  // the smallest shape (graph input values hold the largest).
+  std::map<size_t, Shape> input_min_shapes;
 };
 
 }  // namespace etc::ir

@@ -7,6 +7,11 @@
 //            longer needs them. Returns an opaque handle.
 //   execute  every run: args are the delegate's inputs, then its outputs,
 //            already typed and sized as the program declares.
+//   resize   when an input of the Method changes shape (bounded dynamic
+//            shapes, Method::resize_input): args are typed with the new
+//            shapes of the delegate's inputs, and the backend sets the
+//            specs of its outputs (within the memory the program planned for
+//            them). May allocate. The default refuses: NotSupported.
 //   destroy  once, when the Method is destroyed (after a successful init).
 //
 // A backend must not throw, must not allocate in execute beyond its temp
@@ -41,6 +46,9 @@ class BackendInterface {
                                        Span<const CompileSpecView> compile_specs) const = 0;
   virtual Status execute(BackendExecutionContext& context, DelegateHandle* handle,
                          Span<EValue*> args) const = 0;
+  virtual Status resize(DelegateHandle* /*handle*/, Span<EValue*> /*args*/) const {
+    return fail(Error::NotSupported, "this backend cannot resize a delegate to new input shapes");
+  }
   virtual void destroy(DelegateHandle* /*handle*/) const {}
 };
 

@@ -59,6 +59,7 @@ Result<std::unique_ptr<Method>> Method::init(const Program& program, int plan_in
     m->name_ = plan.name() && plan.name()->size() > 0 ? plan.name()->str() : "forward";
     stage = "its values and arena";
     ETC_TRY(m->bind_values(program, plan));
+    ETC_TRY(m->bind_input_bounds(plan));
     stage = "its delegates";
     ETC_TRY(m->prepare_delegates(program, plan));
     stage = "its kernels and delegate calls";
@@ -153,8 +154,11 @@ Status Method::create_kernel_step(const Program& program, const fb::KernelCall& 
       out_specs.push_back(tensors_[id].spec);
     }
   }
-  const std::vector<AttrView> views = attr_views(call.attrs());
-  const AttrList attrs(views);
+  step.def = def;
+  step.in_specs = in_specs;
+  step.attrs = attr_views(call.attrs());
+  step.constants = constants;
+  const AttrList attrs(step.attrs);
   inferred.resize(out_specs.size());
   Status s = infer_outputs(*def, attrs, in_specs, inferred);
   if (!s.ok()) return fail(Error::InvalidProgram, where, ": ", s.message());

@@ -34,6 +34,7 @@
 #include "runtime/core/tensor.h"
 #include "runtime/devtools/event_tracer.h"
 #include "runtime/executor/program.h"
+#include "runtime/kernels/attrs.h"
 #include "runtime/kernels/kernel.h"
 
 namespace etc {
@@ -60,8 +61,22 @@ class Method {
   const Tensor& output(size_t i) const { return tensors_[outputs_[i]]; }
 
   // Copies user data into input i. Fails naming the input and the expected
-  // dtype/shape when `spec` differs from the planned one.
+  // dtype/shape when `spec` differs from the current one.
   Status set_input(size_t i, const TensorSpec& spec, const void* data);
+
+  // Bounded dynamic shapes (method_resize.cpp). An input compiled with a
+  // range of sizes (`etc preprocess --input-shape x=1x3x320..960x320..960`)
+  // runs at any shape within it: resize_input checks the bounds (naming the
+  // input and dimension), re-runs every instruction's shape function in
+  // execution order, checks each value still fits the memory planned for
+  // the upper bound, and re-creates the kernels; a delegate must resize
+  // itself (BackendInterface::resize). Resizing allocates (kernels,
+  // scratch); execute still does not. On failure the previous shapes stay.
+  Status resize_input(size_t i, const Shape& shape);
+  // The smallest and largest shape input i accepts (both the compiled shape
+  // for a fixed input).
+  const Shape& input_min_shape(size_t i) const { return input_min_[i]; }
+  const Shape& input_max_shape(size_t i) const { return input_max_[i]; }
   Status execute();
 
   // Bytes of the activation arena: the planned size (trimmed to the end of
@@ -82,6 +97,11 @@ class Method {
     int delegate_call = -1;  // index in delegates_ for a delegate call
     int control = -1;        // index in controls_ for an If or a Loop
     uint32_t instruction = 0;
+    // Kernel calls: what re-creating the kernel for new shapes needs.
+    const OpDef* def = nullptr;
+    std::vector<AttrView> attrs;           // views into the program mapping
+    std::vector<const Tensor*> constants;  // per input: the program constant, or null
+    std::vector<TensorSpec> in_specs;      // the input shapes the kernel was created for
   };
   // A run of steps_; its inputs are set and its outputs read by the
   // control-flow step that runs it.
@@ -125,8 +145,9 @@ class Method {
     uint32_t delegate = 0;
     uint32_t instruction = 0;
     FreeableBuffer processed;
-    std::vector<EValue> values;  // one per arg, viewing tensors_
-    std::vector<EValue*> args;   // inputs, then outputs
+    std::vector<EValue> values;           // one per arg, viewing tensors_
+    std::vector<EValue*> args;            // inputs, then outputs
+    std::vector<TensorSpec> input_specs;  // the shapes it was initialised (or last resized) for
   };
 
   Method() = default;
@@ -147,6 +168,14 @@ class Method {
   std::vector<Step> steps_;
   std::vector<Chain> chains_;
   std::vector<Control> controls_;
+  // method_resize.cpp
+  Status bind_input_bounds(const fb::ExecutionPlan& plan);
+  Status reinfer();
+  Status reinfer_chain(uint32_t chain);
+  Status reinfer_step(Step& step);
+  Status set_spec(Tensor& t, const TensorSpec& spec, uint32_t instruction);
+  std::vector<Shape> input_min_, input_max_;
+  std::vector<size_t> capacity_;       // by value: bytes the plan holds for it
   std::vector<uint32_t> chain_of_;     // by instruction
   std::vector<uint32_t> chain_depth_;  // by chain: control-flow levels above it
   AlignedBuffer arena_;

@@ -92,9 +92,13 @@ Status Method::create_delegate_step(const Program& program, const fb::DelegateCa
   // to the operating system when the program is a mapped file.
   dc.processed =
       FreeableBuffer(bytes.data(), bytes.size(), &release_program_bytes, const_cast<Program*>(&program));
-  if (call.inputs())
-    for (int32_t v : *call.inputs()) dc.values.emplace_back(&tensors_[static_cast<size_t>(v)]);
   Step step;
+  if (call.inputs())
+    for (int32_t v : *call.inputs()) {
+      dc.values.emplace_back(&tensors_[static_cast<size_t>(v)]);
+      step.inputs.push_back(&tensors_[static_cast<size_t>(v)]);
+      dc.input_specs.push_back(tensors_[static_cast<size_t>(v)].spec);
+    }
   if (call.outputs())
     for (int32_t v : *call.outputs()) {
       dc.values.emplace_back(&tensors_[static_cast<size_t>(v)]);

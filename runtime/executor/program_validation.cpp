@@ -105,6 +105,9 @@ Status validate_value(const fb::Program& p, const fb::ExecutionPlan& plan, const
     if ((segment_base + seg.offset() + v.segment_offset()) % element != 0)
       return fail(Error::InvalidProgram, "constant data misaligned");
   } else {
+    if (misaligned_8(v.min_shape())) return fail(Error::InvalidProgram, "misaligned smallest shape");
+    if (v.min_shape() && v.kind() != fb::ValueKind::Input)
+      return fail(Error::InvalidProgram, "a smallest shape on a value that is not an input");
     if (v.arena_offset() > plan.arena_size() || nbytes > plan.arena_size() - v.arena_offset())
       return fail(Error::InvalidProgram, "arena placement out of bounds");
     if (v.arena_offset() % element != 0) return fail(Error::InvalidProgram, "arena placement misaligned");

@@ -15,9 +15,12 @@ namespace {
 
 nlohmann::json value_json(const fb::Value& v) {
   const TensorSpec spec = value_spec(v);
-  return {{"name", v.name() ? v.name()->str() : ""},
-          {"dtype", dtype_name(spec.dtype)},
-          {"shape", std::vector<int64_t>(spec.shape.begin(), spec.shape.end())}};
+  nlohmann::json j = {{"name", v.name() ? v.name()->str() : ""},
+                      {"dtype", dtype_name(spec.dtype)},
+                      {"shape", std::vector<int64_t>(spec.shape.begin(), spec.shape.end())}};
+  // An input compiled with a range of sizes: `shape` is the largest.
+  if (v.min_shape()) j["min_shape"] = std::vector<int64_t>(v.min_shape()->begin(), v.min_shape()->end());
+  return j;
 }
 
 // Compile spec values are shown as text when printable, else as hex.
@@ -135,9 +138,13 @@ Action add_info(CLI::App& app) {
                   : j["segment_checksums"] ? "recorded (--verify checks them)"
                                            : "none recorded")
               << "\n";
-    for (const auto& in : j["inputs"])
+    for (const auto& in : j["inputs"]) {
       std::cout << "  input  " << in["name"].get<std::string>() << ": " << in["dtype"].get<std::string>()
-                << in["shape"].dump() << "\n";
+                << in["shape"].dump();
+      if (in.contains("min_shape"))
+        std::cout << " (any shape from " << in["min_shape"].dump() << "; memory planned for the largest)";
+      std::cout << "\n";
+    }
     for (const auto& out : j["outputs"])
       std::cout << "  output " << out["name"].get<std::string>() << ": " << out["dtype"].get<std::string>()
                 << out["shape"].dump() << "\n";

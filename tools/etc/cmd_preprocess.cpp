@@ -32,7 +32,10 @@ Action add_preprocess(CLI::App& app) {
   auto opt = std::make_shared<Options>();
   cmd->add_option("model", opt->model, "ONNX model")->required();
   cmd->add_option("-o,--output", opt->output, "Program file to write")->required();
-  cmd->add_option("--input-shape", opt->input_shapes, "Fix an input's shape: NAME=1x3x224x224 (repeatable)");
+  cmd->add_option(
+      "--input-shape", opt->input_shapes,
+      "Fix an input's shape: NAME=1x3x224x224, or give a range per dim, NAME=1x3x320..960x320..960, "
+      "to run any size within it (repeatable)");
   add_backend_flags(*cmd, opt->backend);
   cmd->add_flag("--json", opt->json, "Print a JSON summary");
   cmd->add_flag("--print-ir", opt->print_ir, "Print the edge IR after the passes");
@@ -40,6 +43,7 @@ Action add_preprocess(CLI::App& app) {
     const auto start = std::chrono::steady_clock::now();
     onnx_import::ImportOptions options;
     options.input_shapes = parse_shape_flags(opt->input_shapes);
+    options.input_min_shapes = parse_shape_ranges(opt->input_shapes);
     std::unique_ptr<Partitioner> partitioner;
     if (!opt->backend.backends.empty()) partitioner = make_requested_partitioner(opt->backend);
     ir::ExportedProgram program = compile_onnx(opt->model, options);
@@ -54,6 +58,13 @@ Action add_preprocess(CLI::App& app) {
       }
       program = to_backend(program, *partitioner);
     }
+    if (!program.input_min_shapes.empty() && !program.delegates.empty())
+      throw CompileError(
+          opt->model + ": a range of input sizes with --backend: the " +
+          program.delegates.front().backend_id +
+          " backend cannot resize its delegates to new input shapes yet; compile without --backend "
+          "(portable kernels resize), or fix the shapes; " +
+          opt->output + " not written");
     if (opt->print_ir) std::cout << ir::print(program);
     emit::EmitStats stats;
     const std::vector<uint8_t> bytes = emit::serialize_program(program, &stats);

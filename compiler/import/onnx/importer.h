@@ -31,6 +31,9 @@ namespace etc::onnx_import {
 struct ImportOptions {
   // Graph input name → static shape (replaces dynamic dims).
   std::map<std::string, Shape> input_shapes;
+  // Graph input name → the smallest shape, for inputs that run at any size
+  // between it and input_shapes (bounded dynamic shapes; compile_onnx).
+  std::map<std::string, Shape> input_min_shapes;
 };
 
 // Throws CompileError naming the file, node and reason.

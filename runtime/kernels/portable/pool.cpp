@@ -23,6 +23,10 @@ Status pool_params(EdgeOp op, const AttrList& attrs, Span<const TensorSpec> in, 
   ETC_CHECK_OR_FAIL(num_outputs == 1 || is_max, Error::InvalidProgram, "only max_pool has indices");
   ETC_TRY(read_window_attrs(attrs, x.shape, false, &p->g));
   ETC_ASSIGN_OR_RETURN(std::vector<int64_t> kernel, attrs.get_ints("kernel_shape"));
+  // A global pool's window is the whole input, whatever kernel_shape says
+  // (it holds the compiled size): the program then runs at any input size.
+  ETC_ASSIGN_OR_RETURN(int64_t global, attrs.get_int("global", 0));
+  if (global != 0) kernel.assign(x.shape.begin() + 2, x.shape.end());
   ETC_CHECK_OR_FAIL(kernel.size() == static_cast<size_t>(p->g.rank), Error::InvalidProgram,
                     "kernel_shape has ", std::to_string(kernel.size()), " values for input ", x.shape.str());
   if (Status s = set_window_kernel(kernel, &p->g); !s.ok())

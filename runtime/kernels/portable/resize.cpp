@@ -12,7 +12,8 @@
 namespace etc {
 namespace {
 
-Result<ResizeConfig> parse_config(const AttrList& attrs, int rank) {
+Result<ResizeConfig> parse_config(const AttrList& attrs, const Shape& in) {
+  const int rank = in.rank();
   ResizeConfig c;
   ETC_ASSIGN_OR_RETURN(std::string_view mode, attrs.get_string("mode", "nearest"));
   ETC_ASSIGN_OR_RETURN(c.mode, parse_resize_mode(mode));
@@ -43,6 +44,16 @@ Result<ResizeConfig> parse_config(const AttrList& attrs, int rank) {
     ETC_CHECK_OR_FAIL(s > 0.0f && std::isfinite(s), Error::InvalidProgram, "scales must be positive");
   ETC_CHECK_OR_FAIL(c.roi.empty() || c.roi.size() == 2 * r, Error::InvalidProgram, "roi has ",
                     std::to_string(c.roi.size()), " values, expected ", std::to_string(2 * r));
+  // The output follows the input, floor(in * scale), whatever sizes holds
+  // (the compiled size): the program then runs at any input size.
+  ETC_ASSIGN_OR_RETURN(int64_t follow, attrs.get_int("sizes_from_scales", 0));
+  if (follow != 0) {
+    ETC_CHECK_OR_FAIL(c.scales.size() == r && c.roi.empty(), Error::InvalidProgram,
+                      "sizes_from_scales needs scales and no roi");
+    for (size_t a = 0; a < r; ++a)
+      c.sizes[a] = static_cast<int64_t>(
+          std::floor(static_cast<double>(in[static_cast<int>(a)]) * static_cast<double>(c.scales[a])));
+  }
   return c;
 }
 
@@ -134,7 +145,7 @@ Status check_arguments(Span<const TensorSpec> in, const ResizeConfig& c, int ran
 Status infer_resize(const AttrList& attrs, Span<const TensorSpec> in, Span<TensorSpec> out) {
   const TensorSpec& x = in[0];
   ETC_CHECK_OR_FAIL(x.shape.rank() >= 1, Error::InvalidShape, "input must have rank >= 1");
-  ETC_ASSIGN_OR_RETURN(ResizeConfig c, parse_config(attrs, x.shape.rank()));
+  ETC_ASSIGN_OR_RETURN(ResizeConfig c, parse_config(attrs, x.shape));
   ETC_TRY(check_arguments(in, c, x.shape.rank()));
   if (c.mode == ResizeMode::Nearest) {
     ETC_CHECK_OR_FAIL(dtype_size(x.dtype) > 0, Error::InvalidType, "invalid input dtype");
@@ -155,7 +166,7 @@ Status infer_resize(const AttrList& attrs, Span<const TensorSpec> in, Span<Tenso
 
 Result<std::unique_ptr<Kernel>> create_resize(const AttrList& attrs, Span<const TensorSpec> in,
                                               Span<const TensorSpec> out) {
-  ETC_ASSIGN_OR_RETURN(ResizeConfig c, parse_config(attrs, in[0].shape.rank()));
+  ETC_ASSIGN_OR_RETURN(ResizeConfig c, parse_config(attrs, in[0].shape));
   for (int i = 1; i < static_cast<int>(in.size()); ++i)
     if (present(in, i)) return create_runtime_resize(c, in[0], out[0]);
   return make_resize_kernel<ResizeKernel>(c, in[0], out[0]);

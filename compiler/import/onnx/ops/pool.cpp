@@ -58,7 +58,9 @@ Lowering global_pool(EdgeOp op) {
             w.strides.assign(in.size(), 1);
             w.dilations.assign(in.size(), 1);
             w.pads.assign(2 * in.size(), 0);
-            c.set_output(0, c.emit1(op, {c.input(0)}, window_attrs(w, 0)));
+            ir::Attrs attrs = window_attrs(w, 0);
+            attrs.set("global", int64_t{1});
+            c.set_output(0, c.emit1(op, {c.input(0)}, std::move(attrs)));
           },
           1};
 }

@@ -158,9 +158,26 @@ void lower_resize(LowerContext& c) {
   for (size_t a = 0; a < s.sizes.size(); ++a)
     if (s.sizes[a] < 0) c.fail("output size of axis " + std::to_string(a) + " is negative");
 
+  // Sizes that are whole multiples of the input's become the scales they
+  // are (the same coordinate transform): with scales, the output follows
+  // the input's size, so one program serves a range of sizes.
+  bool follow = !size_at_run_time && s.roi.empty() && !s.scales.empty();
+  if (!size_at_run_time && s.roi.empty() && s.scales.empty()) {
+    std::vector<float> scales;
+    for (int a = 0; a < in.rank(); ++a) {
+      const int64_t i = in[a], o = s.sizes[static_cast<size_t>(a)];
+      if (i <= 0 || o % i != 0 || o / i > (1 << 20)) break;
+      scales.push_back(static_cast<float>(o / i));
+    }
+    if (scales.size() == static_cast<size_t>(in.rank())) {
+      s.scales = scales;
+      follow = true;
+    }
+  }
   ir::Attrs attrs;
   attrs.set("sizes", s.sizes);
   if (!s.scales.empty()) attrs.set("scales", s.scales);
+  if (follow) attrs.set("sizes_from_scales", int64_t{1});
   attrs.set("mode", s.mode);
   attrs.set("coordinate_transformation_mode", s.coord);
   attrs.set("nearest_mode", s.nearest);
