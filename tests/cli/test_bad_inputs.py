@@ -323,6 +323,26 @@ class RunBadInput(CliCase):
         want = np.broadcast_to(1 + 3 * np.arange(3, dtype=np.float32), (2, 3))  # x + 3c after 3 runs
         np.testing.assert_array_equal(np.load(os.path.join(out, "y.npy")), want)
 
+    def test_sizes_outside_a_compiled_range(self):
+        model = small_model(dims=("n", 3))
+        path = self.save_model("dyn.onnx", model)
+        program = self.path("dyn.etp")
+        proc = self.etc("preprocess", path, "-o", program, "--input-shape", "x=1..4x3")
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        np.save(self.path("x5.npy"), np.ones((5, 3), np.float32))
+        self.assert_fails(["run", program, "--input", "x=" + self.path("x5.npy")],
+                          "dyn.etp", "x5.npy", "input 'x' dim 0 is 5", "1..4")
+        np.save(self.path("x2.npy"), np.ones((2, 3), np.float32))
+        out = self.path("out")
+        proc = self.etc("run", program, "--input", "x=" + self.path("x2.npy"), "--output-dir", out)
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertEqual(np.load(os.path.join(out, "y.npy")).shape, (2, 3))
+        self.assert_fails(["preprocess", path, "-o", self.path("x.etp"), "--input-shape", "x=1..4x3", "--backend",
+                           "xnnpack"], "dyn.onnx", "cannot resize", "not written")
+        self.assertFalse(os.path.exists(self.path("x.etp")))
+        self.assert_fails(["preprocess", path, "-o", self.path("x.etp"), "--input-shape", "x=4..1x3"],
+                          "runs backwards")
+
     def test_wrong_input_shape(self):
         program = self.compile_small()
         np.save(self.path("x.npy"), np.ones((3, 3), np.float32))

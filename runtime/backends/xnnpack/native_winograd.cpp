@@ -314,8 +314,12 @@ struct Task {
 
 void run_chunk(void* context, size_t chunk) {
 #if defined(__x86_64__)
-  const auto& [wp, st, x] = *static_cast<const Task*>(context);
-  const Winograd& w = *wp;
+  // Plain references, not a structured binding: clang before 16 does not let
+  // the lambda below capture one.
+  const Task& task = *static_cast<const Task*>(context);
+  const Winograd& w = *task.w;
+  const Store& st = task.store;
+  const float* x = task.x;
   float* v = w.scratch.as<float>() + chunk * w.scratch_floats;
   float* m = v + kPoints * w.block * w.in_c_pad;
   const size_t begin = chunk * w.chunk_tiles, end = std::min(w.tiles, begin + w.chunk_tiles);
