@@ -35,25 +35,14 @@ void fill_boundary(const ir::Graph& g, const std::vector<std::vector<ir::NodeId>
   }
 }
 
-const char* body_name(const ir::Node& n, size_t b) {
-  if (n.op == EdgeOp::If) return b == 0 ? "then" : "else";
-  return "body";
-}
-
 void append_bodies(PartitionReport& report, const ir::ExportedProgram& program,
                    const Partitioner& partitioner, const std::vector<std::string>& backends,
                    const std::string& prefix) {
   for (const ir::Node& n : program.graph.nodes()) {
     if (n.dead) continue;
     for (size_t b = 0; b < n.subgraphs.size(); ++b) {
-      ir::ExportedProgram sub;
-      sub.graph = *n.subgraphs[b];
-      sub.source_path = program.source_path;
-      sub.opset = program.opset;
-      sub.debug_handles = program.debug_handles;
-      const std::string scope =
-          prefix + (n.meta.onnx_name.empty() ? std::string(edge_op_name(n.op)) : n.meta.onnx_name) + "/" +
-          body_name(n, b);
+      const ir::ExportedProgram sub = ir::body_program(program, n, b);
+      const std::string scope = prefix + ir::body_scope(n, b);
       PartitionReport body = make_partition_report(partitioner.partition(sub), backends);
       const ir::AttrValue* error = n.attrs.find(b == 0 ? "then_error" : "else_error");
       for (NodeAssignment& a : body.nodes) {

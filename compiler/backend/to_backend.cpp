@@ -154,25 +154,13 @@ void offset_delegates(ir::Graph& g, int32_t base) {
   }
 }
 
-const char* body_name(const ir::Node& n, size_t b) {
-  if (n.op == EdgeOp::If) return b == 0 ? "then" : "else";
-  return "body";
-}
-
 }  // namespace
 
 void lower_bodies(ir::ExportedProgram& program, const Partitioner& partitioner) {
   for (ir::Node& n : program.graph.nodes()) {
     for (size_t b = 0; b < n.subgraphs.size(); ++b) {
-      ir::ExportedProgram sub;
-      sub.graph = *n.subgraphs[b];
-      sub.source_path = program.source_path;
-      sub.opset = program.opset;
-      sub.debug_handles = program.debug_handles;
-      sub = to_backend(sub, partitioner);  // recurses into its own bodies
-      const std::string prefix =
-          (n.meta.onnx_name.empty() ? std::string(edge_op_name(n.op)) : n.meta.onnx_name) + "/" +
-          body_name(n, b) + "/";
+      ir::ExportedProgram sub = to_backend(ir::body_program(program, n, b), partitioner);  // and its bodies
+      const std::string prefix = ir::body_scope(n, b) + "/";
       for (ir::Node& call : sub.graph.nodes())
         if (call.is_delegate_call()) {
           call.meta.onnx_name = prefix + call.meta.onnx_name;

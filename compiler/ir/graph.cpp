@@ -93,4 +93,20 @@ void Graph::compact() {
   nodes_ = std::move(nodes);
 }
 
+ExportedProgram body_program(const ExportedProgram& outer, const Node& node, size_t body) {
+  ExportedProgram sub;
+  sub.graph = *node.subgraphs[body];
+  sub.source_path = outer.source_path;
+  sub.opset = outer.opset;
+  sub.debug_handles = outer.debug_handles;
+  return sub;
+}
+
+std::string body_scope(const Node& node, size_t body) {
+  const std::string name =
+      node.meta.onnx_name.empty() ? std::string(edge_op_name(node.op)) : node.meta.onnx_name;
+  if (node.op == EdgeOp::If) return name + (body == 0 ? "/then" : "/else");
+  return name + "/body";
+}
+
 }  // namespace etc::ir

@@ -142,4 +142,12 @@ struct ExportedProgram {
   std::map<size_t, Shape> input_min_shapes;
 };
 
+// A control-flow body as a program of its own (for partitioning and
+// lowering it): the body's graph with the outer program's source, opset
+// and debug handles.
+ExportedProgram body_program(const ExportedProgram& outer, const Node& node, size_t body);
+// Where a body sits: "If_0/then", "If_0/else", "Loop_3/body" (the node's
+// ONNX name, else its op).
+std::string body_scope(const Node& node, size_t body);
+
 }  // namespace etc::ir

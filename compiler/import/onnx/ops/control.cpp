@@ -174,6 +174,33 @@ bool condition_stays_true(LowerContext& ctx, const LoweredBody& body) {
   return v.is_constant() && v.spec.dtype == DType::Bool && v.constant->size() == 1 && (*v.constant)[0] != 0;
 }
 
+// The loop node's output types: the carried values' (which must leave the
+// body as they entered it: `entering`), then each scan output stacked
+// `trips` times on a new first axis.
+std::vector<TensorSpec> loop_output_specs(LowerContext& ctx, const LoweredBody& body,
+                                          const std::vector<TensorSpec>& entering, int scans, int64_t trips,
+                                          const char* carried_word) {
+  const ir::Graph& g = *body.graph;
+  std::vector<TensorSpec> specs;
+  for (size_t i = 0; i < entering.size(); ++i) {
+    const TensorSpec out = g.value(body.outputs[1 + i]).spec;
+    if (!(out == entering[i]))
+      ctx.fail(std::string(carried_word) + " " + std::to_string(i) + " enters the body as " +
+               type_str(entering[i]) + " and leaves it as " + type_str(out) + "; a " + carried_word +
+               " that changes type or shape across iterations is not supported");
+    specs.push_back(out);
+  }
+  for (int i = 0; i < scans; ++i) {
+    const TensorSpec s = g.value(body.outputs[1 + entering.size() + static_cast<size_t>(i)]).spec;
+    if (s.shape.rank() >= kMaxRank)
+      ctx.fail("scan output " + std::to_string(i) + " would have rank above " + std::to_string(kMaxRank));
+    TensorSpec stacked{s.dtype, Shape{trips}};
+    for (int64_t d : s.shape) stacked.shape.push_back(d);
+    specs.push_back(stacked);
+  }
+  return specs;
+}
+
 void lower_loop(LowerContext& ctx) {
   const onnx::GraphProto& proto = required_graph(ctx, "body");
   const int carried = ctx.num_inputs() - 2;
@@ -204,15 +231,6 @@ void lower_loop(LowerContext& ctx) {
   if (!is_one_value(g.value(body.outputs[0]).spec, DType::Bool))
     ctx.fail("the body's condition output must be one bool, it is " +
              type_str(g.value(body.outputs[0]).spec));
-  std::vector<TensorSpec> specs;
-  for (int i = 0; i < carried; ++i) {
-    const TensorSpec out = g.value(body.outputs[static_cast<size_t>(1 + i)]).spec;
-    if (!(out == bound[static_cast<size_t>(2 + i)]))
-      ctx.fail("carried value " + std::to_string(i) + " enters the body as " +
-               type_str(bound[static_cast<size_t>(2 + i)]) + " and leaves it as " + type_str(out) +
-               "; a carried value that changes type or shape across iterations is not supported");
-    specs.push_back(out);
-  }
   int64_t trips = 0;
   if (scans > 0) {
     if (!ctx.has_input(0) || !ctx.is_constant(ctx.input(0)) || !condition_stays_true(ctx, body))
@@ -221,15 +239,9 @@ void lower_loop(LowerContext& ctx) {
           "true: otherwise their length is known only at run time, which is not supported");
     trips = ctx.constant_int(0, "trip count");
     if (trips < 0) ctx.fail("the trip count is negative (" + std::to_string(trips) + ")");
-    for (int i = 0; i < scans; ++i) {
-      const TensorSpec s = g.value(body.outputs[static_cast<size_t>(1 + carried + i)]).spec;
-      if (s.shape.rank() >= kMaxRank)
-        ctx.fail("scan output " + std::to_string(i) + " would have rank above " + std::to_string(kMaxRank));
-      TensorSpec stacked{s.dtype, Shape{trips}};
-      for (int64_t d : s.shape) stacked.shape.push_back(d);
-      specs.push_back(stacked);
-    }
   }
+  const std::vector<TensorSpec> specs = loop_output_specs(
+      ctx, body, std::vector<TensorSpec>(bound.begin() + 2, bound.end()), scans, trips, "carried value");
   const std::vector<ir::ValueId> captured = unify_captures(ctx, {&body}, bound.size());
   inputs.insert(inputs.end(), captured.begin(), captured.end());
   set_body_outputs(ctx, body);
@@ -293,27 +305,11 @@ void lower_scan(LowerContext& ctx) {
     }
   });
   check_outputs_produced(ctx, body, "the body");
-  const ir::Graph& g = *body.graph;
   body.outputs.insert(body.outputs.begin(),
                       body.graph->add_constant("scan:continue", TensorSpec{DType::Bool, Shape{}},
                                                std::make_shared<const std::vector<uint8_t>>(1, 1)));
-  std::vector<TensorSpec> specs;
-  for (int i = 0; i < n; ++i) {
-    const TensorSpec out = g.value(body.outputs[static_cast<size_t>(1 + i)]).spec;
-    if (!(out == own[static_cast<size_t>(2 + i)]))
-      ctx.fail("state " + std::to_string(i) + " enters the body as " +
-               type_str(own[static_cast<size_t>(2 + i)]) + " and leaves it as " + type_str(out) +
-               "; a state that changes type or shape is not supported");
-    specs.push_back(out);
-  }
-  for (int i = 0; i < k; ++i) {
-    const TensorSpec s = g.value(body.outputs[static_cast<size_t>(1 + n + i)]).spec;
-    if (s.shape.rank() >= kMaxRank)
-      ctx.fail("scan output " + std::to_string(i) + " would have rank above " + std::to_string(kMaxRank));
-    TensorSpec stacked{s.dtype, Shape{trips}};
-    for (int64_t d : s.shape) stacked.shape.push_back(d);
-    specs.push_back(stacked);
-  }
+  const std::vector<TensorSpec> specs =
+      loop_output_specs(ctx, body, std::vector<TensorSpec>(own.begin() + 2, own.end()), k, trips, "state");
   std::vector<ir::ValueId> inputs{ctx.scalar(DType::Int64, static_cast<double>(trips)), ir::kNoValue};
   for (int i = 0; i < n; ++i) inputs.push_back(ctx.input(i));
   const std::vector<ir::ValueId> captured = unify_captures(ctx, {&body}, own.size());
