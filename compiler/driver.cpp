@@ -15,8 +15,9 @@ ir::ExportedProgram import_and_optimize(const std::string& path, const onnx_impo
 }
 
 // Compiles at another size of the ranges and checks it is the same program
-// up to shapes (compiler/ir/shape_polymorphism.h).
-void check_same_program(const std::string& path, const ir::ExportedProgram& program,
+// up to shapes, making the differences that can follow the input do so
+// (compiler/ir/shape_polymorphism.h).
+void check_same_program(const std::string& path, ir::ExportedProgram& program,
                         const onnx_import::ImportOptions& options, const std::map<std::string, Shape>& probe,
                         const char* which) {
   onnx_import::ImportOptions at = options;
@@ -30,7 +31,7 @@ void check_same_program(const std::string& path, const ir::ExportedProgram& prog
   } catch (const CompileError& e) {
     throw CompileError(std::string("at the ") + which + " shapes of the ranges (" + sizes + "): " + e.what());
   }
-  const std::string difference = ir::shape_polymorphism_difference(program.graph, other.graph);
+  const std::string difference = ir::make_shape_polymorphic(program.graph, other.graph);
   if (!difference.empty())
     throw CompileError(path + ": one program cannot serve the whole range of input sizes: " + difference +
                        " (compared with the " + which + " shapes, " + sizes +

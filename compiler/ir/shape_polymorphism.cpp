@@ -1,5 +1,7 @@
 #include "compiler/ir/shape_polymorphism.h"
 
+#include <algorithm>
+
 #include "compiler/ir/attrs.h"
 #include "compiler/ir/printer.h"
 
@@ -48,14 +50,79 @@ std::string compare_value(const Graph& a, const Graph& b, ValueId v, const Node*
 
 }  // namespace
 
-std::string shape_polymorphism_difference(const Graph& a, const Graph& b) {
+std::vector<int64_t> ints_of(const Node& n, const char* name) {
+  const AttrValue* v = n.attrs.find(name);
+  return v && std::holds_alternative<std::vector<int64_t>>(*v) ? std::get<std::vector<int64_t>>(*v)
+                                                               : std::vector<int64_t>{};
+}
+
+// Makes the attribute `name` of node x (in a) follow the input where it
+// differs from y's (in b); false when that is not a difference it can make so.
+bool follow_input(Graph& a, const Graph& b, Node& x, const Node& y, const std::string& name) {
+  const std::vector<int64_t> u = ints_of(x, name.c_str()), v = ints_of(y, name.c_str());
+  if (u.empty() || u.size() != v.size()) return false;
+  if (x.op == EdgeOp::Reshape && name == "shape" && x.inputs.size() == 1) {
+    int64_t dim = -1;
+    for (size_t d = 0; d < u.size(); ++d)
+      if (u[d] != v[d]) {
+        if (dim >= 0) return false;
+        dim = static_cast<int64_t>(d);
+      }
+    const AttrValue* had = x.attrs.find("infer_dim");
+    if (had && std::get<int64_t>(*had) != dim) return false;
+    x.attrs.set("infer_dim", dim);
+    return true;
+  }
+  if (x.op == EdgeOp::Slice && name == "ends" && x.inputs.size() == 1) {
+    const Shape& in_a = a.value(x.inputs[0]).spec.shape;
+    const Shape& in_b = b.value(y.inputs[0]).spec.shape;
+    std::vector<int64_t> to_end = ints_of(x, "ends_to_end");
+    const std::vector<int64_t> steps = ints_of(x, "steps");
+    for (size_t d = 0; d < u.size(); ++d) {
+      if (u[d] == v[d]) continue;
+      if (u[d] != in_a[static_cast<int>(d)] || v[d] != in_b[static_cast<int>(d)] ||
+          steps.size() != u.size() || steps[d] <= 0)
+        return false;
+      if (std::find(to_end.begin(), to_end.end(), static_cast<int64_t>(d)) == to_end.end())
+        to_end.push_back(static_cast<int64_t>(d));
+    }
+    x.attrs.set("ends_to_end", to_end);
+    return true;
+  }
+  return false;
+}
+
+// Whether x's attribute `name` already follows the input where it differs
+// from y's (an earlier comparison made it so).
+bool already_follows(const Graph& b, const Node& x, const Node& y, const std::string& name) {
+  const std::vector<int64_t> u = ints_of(x, name.c_str()), v = ints_of(y, name.c_str());
+  if (x.op == EdgeOp::Reshape && name == "shape" && x.attrs.find("infer_dim")) {
+    const int64_t dim = std::get<int64_t>(*x.attrs.find("infer_dim"));
+    for (size_t d = 0; d < u.size() && d < v.size(); ++d)
+      if (u[d] != v[d] && static_cast<int64_t>(d) != dim) return false;
+    return u.size() == v.size();
+  }
+  if (x.op == EdgeOp::Slice && name == "ends" && x.attrs.find("ends_to_end")) {
+    const std::vector<int64_t> to_end = ints_of(x, "ends_to_end");
+    const Shape& in_b = b.value(y.inputs[0]).spec.shape;
+    for (size_t d = 0; d < u.size() && d < v.size(); ++d) {
+      if (u[d] == v[d]) continue;
+      const bool listed = std::find(to_end.begin(), to_end.end(), static_cast<int64_t>(d)) != to_end.end();
+      if (!listed || v[d] != in_b[static_cast<int>(d)]) return false;
+    }
+    return u.size() == v.size();
+  }
+  return false;
+}
+
+std::string make_shape_polymorphic(Graph& a, const Graph& b) {
   if (a.nodes().size() != b.nodes().size() || a.values().size() != b.values().size() ||
       a.inputs() != b.inputs() || a.outputs() != b.outputs())
     return "the graph has " + std::to_string(a.nodes().size()) + " nodes at one size and " +
            std::to_string(b.nodes().size()) +
            " at the other (a size-dependent choice, such as an If on the input's size, was folded)";
   for (size_t i = 0; i < a.nodes().size(); ++i) {
-    const Node& x = a.nodes()[i];
+    Node& x = a.nodes()[i];
     const Node& y = b.nodes()[i];
     if (x.op != y.op || x.delegate != y.delegate || x.inputs != y.inputs || x.outputs != y.outputs ||
         x.subgraphs.size() != y.subgraphs.size())
@@ -64,20 +131,23 @@ std::string shape_polymorphism_difference(const Graph& a, const Graph& b) {
     for (ValueId v : x.inputs)
       if (v != kNoValue)
         if (std::string d = compare_value(a, b, v, &x); !d.empty()) return d;
-    if (x.attrs.items().size() != y.attrs.items().size())
-      return where(x) + ": its attributes differ between the two sizes";
-    for (size_t k = 0; k < x.attrs.items().size(); ++k) {
-      const auto& [name, value] = x.attrs.items()[k];
-      const auto& [other_name, other_value] = y.attrs.items()[k];
-      if (name != other_name) return where(x) + ": its attributes differ between the two sizes";
-      if (follows_input(x, name)) continue;
-      if (!(value == other_value))
-        return where(x) + ": attribute " + name + " is " + attr_str(value) + " at one size and " +
-               attr_str(other_value) + " at the other (computed from the input's size)";
+    // The rewrites below add attributes to x; y's own are what the import gave.
+    for (const auto& [name, other_value] : y.attrs.items()) {
+      const AttrValue* value = x.attrs.find(name);
+      if (!value) return where(x) + ": its attributes differ between the two sizes";
+      if (follows_input(x, name) || *value == other_value) continue;
+      if (already_follows(b, x, y, name)) continue;
+      const std::string shown = attr_str(*value);
+      if (follow_input(a, b, x, y, name)) continue;
+      return where(x) + ": attribute " + name + " is " + shown + " at one size and " + attr_str(other_value) +
+             " at the other (computed from the input's size)";
     }
-    for (size_t k = 0; k < x.subgraphs.size(); ++k)
-      if (std::string d = shape_polymorphism_difference(*x.subgraphs[k], *y.subgraphs[k]); !d.empty())
+    for (size_t k = 0; k < x.subgraphs.size(); ++k) {
+      auto body = std::make_shared<Graph>(*x.subgraphs[k]);
+      if (std::string d = make_shape_polymorphic(*body, *y.subgraphs[k]); !d.empty())
         return where(x) + ": in its body: " + d;
+      x.subgraphs[k] = std::move(body);
+    }
   }
   return {};
 }

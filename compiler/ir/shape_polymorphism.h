@@ -10,7 +10,11 @@
 //
 // A global pool's kernel_shape and a resize's sizes hold the compiled size,
 // but their `global` / `sizes_from_scales` attributes make the kernel follow
-// the input: they are not a difference.
+// the input: they are not a difference. Two differences are made to follow
+// the input in `a`: a reshape whose target differs in one dim gets
+// `infer_dim` there (that dim takes what the others leave, as the true
+// target's does), and a slice whose ends differ only where each equals its
+// input's size gets those dims in `ends_to_end`.
 
 #include <optional>
 #include <string>
@@ -19,9 +23,9 @@
 
 namespace etc::ir {
 
-// Empty when a and b are the same program up to shapes; else the first
-// difference, naming the node ("node 'Reshape_3' (Reshape): attribute shape
-// is [1, 120, 20] at one size and [1, 120, 80] at the other").
-std::string shape_polymorphism_difference(const Graph& a, const Graph& b);
+// Empty when a and b are (or, after the rewrites above, `a` is) the same
+// program up to shapes; else the first difference, naming the node ("node 'Reshape_3' (Reshape): attribute
+// shape is [1, 120, 20] at one size and [1, 120, 80] at the other").
+std::string make_shape_polymorphic(Graph& a, const Graph& b);
 
 }  // namespace etc::ir

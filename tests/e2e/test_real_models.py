@@ -6,7 +6,8 @@ portable kernels alone and delegated to XNNPACK (at 1 and 2 threads, and
 XNNPACK alone). Silero VAD v5, which branches on its sample-rate input at
 run time, runs over 100 chunks with its state fed back (`etc run --chunks
 --feedback`) at 16 and 8 kHz, matching ONNX Runtime on every chunk. The
-PP-OCRv4 detector compiled once for a range of sizes runs at three of them.
+PP-OCRv4 detector and recogniser, each compiled once for a range of sizes,
+run at three of them.
 
 Models come from tests/models/prepare_models.sh. Metric: max|etc - ref| / max|ref|.
     ETC_BIN=build/tools/etc /usr/bin/python3 tests/e2e/test_real_models.py
@@ -108,24 +109,33 @@ class StreamingVad(unittest.TestCase):
 
 
 class DynamicShapes(unittest.TestCase):
-    def test_ppocr_det_one_program_for_a_range_of_sizes(self):
-        """The PP-OCRv4 detector compiled once for 320..960 runs at three sizes."""
-        path = os.path.join(MODELS, "ppocr_det.onnx")
+    def check_sizes(self, model, shape_flag, output, cases):
+        """One program compiled for a range of sizes, run at each case's size."""
         with tempfile.TemporaryDirectory() as tmp:
-            program = os.path.join(tmp, "det.etp")
-            run("preprocess", path, "-o", program, "--input-shape", "x=1x3x320..960x320..960")
-            for size, inputs, ref in [("320x320", "ppocr_det.320x320.input.npy", "ppocr_det.320x320.reference"),
-                                      ("640x640", "ppocr_det.input.npy", "ppocr_det.reference"),
-                                      ("960x736", "ppocr_det.960x736.input.npy", "ppocr_det.960x736.reference")]:
+            program = os.path.join(tmp, "model.etp")
+            run("preprocess", os.path.join(MODELS, model), "-o", program, "--input-shape", shape_flag)
+            for size, inputs, ref in cases:
                 out = os.path.join(tmp, size)
                 run("run", program, "--input", f"x={os.path.join(MODELS, inputs)}", "--output-dir", out)
-                got = np.load(os.path.join(out, "sigmoid_0.tmp_0.npy"))
-                want = np.load(os.path.join(MODELS, ref, "sigmoid_0.tmp_0.npy"))
+                got = np.load(os.path.join(out, output))
+                want = np.load(os.path.join(MODELS, ref, output))
                 self.assertEqual(got.shape, want.shape)
                 gap = float(np.max(np.abs(got - want)) / np.max(np.abs(want)))
-                print(f"ppocr_det compiled for 320..960, run at {size}: max|etc-ref|/max|ref| = {gap:.2e}",
+                print(f"{model} compiled for {shape_flag}, run at {size}: max|etc-ref|/max|ref| = {gap:.2e}",
                       file=sys.stderr)
                 self.assertLessEqual(gap, TOLERANCE)
+
+    def test_ppocr_det_one_program_for_a_range_of_sizes(self):
+        self.check_sizes("ppocr_det.onnx", "x=1x3x320..960x320..960", "sigmoid_0.tmp_0.npy",
+                         [("320x320", "ppocr_det.320x320.input.npy", "ppocr_det.320x320.reference"),
+                          ("640x640", "ppocr_det.input.npy", "ppocr_det.reference"),
+                          ("960x736", "ppocr_det.960x736.input.npy", "ppocr_det.960x736.reference")])
+
+    def test_ppocr_rec_one_program_for_a_range_of_widths(self):
+        self.check_sizes("ppocr_rec.onnx", "x=1x3x48x160..640", "softmax_11.tmp_0.npy",
+                         [("48x160", "ppocr_rec.48x160.input.npy", "ppocr_rec.48x160.reference"),
+                          ("48x320", "ppocr_rec.input.npy", "ppocr_rec.reference"),
+                          ("48x640", "ppocr_rec.48x640.input.npy", "ppocr_rec.48x640.reference")])
 
 
 for sr, samples in [(16000, 576), (8000, 288)]:

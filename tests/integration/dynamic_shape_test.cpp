@@ -191,34 +191,65 @@ TEST_CASE("sizes outside the compiled range are refused, naming the input and di
              Catch::Contains("fixed shape") && Catch::Contains("--input-shape x="));
 }
 
-TEST_CASE("a model whose program changes with the input's size is refused naming the node", "[dynamic]") {
-  // Flatten through Reshape to a target computed from Shape: the target
-  // follows the input's size, so two sizes give two programs.
+// y, flattened to [1, 4, H*W] through a Reshape whose target is computed
+// from Shape(y); then, with `half`, only its first half along the last axis
+// (Slice ends = size / 2, also computed from Shape).
+onnx::ModelProto flattened(bool half) {
   onnx::ModelProto m = fully_convolutional();
   onnx::GraphProto* g = m.mutable_graph();
-  auto* t = g->add_initializer();
-  t->set_name("flat_shape_tail");
-  t->set_data_type(onnx::TensorProto::INT64);
-  t->add_dims(1);
-  t->add_int64_data(-1);
-  add_node(g, "Shape", {"y"}, {"y_shape"}, "y_shape");
-  auto* gather = add_node(g, "Slice", {"y_shape", "two_axes_start", "two_axes_end"}, {"y_hw"}, "y_hw");
-  (void)gather;
-  add_node(g, "ReduceProd", {"y_hw"}, {"y_area"}, "area");
-  add_node(g, "Concat", {"head", "y_area"}, {"flat_shape"}, "flat_shape")->add_attribute()->CopyFrom([] {
+  auto ints = [&](const std::string& name, std::vector<int64_t> v) {
+    auto* t = g->add_initializer();
+    t->set_name(name);
+    t->set_data_type(onnx::TensorProto::INT64);
+    t->add_dims(static_cast<int64_t>(v.size()));
+    for (int64_t x : v) t->add_int64_data(x);
+  };
+  auto axis0 = [] {
     onnx::AttributeProto a;
     a.set_name("axis");
     a.set_type(onnx::AttributeProto::INT);
     a.set_i(0);
     return a;
-  }());
+  };
+  add_node(g, "Shape", {"y"}, {"y_shape"}, "y_shape");
+  add_node(g, "Slice", {"y_shape", "two_axes_start", "two_axes_end"}, {"y_hw"}, "y_hw");
+  add_node(g, "ReduceProd", {"y_hw"}, {"y_area"}, "area");
+  add_node(g, "Concat", {"head", "y_area"}, {"flat_shape"}, "flat_shape")->add_attribute()->CopyFrom(axis0());
   add_node(g, "Reshape", {"y", "flat_shape"}, {"flat"}, "flatten_to_area");
-  g->mutable_output(0)->set_name("flat");
+  std::string out = "flat";
+  if (half) {
+    ints("zero", {0});
+    ints("last", {2});
+    add_node(g, "Div", {"y_area", "two"}, {"half_area"}, "half_area");
+    add_node(g, "Slice", {"flat", "zero", "half_area", "last"}, {"first_half"}, "first_half");
+    out = "first_half";
+  }
+  g->mutable_output(0)->set_name(out);
   g->mutable_output(0)->mutable_type()->mutable_tensor_type()->mutable_shape()->mutable_dim()->RemoveLast();
-  const std::string path = save(m, "dynamic_reshape");
+  return m;
+}
+
+TEST_CASE("a Reshape to a target computed from the input's size follows the input", "[dynamic]") {
+  const std::string path = save(flattened(false), "dynamic_flatten");
+  const auto ranged = load(compile_range(path, Shape{1, 3, 8, 8}, Shape{1, 3, 24, 32}));
+  for (const Shape& shape : {Shape{1, 3, 24, 32}, Shape{1, 3, 9, 14}, Shape{1, 3, 8, 8}}) {
+    INFO("input " << shape.str());
+    const std::vector<float> got = run_at(*ranged->method, shape, 5);
+    const auto fixed = load(compile_fixed(path, shape));
+    const std::vector<float> want = run_at(*fixed->method, shape, 5);
+    CHECK(ranged->method->output(0).spec == fixed->method->output(0).spec);
+    REQUIRE(got.size() == want.size());
+    for (size_t i = 0; i < got.size(); ++i) CHECK(got[i] == Approx(want[i]).margin(1e-6));
+  }
+}
+
+TEST_CASE("a model whose program changes with the input's size is refused naming the node", "[dynamic]") {
+  // The Slice's end is half the size: neither fixed nor the input's end.
+  const std::string path = save(flattened(true), "dynamic_half");
   CHECK_NOTHROW(compile_fixed(path, Shape{1, 3, 16, 16}));
   CHECK_THROWS_WITH(compile_range(path, Shape{1, 3, 8, 8}, Shape{1, 3, 16, 16}),
-                    Catch::Contains("'flatten_to_area'") && Catch::Contains("one program cannot serve"));
+                    Catch::Contains("'first_half'") && Catch::Contains("one program cannot serve") &&
+                        Catch::Contains("attribute ends"));
 }
 
 }  // namespace etc

