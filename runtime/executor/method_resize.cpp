@@ -140,9 +140,9 @@ Status Method::reinfer_step(Step& step) {
       const Chain& then_chain = chains_[c.chains[0]];
       const Chain& else_chain = chains_[c.chains[1]];
       for (size_t k = 0; k < c.outputs.size(); ++k) {
-        // A branch that cannot run (c.errors) gives zeros of the other's types.
-        const TensorSpec& a = then_chain.outputs[k]->spec;
-        const TensorSpec& b = else_chain.outputs[k]->spec;
+        // A branch that cannot run (c.errors) has stand-in outputs: the other decides.
+        const TensorSpec& a = (c.errors[0].empty() ? then_chain : else_chain).outputs[k]->spec;
+        const TensorSpec& b = (c.errors[1].empty() ? else_chain : then_chain).outputs[k]->spec;
         if (!(a == b))
           return fail(Error::InvalidArgument, describe_instruction(step.instruction), ": output ", str(k),
                       " is ", type_str(a), " in the then branch but ", type_str(b),
