@@ -70,26 +70,13 @@ onnx::ModelProto fully_convolutional() {
   add_node(g, "Relu", {"c"}, {"r"}, "relu");
   // sizes = [1, 4] ++ 2 * shape(r)[2:]
   add_node(g, "Shape", {"r"}, {"shape"}, "shape");
-  auto ints = [&](const std::string& name, std::vector<int64_t> v) {
-    auto* t = g->add_initializer();
-    t->set_name(name);
-    t->set_data_type(onnx::TensorProto::INT64);
-    t->add_dims(static_cast<int64_t>(v.size()));
-    for (int64_t x : v) t->add_int64_data(x);
-  };
-  ints("two_axes_start", {2});
-  ints("two_axes_end", {4});
-  ints("two", {2});
-  ints("head", {1, 4});
+  int_tensor(g, "two_axes_start", {2});
+  int_tensor(g, "two_axes_end", {4});
+  int_tensor(g, "two", {2});
+  int_tensor(g, "head", {1, 4});
   add_node(g, "Slice", {"shape", "two_axes_start", "two_axes_end"}, {"hw"}, "spatial");
   add_node(g, "Mul", {"hw", "two"}, {"hw2"}, "double");
-  add_node(g, "Concat", {"head", "hw2"}, {"sizes"}, "sizes")->add_attribute()->CopyFrom([] {
-    onnx::AttributeProto a;
-    a.set_name("axis");
-    a.set_type(onnx::AttributeProto::INT);
-    a.set_i(0);
-    return a;
-  }());
+  int_attr(add_node(g, "Concat", {"head", "hw2"}, {"sizes"}, "sizes"), "axis", 0);
   auto* resize = add_node(g, "Resize", {"r", "", "", "sizes"}, {"up"}, "upsample");
   auto* mode = resize->add_attribute();
   mode->set_name("mode");
@@ -197,29 +184,15 @@ TEST_CASE("sizes outside the compiled range are refused, naming the input and di
 onnx::ModelProto flattened(bool half) {
   onnx::ModelProto m = fully_convolutional();
   onnx::GraphProto* g = m.mutable_graph();
-  auto ints = [&](const std::string& name, std::vector<int64_t> v) {
-    auto* t = g->add_initializer();
-    t->set_name(name);
-    t->set_data_type(onnx::TensorProto::INT64);
-    t->add_dims(static_cast<int64_t>(v.size()));
-    for (int64_t x : v) t->add_int64_data(x);
-  };
-  auto axis0 = [] {
-    onnx::AttributeProto a;
-    a.set_name("axis");
-    a.set_type(onnx::AttributeProto::INT);
-    a.set_i(0);
-    return a;
-  };
   add_node(g, "Shape", {"y"}, {"y_shape"}, "y_shape");
   add_node(g, "Slice", {"y_shape", "two_axes_start", "two_axes_end"}, {"y_hw"}, "y_hw");
   add_node(g, "ReduceProd", {"y_hw"}, {"y_area"}, "area");
-  add_node(g, "Concat", {"head", "y_area"}, {"flat_shape"}, "flat_shape")->add_attribute()->CopyFrom(axis0());
+  int_attr(add_node(g, "Concat", {"head", "y_area"}, {"flat_shape"}, "flat_shape"), "axis", 0);
   add_node(g, "Reshape", {"y", "flat_shape"}, {"flat"}, "flatten_to_area");
   std::string out = "flat";
   if (half) {
-    ints("zero", {0});
-    ints("last", {2});
+    int_tensor(g, "zero", {0});
+    int_tensor(g, "last", {2});
     add_node(g, "Div", {"y_area", "two"}, {"half_area"}, "half_area");
     add_node(g, "Slice", {"flat", "zero", "half_area", "last"}, {"first_half"}, "first_half");
     out = "first_half";

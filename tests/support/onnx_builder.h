@@ -56,6 +56,22 @@ inline void int_scalar(onnx::GraphProto* g, const std::string& name, int64_t val
   t->add_int64_data(value);
 }
 
+// A 1-D int64 initializer.
+inline void int_tensor(onnx::GraphProto* g, const std::string& name, const std::vector<int64_t>& values) {
+  auto* t = g->add_initializer();
+  t->set_name(name);
+  t->set_data_type(onnx::TensorProto::INT64);
+  t->add_dims(static_cast<int64_t>(values.size()));
+  for (int64_t v : values) t->add_int64_data(v);
+}
+
+inline void int_attr(onnx::NodeProto* n, const std::string& name, int64_t value) {
+  auto* a = n->add_attribute();
+  a->set_name(name);
+  a->set_type(onnx::AttributeProto::INT);
+  a->set_i(value);
+}
+
 inline void add_graph_attr(onnx::NodeProto* n, const std::string& name, const onnx::GraphProto& g) {
   auto* a = n->add_attribute();
   a->set_name(name);
