@@ -329,6 +329,9 @@ class RunBadInput(CliCase):
         program = self.path("dyn.etp")
         proc = self.etc("preprocess", path, "-o", program, "--input-shape", "x=1..4x3")
         self.assertEqual(proc.returncode, 0, proc.stderr)
+        info = json.loads(self.etc("info", program, "--json").stdout)
+        self.assertEqual(info["inputs"][0]["shape"], [4, 3])
+        self.assertEqual(info["inputs"][0]["min_shape"], [1, 3])
         np.save(self.path("x5.npy"), np.ones((5, 3), np.float32))
         self.assert_fails(["run", program, "--input", "x=" + self.path("x5.npy")],
                           "dyn.etp", "x5.npy", "input 'x' dim 0 is 5", "1..4")
