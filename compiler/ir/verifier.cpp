@@ -10,8 +10,6 @@ namespace {
 
 std::string where(const Node& n) { return "node " + std::to_string(n.id) + " (" + describe(n) + ")"; }
 
-std::string type_str(const TensorSpec& s) { return std::string(dtype_name(s.dtype)) + s.shape.str(); }
-
 Status check_op_types(const Node& n, const std::vector<TensorSpec>& in, const std::vector<TensorSpec>& out) {
   const OpDef* def = find_op_def(n.op);
   if (!def) return fail(Error::NotSupported, where(n), ": no portable kernel for this op");
@@ -20,8 +18,8 @@ Status check_op_types(const Node& n, const std::vector<TensorSpec>& in, const st
   ETC_TRY(infer_outputs(*def, AttrList(views), in, inferred));
   for (size_t i = 0; i < out.size(); ++i)
     if (!(out[i] == inferred[i]))
-      return fail(Error::Internal, where(n), ": output ", std::to_string(i), " typed ", type_str(out[i]),
-                  " but its op computes ", type_str(inferred[i]));
+      return fail(Error::Internal, where(n), ": output ", std::to_string(i), " typed ", out[i].str(),
+                  " but its op computes ", inferred[i].str());
   return Status::Ok();
 }
 
@@ -38,7 +36,7 @@ Status check_delegate_side(const Graph& g, const Node& n, const std::vector<Valu
     const TensorSpec& b = sub.value(theirs[i]).spec;
     if (!(a == b))
       return fail(Error::Internal, where(n), ": ", side, " ", std::to_string(i), " ('", g.value(ours[i]).name,
-                  "') is ", type_str(a), " but its lowered module expects ", type_str(b));
+                  "') is ", a.str(), " but its lowered module expects ", b.str());
   }
   return Status::Ok();
 }
@@ -53,7 +51,7 @@ Status check_body_side(const Node& n, const Graph& body, const char* which,
     const TensorSpec& b = body.value(theirs[first + i]).spec;
     if (dtype_valid(ours[i].dtype) && !(ours[i] == b))
       return fail(Error::Internal, where(n), ": ", side, " ", std::to_string(first + i), " of its ", which,
-                  " is ", type_str(b), ", the node's is ", type_str(ours[i]));
+                  " is ", b.str(), ", the node's is ", ours[i].str());
   }
   return Status::Ok();
 }

@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 
 #include "runtime/core/dtype.h"
 #include "runtime/core/shape.h"
@@ -23,6 +24,8 @@ struct TensorSpec {
     return bytes;
   }
   bool operator==(const TensorSpec& o) const { return dtype == o.dtype && shape == o.shape; }
+  // "float32[1, 3, 224, 224]"
+  std::string str() const { return std::string(dtype_name(dtype)) + shape.str(); }
 };
 
 // Index of the first of n bool elements whose byte is neither 0 nor 1, or -1

@@ -18,8 +18,6 @@ constexpr uint32_t kMaxNesting = 64;
 
 bool holds_one(const Tensor& t, DType dtype) { return t.spec.dtype == dtype && t.spec.shape.numel() == 1; }
 
-std::string type_str(const TensorSpec& s) { return std::string(dtype_name(s.dtype)) + s.shape.str(); }
-
 void copy_tensor(Tensor& to, const Tensor& from) {
   if (to.data != from.data && to.nbytes() > 0) std::memmove(to.data, from.data, to.nbytes());
 }
@@ -145,17 +143,15 @@ Status Method::create_control_step(const fb::Instruction& ins, uint32_t index) {
 Status Method::check_control(const Control& c, uint32_t index) const {
   const std::string where = program_->name() + ": " + describe_instruction(index);
   if (c.cond && !holds_one(*c.cond, DType::Bool))
-    return fail(Error::InvalidProgram, where, ": the condition is ", type_str(c.cond->spec),
-                ", not one bool");
+    return fail(Error::InvalidProgram, where, ": the condition is ", c.cond->spec.str(), ", not one bool");
   auto check_outputs = [&](const Chain& chain, size_t first, size_t count, size_t out_first,
                            const char* what) -> Status {
     for (size_t k = 0; k < count; ++k) {
       const TensorSpec& from = chain.outputs[first + k]->spec;
       const TensorSpec& to = c.outputs[out_first + k]->spec;
       if (!(from == to))
-        return fail(Error::InvalidProgram, where, ": ", what, " output ", str(first + k), " is ",
-                    type_str(from), " but the instruction's output ", str(out_first + k), " is ",
-                    type_str(to));
+        return fail(Error::InvalidProgram, where, ": ", what, " output ", str(first + k), " is ", from.str(),
+                    " but the instruction's output ", str(out_first + k), " is ", to.str());
     }
     return Status::Ok();
   };
@@ -170,7 +166,7 @@ Status Method::check_control(const Control& c, uint32_t index) const {
     return Status::Ok();
   }
   if (c.trip_count && !holds_one(*c.trip_count, DType::Int64))
-    return fail(Error::InvalidProgram, where, ": the trip count is ", type_str(c.trip_count->spec),
+    return fail(Error::InvalidProgram, where, ": the trip count is ", c.trip_count->spec.str(),
                 ", not one int64");
   const Chain& body = chains_[c.chains[0]];
   const size_t n = c.carried.size();
@@ -185,22 +181,21 @@ Status Method::check_control(const Control& c, uint32_t index) const {
                 ": the body's iteration and condition are not one int64 and bools");
   for (size_t k = 0; k < n; ++k)
     if (!(c.carried[k]->spec == body.inputs[2 + k]->spec))
-      return fail(Error::InvalidProgram, where, ": carried value ", str(k), " is ",
-                  type_str(c.carried[k]->spec), " but the body takes ", type_str(body.inputs[2 + k]->spec));
+      return fail(Error::InvalidProgram, where, ": carried value ", str(k), " is ", c.carried[k]->spec.str(),
+                  " but the body takes ", body.inputs[2 + k]->spec.str());
   ETC_TRY(check_outputs(body, 1, n, 0, "body"));
   for (size_t k = 0; k < n; ++k)
     if (!(body.outputs[1 + k]->spec == body.inputs[2 + k]->spec))
       return fail(Error::InvalidProgram, where, ": the body gives carried value ", str(k), " as ",
-                  type_str(body.outputs[1 + k]->spec), " but takes it as ",
-                  type_str(body.inputs[2 + k]->spec));
+                  body.outputs[1 + k]->spec.str(), " but takes it as ", body.inputs[2 + k]->spec.str());
   for (size_t j = n; j < c.outputs.size(); ++j) {
     const TensorSpec& row = body.outputs[1 + j]->spec;
     const TensorSpec& all = c.outputs[j]->spec;
     bool ok = all.dtype == row.dtype && all.shape.rank() == row.shape.rank() + 1;
     for (int d = 0; ok && d < row.shape.rank(); ++d) ok = all.shape[d + 1] == row.shape[d];
     if (!ok)
-      return fail(Error::InvalidProgram, where, ": scan output ", str(j - n), " is ", type_str(all),
-                  ", not rows of the body's ", type_str(row));
+      return fail(Error::InvalidProgram, where, ": scan output ", str(j - n), " is ", all.str(),
+                  ", not rows of the body's ", row.str());
   }
   return Status::Ok();
 }

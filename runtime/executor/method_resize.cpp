@@ -11,8 +11,6 @@ namespace {
 
 std::string str(uint64_t v) { return std::to_string(v); }
 
-std::string type_str(const TensorSpec& s) { return std::string(dtype_name(s.dtype)) + s.shape.str(); }
-
 }  // namespace
 
 Status Method::bind_input_bounds(const fb::ExecutionPlan& plan) {
@@ -100,8 +98,8 @@ Status Method::set_spec(Tensor& t, const TensorSpec& spec, uint32_t instruction)
   const size_t v = static_cast<size_t>(&t - tensors_.data());
   if (spec.nbytes() > capacity_[v])
     return fail(Error::InvalidArgument, describe_instruction(instruction), ": its output '", names_[v],
-                "' would be ", type_str(spec), ", more than the ", str(capacity_[v]),
-                " bytes planned for it (", type_str(t.spec), " at the largest input)");
+                "' would be ", spec.str(), ", more than the ", str(capacity_[v]), " bytes planned for it (",
+                t.spec.str(), " at the largest input)");
   t.spec = spec;
   return Status::Ok();
 }
@@ -145,7 +143,7 @@ Status Method::reinfer_step(Step& step) {
         const TensorSpec& b = (c.errors[1].empty() ? else_chain : then_chain).outputs[k]->spec;
         if (!(a == b))
           return fail(Error::InvalidArgument, describe_instruction(step.instruction), ": output ", str(k),
-                      " is ", type_str(a), " in the then branch but ", type_str(b),
+                      " is ", a.str(), " in the then branch but ", b.str(),
                       " in the else branch at these shapes");
         ETC_TRY(set_spec(*c.outputs[k], a, step.instruction));
       }
@@ -159,8 +157,8 @@ Status Method::reinfer_step(Step& step) {
     for (size_t k = 0; k < n; ++k) {
       if (!(body.outputs[1 + k]->spec == body.inputs[2 + k]->spec))
         return fail(Error::InvalidArgument, describe_instruction(step.instruction), ": carried value ",
-                    str(k), " enters the body as ", type_str(body.inputs[2 + k]->spec), " and leaves it as ",
-                    type_str(body.outputs[1 + k]->spec), " at these shapes");
+                    str(k), " enters the body as ", body.inputs[2 + k]->spec.str(), " and leaves it as ",
+                    body.outputs[1 + k]->spec.str(), " at these shapes");
       ETC_TRY(set_spec(*c.outputs[k], body.inputs[2 + k]->spec, step.instruction));
     }
     for (size_t j = n; j < c.outputs.size(); ++j) {

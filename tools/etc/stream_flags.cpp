@@ -13,8 +13,6 @@ std::pair<std::string, std::string> split_flag(const std::string& flag, const ch
   return {flag.substr(0, eq), flag.substr(eq + 1)};
 }
 
-std::string type_str(const TensorSpec& s) { return std::string(dtype_name(s.dtype)) + s.shape.str(); }
-
 }  // namespace
 
 Stream::Stream(const std::vector<std::string>& feedback, const std::vector<std::string>& chunks,
@@ -37,7 +35,7 @@ Stream::Stream(const std::vector<std::string>& feedback, const std::vector<std::
       throw ToolError(program + ": --feedback " + flag + ": input '" + in + "' is fed twice");
     if (!(m.output(o).spec == m.input_spec(i)))
       throw ToolError(program + ": --feedback " + flag + ": output '" + out + "' is " +
-                      type_str(m.output(o).spec) + " but input '" + in + "' is " + type_str(m.input_spec(i)));
+                      m.output(o).spec.str() + " but input '" + in + "' is " + m.input_spec(i).str());
     feedback_.push_back({o, i, out, in});
   }
   for (const std::string& flag : chunks) {
@@ -53,9 +51,9 @@ Stream::Stream(const std::vector<std::string>& feedback, const std::vector<std::
               all.spec.shape[0] > 0;
     for (int d = 0; ok && d < want.shape.rank(); ++d) ok = all.spec.shape[d + 1] == want.shape[d];
     if (!ok)
-      throw ToolError(file + ": --chunks for input '" + name + "' (" + type_str(want) + ") needs " +
+      throw ToolError(file + ": --chunks for input '" + name + "' (" + want.str() + ") needs " +
                       dtype_name(want.dtype) + "[N, ...] with N >= 1 chunks of that shape; the file holds " +
-                      type_str(all.spec));
+                      all.spec.str());
     const int64_t count = all.spec.shape[0];
     chunks_.push_back({i, name, file, std::move(all), count, want.nbytes()});
   }

@@ -20,8 +20,6 @@
 namespace etc::onnx_import {
 namespace {
 
-std::string type_str(const TensorSpec& s) { return std::string(dtype_name(s.dtype)) + s.shape.str(); }
-
 bool is_one_value(const TensorSpec& s, DType dtype) { return s.dtype == dtype && s.shape.numel() == 1; }
 
 const onnx::GraphProto& required_graph(LowerContext& ctx, const char* name) {
@@ -109,7 +107,7 @@ void stub_outputs(LowerContext& ctx, LoweredBody& failed, const LoweredBody& oth
 
 void lower_runtime_if(LowerContext& ctx) {
   const TensorSpec cond = ctx.input_spec(0);
-  if (!is_one_value(cond, DType::Bool)) ctx.fail("the condition must be one bool, it is " + type_str(cond));
+  if (!is_one_value(cond, DType::Bool)) ctx.fail("the condition must be one bool, it is " + cond.str());
   const onnx::GraphProto& then_proto = required_graph(ctx, "then_branch");
   const onnx::GraphProto& else_proto = required_graph(ctx, "else_branch");
   for (auto [name, proto] : {std::pair{"then_branch", &then_proto}, std::pair{"else_branch", &else_proto}})
@@ -136,7 +134,7 @@ void lower_runtime_if(LowerContext& ctx) {
     const TensorSpec a = then_body.graph->value(then_body.outputs[static_cast<size_t>(i)]).spec;
     const TensorSpec b = else_body.graph->value(else_body.outputs[static_cast<size_t>(i)]).spec;
     if (!(a == b))
-      ctx.fail("output " + std::to_string(i) + " is " + type_str(a) + " in then_branch but " + type_str(b) +
+      ctx.fail("output " + std::to_string(i) + " is " + a.str() + " in then_branch but " + b.str() +
                " in else_branch; branches whose outputs differ in type or shape are not supported");
     specs.push_back(a);
   }
@@ -186,7 +184,7 @@ std::vector<TensorSpec> loop_output_specs(LowerContext& ctx, const LoweredBody& 
     const TensorSpec out = g.value(body.outputs[1 + i]).spec;
     if (!(out == entering[i]))
       ctx.fail(std::string(carried_word) + " " + std::to_string(i) + " enters the body as " +
-               type_str(entering[i]) + " and leaves it as " + type_str(out) + "; a " + carried_word +
+               entering[i].str() + " and leaves it as " + out.str() + "; a " + carried_word +
                " that changes type or shape across iterations is not supported");
     specs.push_back(out);
   }
@@ -214,9 +212,9 @@ void lower_loop(LowerContext& ctx) {
              std::to_string(carried) + " carried value(s) and " + std::to_string(ctx.num_outputs()) +
              " output(s) needs " + std::to_string(1 + ctx.num_outputs()));
   if (ctx.has_input(0) && !is_one_value(ctx.input_spec(0), DType::Int64))
-    ctx.fail("the trip count must be one int64, it is " + type_str(ctx.input_spec(0)));
+    ctx.fail("the trip count must be one int64, it is " + ctx.input_spec(0).str());
   if (ctx.has_input(1) && !is_one_value(ctx.input_spec(1), DType::Bool))
-    ctx.fail("the condition must be one bool, it is " + type_str(ctx.input_spec(1)));
+    ctx.fail("the condition must be one bool, it is " + ctx.input_spec(1).str());
   std::vector<TensorSpec> bound{TensorSpec{DType::Int64, Shape{}}, TensorSpec{DType::Bool, Shape{}}};
   std::vector<ir::ValueId> inputs{ctx.has_input(0) ? ctx.input(0) : ir::kNoValue,
                                   ctx.has_input(1) ? ctx.input(1) : ir::kNoValue};
@@ -229,8 +227,7 @@ void lower_loop(LowerContext& ctx) {
   check_outputs_produced(ctx, body, "the body");
   const ir::Graph& g = *body.graph;
   if (!is_one_value(g.value(body.outputs[0]).spec, DType::Bool))
-    ctx.fail("the body's condition output must be one bool, it is " +
-             type_str(g.value(body.outputs[0]).spec));
+    ctx.fail("the body's condition output must be one bool, it is " + g.value(body.outputs[0]).spec.str());
   int64_t trips = 0;
   if (scans > 0) {
     if (!ctx.has_input(0) || !ctx.is_constant(ctx.input(0)) || !condition_stays_true(ctx, body))
