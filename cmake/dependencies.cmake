@@ -21,11 +21,12 @@ if(ETC_BUILD_TESTS)
 endif()
 
 # Compiles a flatbuffer schema into a header-only target.
+# Extra flatc flags may follow (e.g. --gen-object-api).
 function(etc_flatbuffer_schema target schema out_dir)
   get_filename_component(name ${schema} NAME_WE)
   set(header ${out_dir}/${name}_generated.h)
   add_custom_command(OUTPUT ${header}
-    COMMAND ${FLATC} --cpp --scoped-enums -o ${out_dir} ${schema}
+    COMMAND ${FLATC} --cpp --scoped-enums ${ARGN} -o ${out_dir} ${schema}
     DEPENDS ${schema} COMMENT "flatc ${name}.fbs")
   add_custom_target(${target}_gen DEPENDS ${header})
   add_library(${target} INTERFACE)

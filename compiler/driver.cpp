@@ -1,5 +1,6 @@
 #include "compiler/driver.h"
 
+#include "compiler/backend/to_backend.h"
 #include "compiler/common/compile_error.h"
 #include "compiler/ir/shape_polymorphism.h"
 
@@ -17,9 +18,9 @@ ir::ExportedProgram import_and_optimize(const std::string& path, const onnx_impo
 // Compiles at another size of the ranges and checks it is the same program
 // up to shapes, making the differences that can follow the input do so
 // (compiler/ir/shape_polymorphism.h).
-void check_same_program(const std::string& path, ir::ExportedProgram& program,
-                        const onnx_import::ImportOptions& options, const std::map<std::string, Shape>& probe,
-                        const char* which) {
+ShapeProbe check_same_program(const std::string& path, ir::ExportedProgram& program,
+                              const onnx_import::ImportOptions& options, const std::map<std::string, Shape>& probe,
+                              const char* which) {
   onnx_import::ImportOptions at = options;
   at.input_min_shapes.clear();
   for (const auto& [name, shape] : probe) at.input_shapes[name] = shape;
@@ -36,12 +37,13 @@ void check_same_program(const std::string& path, ir::ExportedProgram& program,
     throw CompileError(path + ": one program cannot serve the whole range of input sizes: " + difference +
                        " (compared with the " + which + " shapes, " + sizes +
                        "); fix those dimensions, or narrow their range");
+  return ShapeProbe{which, sizes, std::move(other)};
 }
 
 }  // namespace
 
 ir::ExportedProgram compile_onnx(const std::string& path, const onnx_import::ImportOptions& options,
-                                 passes::PipelineStats* stats) {
+                                 passes::PipelineStats* stats, std::vector<ShapeProbe>* probes) {
   ir::ExportedProgram program = import_and_optimize(path, options, stats);
   if (options.input_min_shapes.empty()) return program;
   // The program is compiled for the largest shapes; the smallest and the
@@ -56,14 +58,46 @@ ir::ExportedProgram compile_onnx(const std::string& path, const onnx_import::Imp
     smallest[name] = min;
     middle[name] = mid;
   }
-  check_same_program(path, program, options, smallest, "smallest");
-  if (middle != smallest) check_same_program(path, program, options, middle, "middle");
+  ShapeProbe low = check_same_program(path, program, options, smallest, "smallest");
+  if (probes) probes->push_back(std::move(low));
+  if (middle != smallest) {
+    ShapeProbe mid = check_same_program(path, program, options, middle, "middle");
+    if (probes) probes->push_back(std::move(mid));
+  }
   const ir::Graph& g = program.graph;
   for (size_t k = 0; k < g.inputs().size(); ++k) {
     const auto it = options.input_min_shapes.find(g.value(g.inputs()[k]).name);
     if (it != options.input_min_shapes.end()) program.input_min_shapes[k] = it->second;
   }
   return program;
+}
+
+ir::ExportedProgram lower_to_backends(const ir::ExportedProgram& program, const std::vector<ShapeProbe>& probes,
+                                      const Partitioner& partitioner) {
+  ir::ExportedProgram lowered = to_backend(program, partitioner);
+  for (const ShapeProbe& probe : probes) {
+    const ir::ExportedProgram other = to_backend(probe.program, partitioner);
+    const auto refuse = [&](const std::string& why) {
+      throw CompileError(program.source_path + ": one program cannot serve the whole range of input sizes: " +
+                         why + " (compared with the " + probe.which + " shapes, " + probe.sizes +
+                         "); compile without --backend (portable kernels resize), fix those dimensions, or "
+                         "narrow their range");
+    };
+    if (other.delegates.size() != lowered.delegates.size())
+      refuse("the partitioner makes " + std::to_string(lowered.delegates.size()) + " delegates at the largest sizes and " +
+             std::to_string(other.delegates.size()) + " at these");
+    for (size_t d = 0; d < lowered.delegates.size(); ++d) {
+      const ir::LoweredBackendModule &a = lowered.delegates[d], &b = other.delegates[d];
+      const std::string name = "delegate " + std::to_string(d) + " ('" + a.tag + "', backend '" + a.backend_id + "')";
+      if (a.backend_id != b.backend_id || a.tag != b.tag)
+        refuse(name + " is '" + b.tag + "' on backend '" + b.backend_id + "' at these sizes");
+      const BackendDetails* details = find_backend_details(a.backend_id);
+      if (details == nullptr) refuse(name + ": no backend details are registered");
+      const std::string difference = details->check_resize(a.processed_bytes, b.processed_bytes);
+      if (!difference.empty()) refuse(name + " does not resize: " + difference);
+    }
+  }
+  return lowered;
 }
 
 }  // namespace etc

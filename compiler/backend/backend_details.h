@@ -31,6 +31,15 @@ class BackendDetails {
   virtual ~BackendDetails() = default;
   virtual PreprocessResult preprocess(const ir::ExportedProgram& partition,
                                       std::span<const CompileSpec> compile_specs) const = 0;
+  // Bounded dynamic shapes: whether the runtime half, given the processed
+  // bytes of a partition compiled at the largest input sizes (`largest`),
+  // resizes them (BackendInterface::resize) into `other`, the same
+  // partition compiled at other sizes of the ranges. Empty when it does,
+  // else the first difference. The default: the backend cannot resize.
+  virtual std::string check_resize(std::span<const uint8_t> /*largest*/,
+                                   std::span<const uint8_t> /*other*/) const {
+    return "this backend cannot resize its delegates to new input sizes";
+  }
 };
 
 // The AOT halves by backend id. Built-in ones are registered by

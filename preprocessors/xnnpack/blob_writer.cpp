@@ -51,7 +51,8 @@ std::vector<uint8_t> BlobWriter::finish(uint32_t num_inputs, uint32_t num_output
         n.depth_multiplier, n.input_channels, n.output_min, n.output_max, n.alpha, field(n.new_shape),
         field(n.pre_paddings), field(n.post_paddings), n.padding_value, n.block_size, n.flags, debug_ids[i],
         n.axis, field(n.offsets), field(n.perm), field(n.axes), field(n.strides), field(n.mnk),
-        field(n.batch), field(n.indices), n.epsilon, n.reduce_op, n.unary_op));
+        field(n.batch), field(n.indices), n.epsilon, n.reduce_op, n.unary_op, n.infer_dim, field(n.to_end),
+        field(n.scales), n.coord_mode, n.nearest_mode, field(n.stride_axes)));
   }
   const auto root =
       fb::CreateGraphDirect(fbb, kXnnpackBlobVersion, &tensors, &nodes, num_inputs, num_outputs);

@@ -46,6 +46,12 @@ struct NodeRecord {
   float epsilon = 0.0f;
   fb::ReduceOp reduce_op = fb::ReduceOp::Mean;
   fb::UnaryOp unary_op = fb::UnaryOp::Tanh;
+  // How parameters follow the input when the delegate resizes.
+  int32_t infer_dim = -1;
+  std::vector<uint32_t> to_end;
+  std::vector<float> scales;
+  uint8_t coord_mode = 0, nearest_mode = 0;
+  std::vector<int8_t> stride_axes;
   // The edge nodes this XNNPACK node computes (for the debug handle map).
   std::vector<const ir::Node*> covers;
 };

@@ -132,6 +132,8 @@ uint32_t Lowering::convert(uint32_t from, ir::ValueId v, bool to_nhwc, const ir:
     r.inputs = {from};
     r.outputs = {out};
     r.new_shape = xnn_dims(s, to_nhwc);
+    // The same dims reordered: new_shape follows the input through perm.
+    r.perm = to_nhwc ? std::vector<uint32_t>{0, 2, 3, 1} : std::vector<uint32_t>{0, 3, 1, 2};
     return out;
   }
   // NCHW → NHWC reads dims {0, 2, 3, 1}; NHWC → NCHW reads {0, 3, 1, 2}.

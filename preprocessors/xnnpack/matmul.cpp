@@ -9,46 +9,47 @@
 #include <array>
 #include <optional>
 
+#include "compiler/common/compile_error.h"
 #include "partitioners/xnnpack/xnnpack_rules.h"
 #include "preprocessors/xnnpack/lowering.h"
+#include "runtime/backends/xnnpack/blob_resize.h"
 
 namespace etc::xnnpack {
 namespace {
 
 using Users = std::vector<std::vector<ir::NodeId>>;
 
-// A tensor's element strides per ONNX axis, in its blob layout.
-std::vector<uint64_t> logical_strides(const Lowering& l, ir::ValueId v) {
-  const std::vector<uint64_t> dims = l.dims(v);
-  std::vector<uint64_t> stored(dims.size(), 1);
-  for (size_t d = dims.size() - 1; d-- > 0;) stored[d] = stored[d + 1] * dims[d + 1];
+// The stored dim of each ONNX axis of v in its blob layout.
+std::vector<int8_t> logical_axes(const Lowering& l, ir::ValueId v) {
   const int rank = shape_of(l.graph(), v).rank();
-  const std::vector<uint32_t> at = stored_axes(rank, l.nhwc(v));
-  std::vector<uint64_t> out(static_cast<size_t>(rank));
-  for (int a = 0; a < rank; ++a) out[static_cast<size_t>(a)] = stored[at[static_cast<size_t>(a)]];
+  std::vector<int8_t> out;
+  for (uint32_t at : stored_axes(rank, l.nhwc(v))) out.push_back(static_cast<int8_t>(at));
   return out;
 }
 
-std::vector<uint64_t> onnx_strides(const Shape& shape) {
-  std::vector<uint64_t> s(static_cast<size_t>(shape.rank()), 1);
-  for (int d = shape.rank() - 1; d-- > 0;)
-    s[static_cast<size_t>(d)] = s[static_cast<size_t>(d) + 1] * static_cast<uint64_t>(shape[d + 1]);
+// The element stride of stored dim `axis` of a tensor of blob dims `dims`.
+uint64_t stride_of(const std::vector<uint64_t>& dims, int8_t axis) {
+  uint64_t s = 1;
+  for (size_t k = static_cast<size_t>(axis) + 1; k < dims.size(); ++k) s *= dims[k];
   return s;
 }
 
 // Where an operand's elements are: a value read in place (maybe through a
-// folded transpose), or converted to ONNX order first; the stride of each of
-// the operand's axes there.
+// folded transpose), or converted to ONNX order first; the stored dim of
+// its tensor that each of the operand's axes walks.
 struct Source {
   ir::ValueId value = ir::kNoValue;
-  std::vector<uint64_t> strides;
+  std::vector<int8_t> axes;
+  std::vector<uint64_t> dims;        // of the tensor read
   const ir::Node* folded = nullptr;  // the transpose folded in
   bool onnx_order = false;           // read through value_as(value, false) / output_as
+
+  uint64_t stride(size_t a) const { return stride_of(dims, axes[a]); }
 };
 
-bool unit_matrix_stride(const std::vector<uint64_t>& s) {
-  if (s.size() == 1) return s[0] == 1;
-  return s[s.size() - 1] == 1 || s[s.size() - 2] == 1;
+bool unit_matrix_stride(const Source& s) {
+  if (s.axes.size() == 1) return s.stride(0) == 1;
+  return s.stride(s.axes.size() - 1) == 1 || s.stride(s.axes.size() - 2) == 1;
 }
 
 bool is_partition_output(const ir::Graph& g, ir::ValueId v) {
@@ -59,8 +60,17 @@ bool plain_transpose(const ir::Graph& g, const ir::Node& t) {
   return t.op == EdgeOp::Transpose && !t.dead && !find_channel_shuffle(g, t);
 }
 
+std::vector<uint64_t> onnx_dims(const Shape& shape) {
+  std::vector<uint64_t> d;
+  for (int64_t v : shape) d.push_back(static_cast<uint64_t>(v));
+  return d;
+}
+
 Source in_onnx_order(const ir::Graph& g, ir::ValueId v) {
-  return {v, onnx_strides(shape_of(g, v)), nullptr, true};
+  const Shape& shape = shape_of(g, v);
+  Source s{v, {}, onnx_dims(shape), nullptr, true};
+  for (int a = 0; a < shape.rank(); ++a) s.axes.push_back(static_cast<int8_t>(a));
+  return s;
 }
 
 Source input_source(const Lowering& l, const Users& users, ir::ValueId v) {
@@ -69,27 +79,27 @@ Source input_source(const Lowering& l, const Users& users, ir::ValueId v) {
   const ir::NodeId p = g.value(v).producer;
   if (p >= 0 && plain_transpose(g, g.node(p)) && users[v].size() == 1 && !is_partition_output(g, v)) {
     const ir::Node& t = g.node(p);
-    const std::vector<uint64_t> from = logical_strides(l, t.inputs[0]);
-    Source folded{t.inputs[0], {}, &t, false};
-    for (int64_t a : attr_ints(t, "perm")) folded.strides.push_back(from[static_cast<size_t>(a)]);
-    if (unit_matrix_stride(folded.strides)) return folded;
+    const std::vector<int8_t> from = logical_axes(l, t.inputs[0]);
+    Source folded{t.inputs[0], {}, l.dims(t.inputs[0]), &t, false};
+    for (int64_t a : attr_ints(t, "perm")) folded.axes.push_back(from[static_cast<size_t>(a)]);
+    if (unit_matrix_stride(folded)) return folded;
   }
-  Source in_place{v, logical_strides(l, v), nullptr, false};
-  return unit_matrix_stride(in_place.strides) ? in_place : in_onnx_order(g, v);
+  Source in_place{v, logical_axes(l, v), l.dims(v), nullptr, false};
+  return unit_matrix_stride(in_place) ? in_place : in_onnx_order(g, v);
 }
 
 Source output_source(const Lowering& l, const Users& users, ir::ValueId c) {
   const ir::Graph& g = l.graph();
   if (users[c].size() == 1 && !is_partition_output(g, c) && plain_transpose(g, g.node(users[c][0]))) {
     const ir::Node& t = g.node(users[c][0]);
-    const std::vector<uint64_t> to = logical_strides(l, t.outputs[0]);
+    const std::vector<int8_t> to = logical_axes(l, t.outputs[0]);
     const std::vector<int64_t> perm = attr_ints(t, "perm");
-    Source folded{t.outputs[0], std::vector<uint64_t>(perm.size()), &t, false};
-    for (size_t j = 0; j < perm.size(); ++j) folded.strides[static_cast<size_t>(perm[j])] = to[j];
-    if (folded.strides.back() == 1) return folded;
+    Source folded{t.outputs[0], std::vector<int8_t>(perm.size()), l.dims(t.outputs[0]), &t, false};
+    for (size_t j = 0; j < perm.size(); ++j) folded.axes[static_cast<size_t>(perm[j])] = to[j];
+    if (folded.stride(folded.axes.size() - 1) == 1) return folded;
   }
-  Source in_place{c, logical_strides(l, c), nullptr, false};
-  return in_place.strides.back() == 1 ? in_place : in_onnx_order(g, c);
+  Source in_place{c, logical_axes(l, c), l.dims(c), nullptr, false};
+  return in_place.stride(in_place.axes.size() - 1) == 1 ? in_place : in_onnx_order(g, c);
 }
 
 bool is_fully_connected(const ir::Graph& g, const ir::Node& n) {
@@ -97,21 +107,22 @@ bool is_fully_connected(const ir::Graph& g, const ir::Node& n) {
          shape_of(g, n.inputs[0]).rank() >= 2;
 }
 
-// Strides of one operand over the product's batch dims (0 where it
-// broadcasts), then its row and its column. A 1-D A is [1, K], a 1-D B [K, 1].
-std::vector<uint64_t> operand_strides(const Source& s, const Shape& shape, size_t batch_rank, bool is_b) {
-  std::vector<uint64_t> out(batch_rank + 2, 0);
+// The stride axes (xnnpack_blob.fbs) of one operand over the product's
+// batch dims (-1 where it broadcasts), then its row and its column. A 1-D A
+// is [1, K], a 1-D B [K, 1]: their missing axis is -2 (size 1, unit stride).
+std::vector<int8_t> operand_axes(const Source& s, const Shape& shape, size_t batch_rank, bool is_b) {
+  std::vector<int8_t> out(batch_rank + 2, -1);
   const int rank = shape.rank();
   if (rank == 1) {
-    out[batch_rank + (is_b ? 0 : 1)] = s.strides[0];
-    out[batch_rank + (is_b ? 1 : 0)] = is_b ? 1 : static_cast<uint64_t>(shape[0]) * s.strides[0];
+    out[batch_rank + (is_b ? 0 : 1)] = s.axes[0];
+    out[batch_rank + (is_b ? 1 : 0)] = -2;
     return out;
   }
   const auto own = static_cast<size_t>(rank - 2);
   for (size_t i = 0; i < own; ++i)
-    out[batch_rank - own + i] = shape[static_cast<int>(i)] == 1 ? 0 : s.strides[i];
-  out[batch_rank] = s.strides[own];
-  out[batch_rank + 1] = s.strides[own + 1];
+    out[batch_rank - own + i] = shape[static_cast<int>(i)] == 1 ? int8_t{-1} : s.axes[i];
+  out[batch_rank] = s.axes[own];
+  out[batch_rank + 1] = s.axes[own + 1];
   return out;
 }
 
@@ -142,20 +153,23 @@ void emit_batch_matmul(Lowering& l, const Users& users, const ir::Node& n) {
   if (src[2].folded) r.covers.push_back(src[2].folded);
   r.inputs = {ta, tb};
   r.outputs = {tc};
-  r.mnk = {uint64_t(a.rank() == 1 ? 1 : a[a.rank() - 2]), uint64_t(b.rank() == 1 ? 1 : b.dim(-1)),
-           uint64_t(a.dim(-1))};
-  for (int64_t d : batch) r.batch.push_back(static_cast<uint64_t>(d));
+  // The product's own axes: over the batch dims, then M and N (a 1-D
+  // operand's promoted axis is missing from C).
   const Shape& c = shape_of(g, n.outputs[0]);
-  // The product's own strides: over the batch dims, then M and N (a 1-D
-  // operand's promoted axis is missing from C, its stride irrelevant).
-  std::vector<uint64_t> sc(batch.size() + 2, 0);
+  std::vector<int8_t> ac(batch.size() + 2, -1);
   const size_t c_batch = static_cast<size_t>(c.rank()) - (a.rank() == 1 ? 0 : 1) - (b.rank() == 1 ? 0 : 1);
-  for (size_t i = 0; i < c_batch; ++i) sc[batch.size() - c_batch + i] = src[2].strides[i];
-  sc[batch.size()] = a.rank() == 1 ? r.mnk[1] : src[2].strides[c_batch];
-  sc[batch.size() + 1] = b.rank() == 1 ? 1 : src[2].strides.back();
-  for (const auto& v :
-       {operand_strides(src[0], a, batch.size(), false), operand_strides(src[1], b, batch.size(), true), sc})
-    r.strides.insert(r.strides.end(), v.begin(), v.end());
+  for (size_t i = 0; i < c_batch; ++i) ac[batch.size() - c_batch + i] = src[2].axes[i];
+  ac[batch.size()] = a.rank() == 1 ? int8_t{-2} : src[2].axes[c_batch];
+  ac[batch.size() + 1] = b.rank() == 1 ? int8_t{-2} : src[2].axes.back();
+  for (const auto& v : {operand_axes(src[0], a, batch.size(), false), operand_axes(src[1], b, batch.size(), true), ac})
+    r.stride_axes.insert(r.stride_axes.end(), v.begin(), v.end());
+  BlobWriter& blob = l.blob();
+  Result<MatmulLayout> layout = batch_matmul_layout(
+      r.stride_axes, {&blob.tensor(ta).dims, &blob.tensor(tb).dims, &blob.tensor(tc).dims});
+  if (!layout.ok()) throw CompileError(layout.message());
+  r.strides = layout->strides;
+  r.mnk = layout->mnk;
+  r.batch = layout->batch;
 }
 
 }  // namespace

@@ -2,6 +2,8 @@
 // Concatenate, slice and split → Slice, transpose → Transpose, ShuffleNet's
 // reshape / transpose / reshape → ChannelShuffle. Axes and offsets are given
 // in each tensor's blob order (NHWC for 4-D activations planned so).
+#include <algorithm>
+
 #include "compiler/common/compile_error.h"
 #include "partitioners/xnnpack/xnnpack_rules.h"
 #include "preprocessors/xnnpack/lowering.h"
@@ -25,6 +27,12 @@ void emit_slice_window(Lowering& l, const ir::Node& n, ir::ValueId out, const st
   r.inputs = {x};
   r.outputs = {y};
   r.offsets = xnn_order(starts, nhwc);
+  // Dims whose window runs to the input's end wherever its size is
+  // (bounded dynamic shapes), in blob order.
+  const std::vector<uint32_t> at = stored_axes(static_cast<int>(starts.size()), nhwc);
+  if (n.op == EdgeOp::Slice)
+    for (int64_t d : attr_ints(n, "ends_to_end")) r.to_end.push_back(at[static_cast<size_t>(d)]);
+  std::sort(r.to_end.begin(), r.to_end.end());
 }
 
 // Output blob dim j reads input blob dim perm[j]: ONNX's perm composed with

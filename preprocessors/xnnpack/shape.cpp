@@ -50,6 +50,21 @@ void emit_reshape(Lowering& l, const ir::Node& n) {
   r.inputs = {in};
   r.outputs = {out};
   r.new_shape = xnn_dims(shape_of(l.graph(), y), out_nhwc);
+  // A target dim that follows the input (bounded dynamic shapes) takes
+  // what the others leave, in the output's blob order.
+  if (const int64_t dim = attr_int(n, "infer_dim", -1); dim >= 0)
+    r.infer_dim = static_cast<int32_t>(stored_axes(shape_of(l.graph(), y).rank(), out_nhwc)[dim]);
+}
+
+// A resize whose output follows the input (sizes_from_scales): the blob
+// keeps the height and width scales, from which the runtime recomputes the
+// output size (and a nearest resize's source indices) when it resizes.
+void set_follow_scales(const ir::Node& n, NodeRecord& r) {
+  if (attr_int(n, "sizes_from_scales", 0) == 0) return;
+  const ir::AttrValue* a = n.attrs.find("scales");
+  const auto* v = a ? std::get_if<std::vector<float>>(a) : nullptr;
+  if (v == nullptr || v->size() != 4) throw CompileError("xnnpack: a resize that follows its input has no scales");
+  r.scales = {(*v)[2], (*v)[3]};
 }
 
 ResizeAxisParams nearest_axis(const ir::Node& n, int axis, int64_t in_len, int64_t out_len) {
@@ -88,6 +103,10 @@ void emit_resize_nearest(Lowering& l, const ir::Node& n) {
         throw CompileError("xnnpack: nearest resize sample is not one pixel");
       r.indices.push_back(static_cast<uint64_t>(t.index[0]));
     }
+  set_follow_scales(n, r);
+  const ResizeAxisParams p = nearest_axis(n, 2, x[2], y[2]);
+  r.coord_mode = static_cast<uint8_t>(p.coord);
+  r.nearest_mode = static_cast<uint8_t>(p.nearest);
 }
 
 }  // namespace
@@ -110,6 +129,7 @@ void emit_shape(Lowering& l, const ir::Node& n) {
     case EdgeOp::Resize:
       r.new_shape = {uint64_t(y[2]), uint64_t(y[3])};
       r.flags = resize_flags(n);
+      set_follow_scales(n, r);
       break;
     default: r.block_size = static_cast<uint32_t>(attr_int(n, "blocksize", 1)); break;
   }

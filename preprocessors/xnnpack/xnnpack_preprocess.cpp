@@ -1,11 +1,16 @@
 #include "preprocessors/xnnpack/xnnpack_preprocess.h"
 
+#include <algorithm>
+#include <cstring>
+#include <memory>
+
 #include "compiler/backend/delegate_mapping_builder.h"
 #include "compiler/common/compile_error.h"
 #include "compiler/ir/printer.h"
 #include "partitioners/xnnpack/xnnpack_partitioner.h"
 #include "partitioners/xnnpack/xnnpack_rules.h"
 #include "preprocessors/xnnpack/lowering.h"
+#include "runtime/backends/xnnpack/blob_resize.h"
 
 namespace etc::xnnpack {
 namespace {
@@ -67,6 +72,49 @@ PreprocessResult XnnpackBackendDetails::preprocess(const ir::ExportedProgram& pa
                                        static_cast<uint32_t>(g.outputs().size()), debug_ids);
   result.debug_handle_map = builder.get_delegate_mapping();
   return result;
+}
+
+namespace {
+
+std::unique_ptr<fb::GraphT> unpack_blob(std::span<const uint8_t> blob) {
+  uint32_t size = 0;
+  if (blob.size() >= 12) std::memcpy(&size, blob.data(), 4);
+  flatbuffers::Verifier verifier(blob.data(), std::min<size_t>(blob.size(), size_t{size} + 4));
+  if (blob.size() < 12 || !fb::VerifySizePrefixedGraphBuffer(verifier))
+    throw CompileError("xnnpack: a blob to compare does not verify");
+  return std::unique_ptr<fb::GraphT>(fb::GetSizePrefixedGraph(blob.data())->UnPack());
+}
+
+std::span<const uint8_t> constant_data(std::span<const uint8_t> blob) {
+  uint32_t size = 0;
+  std::memcpy(&size, blob.data(), 4);
+  const size_t base = std::min(xnnpack_constant_base(size), blob.size());
+  return blob.subspan(base);
+}
+
+}  // namespace
+
+std::string XnnpackBackendDetails::check_resize(std::span<const uint8_t> largest,
+                                                std::span<const uint8_t> other) const {
+  std::unique_ptr<fb::GraphT> resized = unpack_blob(largest);
+  const std::unique_ptr<fb::GraphT> expected = unpack_blob(other);
+  std::vector<BlobDims> dims(expected->num_inputs);
+  for (const auto& t : expected->tensors)
+    if (t->external_input >= 0 && static_cast<size_t>(t->external_input) < dims.size())
+      dims[static_cast<size_t>(t->external_input)] = t->dims;
+  if (Status s = resize_graph(*resized, dims); !s.ok()) return s.message();
+  // Which dims follow the input is recorded where the compiler found them
+  // differing, in the largest program only: the other has the same nodes
+  // with no such rules.
+  for (size_t n = 0; n < resized->nodes.size() && n < expected->nodes.size(); ++n) {
+    expected->nodes[n]->infer_dim = resized->nodes[n]->infer_dim;
+    expected->nodes[n]->to_end = resized->nodes[n]->to_end;
+  }
+  if (std::string difference = first_difference(*resized, *expected); !difference.empty()) return difference;
+  const std::span<const uint8_t> a = constant_data(largest), b = constant_data(other);
+  if (a.size() != b.size() || !std::equal(a.begin(), a.end(), b.begin()))
+    return "the constant data differs (a constant the backend computed from the input's size)";
+  return "";
 }
 
 }  // namespace etc::xnnpack

@@ -29,6 +29,8 @@ class XnnpackBackendDetails : public BackendDetails {
  public:
   PreprocessResult preprocess(const ir::ExportedProgram& partition,
                               std::span<const CompileSpec> compile_specs) const override;
+  // Resizes `largest` to `other`'s input dims (blob_resize.h) and compares.
+  std::string check_resize(std::span<const uint8_t> largest, std::span<const uint8_t> other) const override;
 };
 
 }  // namespace etc::xnnpack

@@ -17,18 +17,24 @@ namespace etc {
 
 class BackendInitContext {
  public:
-  BackendInitContext(EventTracer* event_tracer, std::string_view method_name, const RuntimeOptions* options)
-      : event_tracer_(event_tracer), method_name_(method_name), options_(options) {}
+  BackendInitContext(EventTracer* event_tracer, std::string_view method_name, const RuntimeOptions* options,
+                     bool may_resize = false)
+      : event_tracer_(event_tracer), method_name_(method_name), options_(options), may_resize_(may_resize) {}
 
   // nullptr when tracing is off.
   EventTracer* event_tracer() const { return event_tracer_; }
   std::string_view get_method_name() const { return method_name_; }
   const RuntimeOptions& options() const { return *options_; }
+  // Whether the method has an input compiled with a range of sizes, so
+  // BackendInterface::resize may be called: a backend that resizes from
+  // its processed bytes keeps them (does not free them at init).
+  bool may_resize() const { return may_resize_; }
 
  private:
   EventTracer* event_tracer_;
   std::string_view method_name_;
   const RuntimeOptions* options_;
+  bool may_resize_;
 };
 
 class BackendExecutionContext {

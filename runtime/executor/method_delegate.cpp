@@ -107,7 +107,7 @@ Status Method::create_delegate_step(const Program& program, const fb::DelegateCa
   for (EValue& value : dc.values) dc.args.push_back(&value);
 
   const std::vector<CompileSpecView> specs = compile_spec_views(delegate);
-  BackendInitContext context(tracer_, name_, &options_);
+  BackendInitContext context(tracer_, name_, &options_, input_min_ != input_max_);
   Result<DelegateHandle*> handle = Error::DelegateMemoryAllocationFailed;
   const uint64_t start = event_tracer_now();
   try {

@@ -340,9 +340,19 @@ class RunBadInput(CliCase):
         proc = self.etc("run", program, "--input", "x=" + self.path("x2.npy"), "--output-dir", out)
         self.assertEqual(proc.returncode, 0, proc.stderr)
         self.assertEqual(np.load(os.path.join(out, "y.npy")).shape, (2, 3))
-        self.assert_fails(["preprocess", path, "-o", self.path("x.etp"), "--input-shape", "x=1..4x3", "--backend",
-                           "xnnpack"], "dyn.onnx", "cannot resize", "not written")
-        self.assertFalse(os.path.exists(self.path("x.etp")))
+        # The XNNPACK delegate resizes with the program: same outputs as the portable kernels.
+        delegated = self.path("x.etp")
+        proc = self.etc("preprocess", path, "-o", delegated, "--input-shape", "x=1..4x3", "--backend", "xnnpack")
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        out_x = self.path("out_x")
+        proc = self.etc("run", delegated, "--input", "x=" + self.path("x2.npy"), "--output-dir", out_x)
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        np.testing.assert_array_equal(np.load(os.path.join(out_x, "y.npy")), np.load(os.path.join(out, "y.npy")))
+        self.assert_fails(["run", delegated, "--input", "x=" + self.path("x5.npy")], "input 'x' dim 0 is 5", "1..4")
+        # A backend whose delegates cannot resize is refused when compiling.
+        self.assert_fails(["preprocess", path, "-o", self.path("d.etp"), "--input-shape", "x=1..4x3", "--backend",
+                           "demo"], "dyn.onnx", "backend 'demo'", "cannot resize")
+        self.assertFalse(os.path.exists(self.path("d.etp")))
         self.assert_fails(["preprocess", path, "-o", self.path("x.etp"), "--input-shape", "x=4..1x3"],
                           "runs backwards")
 

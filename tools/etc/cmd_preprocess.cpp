@@ -46,7 +46,8 @@ Action add_preprocess(CLI::App& app) {
     options.input_min_shapes = parse_shape_ranges(opt->input_shapes);
     std::unique_ptr<Partitioner> partitioner;
     if (!opt->backend.backends.empty()) partitioner = make_requested_partitioner(opt->backend);
-    ir::ExportedProgram program = compile_onnx(opt->model, options);
+    std::vector<ShapeProbe> probes;
+    ir::ExportedProgram program = compile_onnx(opt->model, options, nullptr, &probes);
     std::optional<PartitionReport> report;
     if (partitioner) {
       report = make_partition_report(program, *partitioner, opt->backend.backends);
@@ -56,15 +57,8 @@ Action add_preprocess(CLI::App& app) {
                   << " not written\n";
         return kExitGateFailed;
       }
-      program = to_backend(program, *partitioner);
+      program = lower_to_backends(program, probes, *partitioner);
     }
-    if (!program.input_min_shapes.empty() && !program.delegates.empty())
-      throw CompileError(
-          opt->model + ": a range of input sizes with --backend: the " +
-          program.delegates.front().backend_id +
-          " backend cannot resize its delegates to new input shapes yet; compile without --backend "
-          "(portable kernels resize), or fix the shapes; " +
-          opt->output + " not written");
     if (opt->print_ir) std::cout << ir::print(program);
     emit::EmitStats stats;
     const std::vector<uint8_t> bytes = emit::serialize_program(program, &stats);

@@ -170,9 +170,11 @@ Status check_alignment(const fb::Graph& graph) {
 
 }  // namespace
 
-Result<BlobView> read_xnnpack_blob(const void* data, size_t size) {
-  const auto* bytes = static_cast<const uint8_t*>(data);
-  // Size prefix, root offset and identifier.
+namespace {
+
+// The size-prefixed flatbuffer at `bytes` (whose prefix says it fits in
+// `size` bytes), read with the given constant data.
+Result<BlobView> read_graph(const uint8_t* bytes, size_t size, const uint8_t* constants, size_t constants_size) {
   if (bytes == nullptr || size < 12)
     return invalid(std::to_string(size) + " bytes, too small for a size-prefixed flatbuffer");
   if (!flatbuffers::BufferHasIdentifier(bytes, kXnnpackBlobIdentifier, /*size_prefixed=*/true))
@@ -194,10 +196,11 @@ Result<BlobView> read_xnnpack_blob(const void* data, size_t size) {
     return fail(Error::DelegateInvalidCompatibility, "xnnpack: blob version ",
                 std::to_string(graph.version()), ", this runtime reads version ",
                 std::to_string(kXnnpackBlobVersion), "; recompile");
-
-  const size_t base = xnnpack_constant_base(flatbuffer_size);
-  const uint8_t* constants = bytes + (base < size ? base : size);
-  const size_t constants_size = base < size ? size - base : 0;
+  if (constants == nullptr) {
+    const size_t base = xnnpack_constant_base(flatbuffer_size);
+    constants = bytes + (base < size ? base : size);
+    constants_size = base < size ? size - base : 0;
+  }
   const auto* tensors = graph.tensors();
   const size_t num_tensors = tensors == nullptr ? 0 : tensors->size();
   if (size_t{graph.num_inputs()} + graph.num_outputs() > num_tensors)
@@ -210,6 +213,25 @@ Result<BlobView> read_xnnpack_blob(const void* data, size_t size) {
   ETC_TRY(map_externals(view));
   ETC_TRY(check_nodes(view));
   return view;
+}
+
+}  // namespace
+
+Result<BlobView> read_xnnpack_blob(const void* data, size_t size) {
+  return read_graph(static_cast<const uint8_t*>(data), size, nullptr, 0);
+}
+
+Result<BlobView> read_xnnpack_graph(const void* flatbuffer, size_t size, Span<const uint8_t> constants) {
+  if (constants.data() == nullptr) return invalid("no constant data");
+  return read_graph(static_cast<const uint8_t*>(flatbuffer), size, constants.data(), constants.size());
+}
+
+Span<const uint8_t> xnnpack_blob_constants(const void* data, size_t size) {
+  uint32_t flatbuffer_size = 0;
+  std::memcpy(&flatbuffer_size, data, 4);
+  const size_t base = xnnpack_constant_base(flatbuffers::EndianScalar(flatbuffer_size));
+  const auto* bytes = static_cast<const uint8_t*>(data);
+  return base < size ? Span<const uint8_t>(bytes + base, size - base) : Span<const uint8_t>(bytes + size, 0);
 }
 
 }  // namespace etc::xnnpack

@@ -15,6 +15,7 @@
 
 #include "runtime/backends/xnnpack/xnnpack_blob.h"
 #include "runtime/core/result.h"
+#include "runtime/core/span.h"
 
 namespace etc::xnnpack {
 
@@ -47,6 +48,14 @@ struct BlobView {
 // Errors: DelegateInvalidCompatibility for a blob of another format version;
 // InvalidProgram for any defect, naming the node or tensor index.
 Result<BlobView> read_xnnpack_blob(const void* data, size_t size);
+
+// The same for a size-prefixed flatbuffer of `size` bytes whose constant
+// data is held apart (a blob resized by blob_resize.h, whose constants stay
+// those of the blob it was resized from).
+Result<BlobView> read_xnnpack_graph(const void* flatbuffer, size_t size, Span<const uint8_t> constants);
+
+// The constant data of a blob that read_xnnpack_blob accepted.
+Span<const uint8_t> xnnpack_blob_constants(const void* data, size_t size);
 
 // "[1, 8, 8, 3]"
 std::string dims_string(const TensorInfo& tensor);

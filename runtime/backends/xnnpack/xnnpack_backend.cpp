@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "runtime/backends/xnnpack/blob_reader.h"
+#include "runtime/backends/xnnpack/blob_resize.h"
 #include "runtime/backends/xnnpack/delegate_handle.h"
 #include "runtime/backends/xnnpack/layout.h"
 #include "runtime/backends/xnnpack/node_checks.h"
@@ -308,6 +309,91 @@ Result<WinogradMode> winograd_spec(Span<const CompileSpecView> specs) {
   return WinogradMode::kOff;
 }
 
+// What every instance of a delegate is created with.
+struct InstanceOptions {
+  NativeConvolutions convolutions = NativeConvolutions::kAuto;
+  WinogradMode winograd = WinogradMode::kAuto;
+  DelegateDetail detail = DelegateDetail::kFused;
+  size_t num_threads = 1;
+};
+
+// A delegate ready to run the blob `view` describes (its sizes).
+Result<std::unique_ptr<XnnpackHandle>> create_instance(const BlobView& view, const InstanceOptions& options) {
+  auto handle = std::make_unique<XnnpackHandle>();
+  ETC_ASSIGN_OR_RETURN(std::vector<const void*> constant_data, place_constants(view, *handle));
+  const StagePlan plan = plan_stages(view, options.convolutions, options.detail);
+  ETC_TRY(place_shared_tensors(plan, constant_data, *handle));
+  ETC_TRY(prepare_arguments(view, *handle));
+  ETC_ASSIGN_OR_RETURN(handle->pool, SharedThreadpool::acquire(options.num_threads));
+  ETC_TRY(create_stages(view, constant_data, plan, options.winograd, *handle));
+  if (options.detail == DelegateDetail::kNodeOutputs) ETC_TRY(prepare_output_logging(view, plan, *handle));
+  for (const Argument& arg : handle->args)
+    if (arg.is_input) handle->input_dims.emplace_back(arg.tensor.dims, arg.tensor.dims + arg.tensor.rank);
+  return handle;
+}
+
+// The backend's DelegateHandle: the instance that runs, and for a method
+// whose inputs may change size, what other sizes are derived from.
+struct XnnpackDelegate {
+  XnnpackHandle* active = nullptr;
+  // Instances at the sizes used most recently (the active one among them),
+  // so alternating sizes do not create them again; at most kMaxSizes.
+  static constexpr size_t kMaxSizes = 4;
+  std::vector<std::unique_ptr<XnnpackHandle>> sizes;
+  // Resizable only: the blob as compiled (the largest sizes), which stays
+  // alive with the method, and the options instances are created with.
+  const void* blob = nullptr;
+  size_t blob_size = 0;
+  AlignedBuffer aligned_copy;  // the blob, when it was not aligned
+  InstanceOptions options;
+};
+
+// The blob dims (NHWC for an input converted from NCHW) of the tensor an
+// argument holds.
+Result<BlobDims> argument_dims(const Argument& arg, const EValue* value) {
+  if (value == nullptr || !value->is_tensor() || value->to_tensor().dtype() != DType::Float32)
+    return fail(Error::InvalidArgument, "xnnpack: input ", std::to_string(arg.index), " is not a float32 tensor");
+  const Shape& shape = value->to_tensor().shape();
+  if (static_cast<size_t>(shape.rank()) != arg.tensor.rank)
+    return fail(Error::InvalidArgument, "xnnpack: input ", std::to_string(arg.index), " has rank ",
+                std::to_string(shape.rank()), ", the delegate was compiled for rank ",
+                std::to_string(arg.tensor.rank));
+  BlobDims dims;
+  for (int64_t d : shape) {
+    if (d <= 0) return fail(Error::InvalidArgument, "xnnpack: input ", std::to_string(arg.index), " is empty");
+    dims.push_back(static_cast<uint64_t>(d));
+  }
+  if (arg.tensor.layout == fb::BoundaryLayout::NchwToNhwc) dims = {dims[0], dims[2], dims[3], dims[1]};
+  return dims;
+}
+
+// `blob` (the delegate's, as compiled) with its inputs at `dims`, as an
+// instance.
+Result<std::unique_ptr<XnnpackHandle>> create_resized(const XnnpackDelegate& d, const std::vector<BlobDims>& dims) {
+  std::unique_ptr<fb::GraphT> graph(fb::GetSizePrefixedGraph(d.blob)->UnPack());
+  ETC_TRY(resize_graph(*graph, dims));
+  flatbuffers::FlatBufferBuilder fbb;
+  fbb.FinishSizePrefixed(fb::Graph::Pack(fbb, graph.get()), kXnnpackBlobIdentifier);
+  AlignedBuffer flatbuffer = AlignedBuffer::allocate(fbb.GetSize());
+  if (!flatbuffer) return out_of_memory("the resized blob");
+  std::memcpy(flatbuffer.data(), fbb.GetBufferPointer(), fbb.GetSize());
+  ETC_ASSIGN_OR_RETURN(BlobView view, read_xnnpack_graph(flatbuffer.data(), fbb.GetSize(),
+                                                          xnnpack_blob_constants(d.blob, d.blob_size)));
+  return create_instance(view, d.options);
+}
+
+// Each output argument's spec from the active instance's dims.
+void set_output_specs(const XnnpackHandle& handle, Span<EValue*> args) {
+  for (size_t a = 0; a < handle.args.size(); ++a) {
+    const Argument& arg = handle.args[a];
+    if (arg.is_input) continue;
+    Shape shape;
+    for (size_t k = 0; k < arg.tensor.rank; ++k) shape.push_back(static_cast<int64_t>(arg.tensor.dims[k]));
+    if (arg.tensor.layout == fb::BoundaryLayout::NhwcToNchw) shape = {shape[0], shape[3], shape[1], shape[2]};
+    args[a]->to_tensor().spec = TensorSpec{DType::Float32, shape};
+  }
+}
+
 class XnnpackBackend final : public BackendInterface {
  public:
   bool is_available() const override { return xnn_initialize(nullptr) == xnn_status_success; }
@@ -319,39 +405,42 @@ class XnnpackBackend final : public BackendInterface {
                   ")");
     if (processed == nullptr || processed->data() == nullptr)
       return fail(Error::InvalidArgument, "xnnpack: no processed bytes");
+    auto delegate = std::make_unique<XnnpackDelegate>();
     // The flatbuffer holds 8-byte scalars; a blob placed at a less aligned
     // address (e.g. inline in the program) is read from an aligned copy.
     const void* blob = processed->data();
-    AlignedBuffer aligned_copy;
     if (reinterpret_cast<uintptr_t>(blob) % kBlobAlignment != 0) {
-      aligned_copy = AlignedBuffer::allocate(processed->size());
-      if (!aligned_copy) return out_of_memory("an aligned copy of the blob");
-      std::memcpy(aligned_copy.data(), blob, processed->size());
-      blob = aligned_copy.data();
+      delegate->aligned_copy = AlignedBuffer::allocate(processed->size());
+      if (!delegate->aligned_copy) return out_of_memory("an aligned copy of the blob");
+      std::memcpy(delegate->aligned_copy.data(), blob, processed->size());
+      blob = delegate->aligned_copy.data();
     }
     ETC_ASSIGN_OR_RETURN(BlobView view, read_xnnpack_blob(blob, processed->size()));
-
-    auto handle = std::make_unique<XnnpackHandle>();
-    ETC_ASSIGN_OR_RETURN(std::vector<const void*> constant_data, place_constants(view, *handle));
-    ETC_ASSIGN_OR_RETURN(const NativeConvolutions convolutions, native_convolution_spec(compile_specs));
-    ETC_ASSIGN_OR_RETURN(const WinogradMode winograd, winograd_spec(compile_specs));
-    const DelegateDetail detail = context.options().delegate_detail;
-    const StagePlan plan = plan_stages(view, convolutions, detail);
-    ETC_TRY(place_shared_tensors(plan, constant_data, *handle));
-    ETC_TRY(prepare_arguments(view, *handle));
-    ETC_ASSIGN_OR_RETURN(handle->pool, SharedThreadpool::acquire(context.options().num_threads));
-    ETC_TRY(create_stages(view, constant_data, plan, winograd, *handle));
-    if (detail == DelegateDetail::kNodeOutputs) ETC_TRY(prepare_output_logging(view, plan, *handle));
-    // Weights are packed and run-time constants copied: the blob is no
-    // longer needed.
-    processed->free();
-    return static_cast<DelegateHandle*>(handle.release());
+    InstanceOptions& options = delegate->options;
+    ETC_ASSIGN_OR_RETURN(options.convolutions, native_convolution_spec(compile_specs));
+    ETC_ASSIGN_OR_RETURN(options.winograd, winograd_spec(compile_specs));
+    options.detail = context.options().delegate_detail;
+    options.num_threads = context.options().num_threads;
+    ETC_ASSIGN_OR_RETURN(std::unique_ptr<XnnpackHandle> handle, create_instance(view, options));
+    delegate->active = handle.get();
+    delegate->sizes.push_back(std::move(handle));
+    if (context.may_resize()) {
+      // Other sizes are derived from the blob: it stays with the method.
+      delegate->blob = blob;
+      delegate->blob_size = processed->size();
+    } else {
+      // Weights are packed and run-time constants copied: the blob is no
+      // longer needed.
+      delegate->aligned_copy = AlignedBuffer();
+      processed->free();
+    }
+    return static_cast<DelegateHandle*>(delegate.release());
   }
 
   Status execute(BackendExecutionContext& context, DelegateHandle* opaque,
                  Span<EValue*> args) const override {
     if (opaque == nullptr) return fail(Error::DelegateInvalidHandle, "xnnpack: null handle");
-    XnnpackHandle& handle = *static_cast<XnnpackHandle*>(opaque);
+    XnnpackHandle& handle = *static_cast<XnnpackDelegate*>(opaque)->active;
     if (args.size() != handle.args.size())
       return fail(Error::InvalidArgument, "xnnpack: ", std::to_string(args.size()), " arguments, expected ",
                   std::to_string(handle.args.size()));
@@ -378,7 +467,41 @@ class XnnpackBackend final : public BackendInterface {
     return Status::Ok();
   }
 
-  void destroy(DelegateHandle* handle) const override { delete static_cast<XnnpackHandle*>(handle); }
+  // A new size is derived from the blob (blob_resize.h) and created like
+  // the first; the last few stay, so a size used recently comes back
+  // without creating anything.
+  Status resize(DelegateHandle* opaque, Span<EValue*> args) const override {
+    if (opaque == nullptr) return fail(Error::DelegateInvalidHandle, "xnnpack: null handle");
+    XnnpackDelegate& d = *static_cast<XnnpackDelegate*>(opaque);
+    if (d.blob == nullptr)
+      return fail(Error::NotSupported,
+                  "xnnpack: this delegate was initialised for fixed input sizes (the method has no input "
+                  "with a range)");
+    if (args.size() != d.active->args.size())
+      return fail(Error::InvalidArgument, "xnnpack: ", std::to_string(args.size()), " arguments, expected ",
+                  std::to_string(d.active->args.size()));
+    std::vector<BlobDims> dims;
+    for (size_t a = 0; a < args.size(); ++a) {
+      const Argument& arg = d.active->args[a];
+      if (!arg.is_input) continue;
+      ETC_ASSIGN_OR_RETURN(BlobDims in, argument_dims(arg, args[a]));
+      dims.push_back(std::move(in));
+    }
+    auto it = std::find_if(d.sizes.begin(), d.sizes.end(),
+                           [&](const std::unique_ptr<XnnpackHandle>& h) { return h->input_dims == dims; });
+    if (it == d.sizes.end()) {
+      ETC_ASSIGN_OR_RETURN(std::unique_ptr<XnnpackHandle> created, create_resized(d, dims));
+      if (d.sizes.size() == XnnpackDelegate::kMaxSizes) d.sizes.pop_back();
+      d.sizes.insert(d.sizes.begin(), std::move(created));
+    } else {
+      std::rotate(d.sizes.begin(), it, it + 1);  // most recent first
+    }
+    d.active = d.sizes.front().get();
+    set_output_specs(*d.active, args);
+    return Status::Ok();
+  }
+
+  void destroy(DelegateHandle* handle) const override { delete static_cast<XnnpackDelegate*>(handle); }
 };
 
 }  // namespace
