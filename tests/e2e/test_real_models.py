@@ -109,11 +109,11 @@ class StreamingVad(unittest.TestCase):
 
 
 class DynamicShapes(unittest.TestCase):
-    def check_sizes(self, model, shape_flag, output, cases):
+    def check_sizes(self, model, shape_flag, output, cases, backend=()):
         """One program compiled for a range of sizes, run at each case's size."""
         with tempfile.TemporaryDirectory() as tmp:
             program = os.path.join(tmp, "model.etp")
-            run("preprocess", os.path.join(MODELS, model), "-o", program, "--input-shape", shape_flag)
+            run("preprocess", os.path.join(MODELS, model), "-o", program, "--input-shape", shape_flag, *backend)
             for size, inputs, ref in cases:
                 out = os.path.join(tmp, size)
                 run("run", program, "--input", f"x={os.path.join(MODELS, inputs)}", "--output-dir", out)
@@ -121,21 +121,31 @@ class DynamicShapes(unittest.TestCase):
                 want = np.load(os.path.join(MODELS, ref, output))
                 self.assertEqual(got.shape, want.shape)
                 gap = float(np.max(np.abs(got - want)) / np.max(np.abs(want)))
-                print(f"{model} compiled for {shape_flag}, run at {size}: max|etc-ref|/max|ref| = {gap:.2e}",
+                print(f"{model} compiled for {shape_flag} {' '.join(backend)}, run at {size}: "
+                      f"max|etc-ref|/max|ref| = {gap:.2e}",
                       file=sys.stderr)
                 self.assertLessEqual(gap, TOLERANCE)
 
+    DET = [("320x320", "ppocr_det.320x320.input.npy", "ppocr_det.320x320.reference"),
+           ("640x640", "ppocr_det.input.npy", "ppocr_det.reference"),
+           ("960x736", "ppocr_det.960x736.input.npy", "ppocr_det.960x736.reference")]
+    REC = [("48x160", "ppocr_rec.48x160.input.npy", "ppocr_rec.48x160.reference"),
+           ("48x320", "ppocr_rec.input.npy", "ppocr_rec.reference"),
+           ("48x640", "ppocr_rec.48x640.input.npy", "ppocr_rec.48x640.reference")]
+
     def test_ppocr_det_one_program_for_a_range_of_sizes(self):
-        self.check_sizes("ppocr_det.onnx", "x=1x3x320..960x320..960", "sigmoid_0.tmp_0.npy",
-                         [("320x320", "ppocr_det.320x320.input.npy", "ppocr_det.320x320.reference"),
-                          ("640x640", "ppocr_det.input.npy", "ppocr_det.reference"),
-                          ("960x736", "ppocr_det.960x736.input.npy", "ppocr_det.960x736.reference")])
+        self.check_sizes("ppocr_det.onnx", "x=1x3x320..960x320..960", "sigmoid_0.tmp_0.npy", self.DET)
 
     def test_ppocr_rec_one_program_for_a_range_of_widths(self):
-        self.check_sizes("ppocr_rec.onnx", "x=1x3x48x160..640", "softmax_11.tmp_0.npy",
-                         [("48x160", "ppocr_rec.48x160.input.npy", "ppocr_rec.48x160.reference"),
-                          ("48x320", "ppocr_rec.input.npy", "ppocr_rec.reference"),
-                          ("48x640", "ppocr_rec.48x640.input.npy", "ppocr_rec.48x640.reference")])
+        self.check_sizes("ppocr_rec.onnx", "x=1x3x48x160..640", "softmax_11.tmp_0.npy", self.REC)
+
+    def test_ppocr_det_one_xnnpack_program_for_a_range_of_sizes(self):
+        self.check_sizes("ppocr_det.onnx", "x=1x3x320..960x320..960", "sigmoid_0.tmp_0.npy", self.DET,
+                         ("--backend", "xnnpack"))
+
+    def test_ppocr_rec_one_xnnpack_program_for_a_range_of_widths(self):
+        self.check_sizes("ppocr_rec.onnx", "x=1x3x48x160..640", "softmax_11.tmp_0.npy", self.REC,
+                         ("--backend", "xnnpack"))
 
 
 for sr, samples in [(16000, 576), (8000, 288)]:

@@ -13,6 +13,11 @@
 #include "compiler/common/compile_error.h"
 #include "compiler/driver.h"
 #include "compiler/emit/program_writer.h"
+#include "compiler/backend/to_backend.h"
+#include "partitioners/demo/demo_partitioner.h"
+#include "partitioners/xnnpack/xnnpack_partitioner.h"
+#include "preprocessors/register.h"
+#include "runtime/backends/register_builtin.h"
 #include "runtime/executor/method.h"
 #include "runtime/executor/program.h"
 #include "tests/support/onnx_builder.h"
@@ -99,6 +104,17 @@ ir::ExportedProgram compile_range(const std::string& path, Shape lo, Shape hi) {
   return compile_onnx(path, options);
 }
 
+// The same, with XNNPACK taking what it can: its delegates resize too.
+ir::ExportedProgram compile_range_xnnpack(const std::string& path, Shape lo, Shape hi) {
+  onnx_import::ImportOptions options;
+  options.input_shapes["x"] = hi;
+  options.input_min_shapes["x"] = lo;
+  std::vector<ShapeProbe> probes;
+  const ir::ExportedProgram program = compile_onnx(path, options, nullptr, &probes);
+  REQUIRE_FALSE(probes.empty());
+  return lower_to_backends(program, probes, xnnpack::XnnpackPartitioner());
+}
+
 ir::ExportedProgram compile_fixed(const std::string& path, Shape shape) {
   onnx_import::ImportOptions options;
   options.input_shapes["x"] = shape;
@@ -178,6 +194,37 @@ TEST_CASE("sizes outside the compiled range are refused, naming the input and di
              Catch::Contains("fixed shape") && Catch::Contains("--input-shape x="));
 }
 
+// Self-attention over a sequence of dynamic length T: x [1, T, 8] -> q, k
+// (fully connected) -> q kᵀ (the transpose folded into the product's
+// strides) -> softmax -> · x -> y [1, T, 8].
+onnx::ModelProto attention() {
+  std::mt19937 rng(9);
+  onnx::ModelProto m;
+  m.set_ir_version(8);
+  m.add_opset_import()->set_version(13);
+  onnx::GraphProto* g = m.mutable_graph();
+  g->set_name("attention");
+  auto* in = g->add_input();
+  in->set_name("x");
+  auto* tt = in->mutable_type()->mutable_tensor_type();
+  tt->set_elem_type(onnx::TensorProto::FLOAT);
+  tt->mutable_shape()->add_dim()->set_dim_value(1);
+  tt->mutable_shape()->add_dim()->set_dim_param("t");
+  tt->mutable_shape()->add_dim()->set_dim_value(8);
+  float_tensor(g, "wq", {8, 8}, rng);
+  float_tensor(g, "wk", {8, 8}, rng);
+  add_node(g, "MatMul", {"x", "wq"}, {"q"}, "query");
+  add_node(g, "MatMul", {"x", "wk"}, {"k"}, "key");
+  ints_attr(add_node(g, "Transpose", {"k"}, {"kt"}, "key_t"), "perm", {0, 2, 1});
+  add_node(g, "MatMul", {"q", "kt"}, {"scores"}, "scores");
+  int_attr(add_node(g, "Softmax", {"scores"}, {"p"}, "softmax"), "axis", -1);
+  add_node(g, "MatMul", {"p", "x"}, {"y"}, "mix");
+  auto* out = g->add_output();
+  out->set_name("y");
+  *out->mutable_type() = in->type();
+  return m;
+}
+
 // y, flattened to [1, 4, H*W] through a Reshape whose target is computed
 // from Shape(y); then, with `half`, only its first half along the last axis
 // (Slice ends = size / 2, also computed from Shape).
@@ -223,6 +270,65 @@ TEST_CASE("a model whose program changes with the input's size is refused naming
   CHECK_THROWS_WITH(compile_range(path, Shape{1, 3, 8, 8}, Shape{1, 3, 16, 16}),
                     Catch::Contains("'first_half'") && Catch::Contains("one program cannot serve") &&
                         Catch::Contains("attribute ends"));
+}
+
+TEST_CASE("XNNPACK delegates resize with the program, alternating sizes", "[dynamic][xnnpack]") {
+  struct Case {
+    std::string name;
+    onnx::ModelProto model;
+    Shape lo, hi;
+    std::vector<Shape> sizes;
+  };
+  const std::vector<Case> cases{
+      {"fcn", fully_convolutional(), {1, 3, 8, 8}, {1, 3, 40, 48},
+       {{1, 3, 40, 48}, {1, 3, 8, 8}, {1, 3, 17, 30}, {1, 3, 8, 8}, {1, 3, 40, 48}, {1, 3, 23, 9}, {1, 3, 17, 30}}},
+      {"flatten", flattened(false), {1, 3, 8, 8}, {1, 3, 24, 32}, {{1, 3, 9, 14}, {1, 3, 24, 32}, {1, 3, 9, 14}}},
+      {"attention", attention(), {1, 2, 8}, {1, 64, 8}, {{1, 64, 8}, {1, 2, 8}, {1, 37, 8}, {1, 2, 8}, {1, 37, 8}}},
+  };
+  register_builtin_preprocessors();
+  REQUIRE(register_builtin_backends().ok());
+  for (const Case& c : cases) {
+    INFO(c.name);
+    const std::string path = save(c.model, "dynamic_xnnpack_" + c.name);
+    const ir::ExportedProgram lowered = compile_range_xnnpack(path, c.lo, c.hi);
+    REQUIRE(lowered.delegates.size() == 1);
+    const auto ranged = load(lowered);
+    for (size_t k = 0; k < c.sizes.size(); ++k) {
+      const Shape& shape = c.sizes[k];
+      INFO("input " << shape.str());
+      const std::vector<float> got = run_at(*ranged->method, shape, static_cast<uint32_t>(k));
+      const auto fixed = load(compile_fixed(path, shape));
+      const std::vector<float> want = run_at(*fixed->method, shape, static_cast<uint32_t>(k));
+      CHECK(ranged->method->output(0).spec == fixed->method->output(0).spec);
+      REQUIRE(got.size() == want.size());
+      for (size_t i = 0; i < got.size(); ++i) CHECK(got[i] == Approx(want[i]).margin(1e-5));
+    }
+  }
+}
+
+TEST_CASE("a delegate that cannot follow the input's size is refused when compiling", "[dynamic][xnnpack]") {
+  // The demo backend has no resize: its delegates are refused, naming it.
+  register_builtin_preprocessors();
+  REQUIRE(register_builtin_backends().ok());
+  onnx::ModelProto m = model_with_input();  // x [n, 3] -> sin -> y
+  for (auto* v : {m.mutable_graph()->mutable_input(0), m.mutable_graph()->mutable_output(0)})
+    v->mutable_type()->mutable_tensor_type()->mutable_shape()->mutable_dim(0)->set_dim_param("n");
+  add_node(m.mutable_graph(), "Sin", {"x"}, {"y"}, "sine");
+  const std::string path = save(m, "dynamic_demo");
+  onnx_import::ImportOptions options;
+  options.input_shapes["x"] = Shape{4, 3};
+  options.input_min_shapes["x"] = Shape{1, 3};
+  std::vector<ShapeProbe> probes;
+  const ir::ExportedProgram program = compile_onnx(path, options, nullptr, &probes);
+  CHECK_THROWS_WITH(lower_to_backends(program, probes, demo::DemoPartitioner()),
+                    Catch::Contains("backend 'demo'") && Catch::Contains("cannot resize") &&
+                        Catch::Contains("smallest shapes"));
+  // A program built without the probes cannot be checked: the runtime refuses
+  // to resize it instead, naming the delegate.
+  const auto unchecked = load(to_backend(program, demo::DemoPartitioner()));
+  const Status s = unchecked->method->resize_input(0, Shape{2, 3});
+  CHECK_FALSE(s.ok());
+  CHECK_THAT(s.message(), Catch::Contains("delegate 0") && Catch::Contains("backend 'demo'"));
 }
 
 }  // namespace etc
