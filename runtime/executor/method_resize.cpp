@@ -4,6 +4,7 @@
 #include <new>
 #include <string>
 
+#include "runtime/core/log.h"
 #include "runtime/executor/method.h"
 
 namespace etc {
@@ -67,12 +68,18 @@ Status Method::resize_input(size_t i, const Shape& shape) {
   const Shape previous = t.spec.shape;
   t.spec.shape = shape;
   Status s = Status::Ok();
+  const uint64_t start = event_tracer_now();
   try {
     s = reinfer();
   } catch (const std::bad_alloc&) {
     s = fail(Error::MemoryAllocationFailed, "out of memory while resizing input '", name, "'");
   }
-  if (s.ok()) return s;
+  if (s.ok()) {
+    // At -v: what a resize cost (kernels re-created, delegates resized).
+    ETC_LOG(Info, "%s: input '%s' resized from %s to %s in %.2f ms", program_->name().c_str(), name.c_str(),
+            previous.str().c_str(), shape.str().c_str(), static_cast<double>(event_tracer_now() - start) / 1e6);
+    return s;
+  }
   // Back to the shapes that worked: they re-infer as they did before.
   t.spec.shape = previous;
   (void)reinfer();

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "runtime/backends/xnnpack/blob_reader.h"
 #include "runtime/kernels/portable/resize_plan.h"
 
 namespace etc::xnnpack {
@@ -167,9 +168,10 @@ Status derive_reshape(const Derive& d) {
 }
 
 // floor(length * scale), as the portable resize computes a size that
-// follows its input.
+// follows its input; 0 when it would be out of range.
 uint64_t scaled(uint64_t length, float scale) {
-  return static_cast<uint64_t>(std::floor(static_cast<double>(length) * static_cast<double>(scale)));
+  const double v = std::floor(static_cast<double>(length) * static_cast<double>(scale));
+  return v >= 1.0 && v <= static_cast<double>(kMaxTensorElements) ? static_cast<uint64_t>(v) : 0;
 }
 
 Status derive_resize(const Derive& d) {
@@ -181,7 +183,8 @@ Status derive_resize(const Derive& d) {
         !std::isfinite(node.scales[0]) || !std::isfinite(node.scales[1]))
       return d.error("scales must be two positive numbers");
     const uint64_t h = scaled(x[1], node.scales[0]), w = scaled(x[2], node.scales[1]);
-    if (h == 0 || w == 0) return d.error("scales give an empty output for input " + dims_str(x));
+    if (h == 0 || w == 0 || h * w > kMaxTensorElements)
+      return d.error("scales give an empty or too large output for input " + dims_str(x));
     if (node.type == NodeType::StaticResizeBilinear2d) node.new_shape = {h, w};
     d.out() = {x[0], h, w, x[3]};
   } else {
@@ -414,8 +417,14 @@ Status resize_graph(fb::GraphT& graph, const std::vector<BlobDims>& input_dims) 
       if (id >= graph.tensors.size()) return d.error("an input is not a tensor");
     if (node.outputs[0] >= graph.tensors.size()) return d.error("the output is not a tensor");
     ETC_TRY(derive_node(d));
-    for (uint64_t v : d.out())
-      if (v == 0) return d.error("output " + dims_str(d.out()) + " is empty at these input sizes");
+    // Within what a blob may hold (blob_reader.h), so no later product of
+    // sizes overflows.
+    uint64_t elements = 1;
+    for (uint64_t v : d.out()) {
+      if (v == 0 || v > kMaxTensorElements || elements * v > kMaxTensorElements)
+        return d.error("output " + dims_str(d.out()) + " is empty or too large at these input sizes");
+      elements *= v;
+    }
   }
   return Status::Ok();
 }
