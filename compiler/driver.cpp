@@ -19,8 +19,8 @@ ir::ExportedProgram import_and_optimize(const std::string& path, const onnx_impo
 // up to shapes, making the differences that can follow the input do so
 // (compiler/ir/shape_polymorphism.h).
 ShapeProbe check_same_program(const std::string& path, ir::ExportedProgram& program,
-                              const onnx_import::ImportOptions& options, const std::map<std::string, Shape>& probe,
-                              const char* which) {
+                              const onnx_import::ImportOptions& options,
+                              const std::map<std::string, Shape>& probe, const char* which) {
   onnx_import::ImportOptions at = options;
   at.input_min_shapes.clear();
   for (const auto& [name, shape] : probe) at.input_shapes[name] = shape;
@@ -72,8 +72,8 @@ ir::ExportedProgram compile_onnx(const std::string& path, const onnx_import::Imp
   return program;
 }
 
-ir::ExportedProgram lower_to_backends(const ir::ExportedProgram& program, const std::vector<ShapeProbe>& probes,
-                                      const Partitioner& partitioner) {
+ir::ExportedProgram lower_to_backends(const ir::ExportedProgram& program,
+                                      const std::vector<ShapeProbe>& probes, const Partitioner& partitioner) {
   ir::ExportedProgram lowered = to_backend(program, partitioner);
   for (const ShapeProbe& probe : probes) {
     const ir::ExportedProgram other = to_backend(probe.program, partitioner);
@@ -84,11 +84,12 @@ ir::ExportedProgram lower_to_backends(const ir::ExportedProgram& program, const 
                          "narrow their range");
     };
     if (other.delegates.size() != lowered.delegates.size())
-      refuse("the partitioner makes " + std::to_string(lowered.delegates.size()) + " delegates at the largest sizes and " +
-             std::to_string(other.delegates.size()) + " at these");
+      refuse("the partitioner makes " + std::to_string(lowered.delegates.size()) +
+             " delegates at the largest sizes and " + std::to_string(other.delegates.size()) + " at these");
     for (size_t d = 0; d < lowered.delegates.size(); ++d) {
       const ir::LoweredBackendModule &a = lowered.delegates[d], &b = other.delegates[d];
-      const std::string name = "delegate " + std::to_string(d) + " ('" + a.tag + "', backend '" + a.backend_id + "')";
+      const std::string name =
+          "delegate " + std::to_string(d) + " ('" + a.tag + "', backend '" + a.backend_id + "')";
       if (a.backend_id != b.backend_id || a.tag != b.tag)
         refuse(name + " is '" + b.tag + "' on backend '" + b.backend_id + "' at these sizes");
       const BackendDetails* details = find_backend_details(a.backend_id);

@@ -3,7 +3,6 @@
 // pass pipeline. Every front end (CLI, tests, benchmarks) compiles through here.
 
 #include <string>
-
 #include <vector>
 
 #include "compiler/backend/partitioner.h"
@@ -27,7 +26,8 @@ struct ShapeProbe {
 };
 
 ir::ExportedProgram compile_onnx(const std::string& path, const onnx_import::ImportOptions& options = {},
-                                 passes::PipelineStats* stats = nullptr, std::vector<ShapeProbe>* probes = nullptr);
+                                 passes::PipelineStats* stats = nullptr,
+                                 std::vector<ShapeProbe>* probes = nullptr);
 
 // to_backend(program, partitioner). With probes (a program compiled with
 // ranges), each probe is lowered the same way and every delegate must
@@ -35,7 +35,7 @@ ir::ExportedProgram compile_onnx(const std::string& path, const onnx_import::Imp
 // check_resize): the same partitions, and each backend's processed bytes
 // at the probe's sizes what its runtime half derives. Throws CompileError
 // naming the delegate, the sizes and the first difference.
-ir::ExportedProgram lower_to_backends(const ir::ExportedProgram& program, const std::vector<ShapeProbe>& probes,
-                                      const Partitioner& partitioner);
+ir::ExportedProgram lower_to_backends(const ir::ExportedProgram& program,
+                                      const std::vector<ShapeProbe>& probes, const Partitioner& partitioner);
 
 }  // namespace etc

@@ -161,7 +161,8 @@ void emit_batch_matmul(Lowering& l, const Users& users, const ir::Node& n) {
   for (size_t i = 0; i < c_batch; ++i) ac[batch.size() - c_batch + i] = src[2].axes[i];
   ac[batch.size()] = a.rank() == 1 ? int8_t{-2} : src[2].axes[c_batch];
   ac[batch.size() + 1] = b.rank() == 1 ? int8_t{-2} : src[2].axes.back();
-  for (const auto& v : {operand_axes(src[0], a, batch.size(), false), operand_axes(src[1], b, batch.size(), true), ac})
+  for (const auto& v :
+       {operand_axes(src[0], a, batch.size(), false), operand_axes(src[1], b, batch.size(), true), ac})
     r.stride_axes.insert(r.stride_axes.end(), v.begin(), v.end());
   BlobWriter& blob = l.blob();
   Result<MatmulLayout> layout = batch_matmul_layout(

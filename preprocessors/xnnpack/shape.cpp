@@ -63,7 +63,8 @@ void set_follow_scales(const ir::Node& n, NodeRecord& r) {
   if (attr_int(n, "sizes_from_scales", 0) == 0) return;
   const ir::AttrValue* a = n.attrs.find("scales");
   const auto* v = a ? std::get_if<std::vector<float>>(a) : nullptr;
-  if (v == nullptr || v->size() != 4) throw CompileError("xnnpack: a resize that follows its input has no scales");
+  if (v == nullptr || v->size() != 4)
+    throw CompileError("xnnpack: a resize that follows its input has no scales");
   r.scales = {(*v)[2], (*v)[3]};
 }
 

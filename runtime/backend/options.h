@@ -7,6 +7,8 @@
 
 namespace etc {
 
+class Delegate;  // runtime/delegate/delegate.h
+
 // How finely a delegate splits its work for developer tools.
 enum class DelegateDetail : uint8_t {
   // As fast as the backend can run: fused nodes, few events.
@@ -29,6 +31,10 @@ struct RuntimeOptions {
   // limit). A loop's trip count and condition come from the program and its
   // inputs; an application running untrusted ones bounds the time here.
   int64_t max_loop_iterations = 0;
+  // A load-time delegate (runtime/delegate/delegate.h) that may replace
+  // ranges of portable kernels when a Method is initialised; null: none. It
+  // must outlive the Method.
+  Delegate* delegate = nullptr;
 };
 
 }  // namespace etc

@@ -64,6 +64,8 @@ Result<std::unique_ptr<Method>> Method::init(const Program& program, int plan_in
     ETC_TRY(m->prepare_delegates(program, plan));
     stage = "its kernels and delegate calls";
     ETC_TRY(m->create_steps(program, plan));
+    stage = "its load-time delegate";
+    if (options.delegate != nullptr) ETC_TRY(m->apply_runtime_delegate());
     return m;
   } catch (const std::bad_alloc&) {
     return fail(Error::MemoryAllocationFailed, program.name(), ": out of memory while setting up ", stage);
@@ -212,6 +214,7 @@ std::string Method::describe_instruction(uint32_t instruction) const {
 
 template <bool kTraced>
 Status Method::run_step(Step& step) {
+  if (step.replacement >= 0) return run_replacement(step);
   if (step.delegate_call >= 0) return execute_delegate(delegates_[static_cast<size_t>(step.delegate_call)]);
   if (step.control >= 0) return run_control<kTraced>(controls_[static_cast<size_t>(step.control)]);
   KernelArgs args{step.inputs, step.outputs, scratch_.data()};
@@ -242,7 +245,8 @@ Status Method::run_step_traced_if(Step& step) {
     if (step.control >= 0) tracer.set_instruction(instruction, delegate);
     tracer.end_profiling(event);
     if (!status.ok()) return status;
-    if (tracer.intermediate_outputs())
+    // A replaced range's first step need not have computed its own outputs.
+    if (tracer.intermediate_outputs() && step.replacement < 0)
       for (size_t k = 0; k < step.outputs.size(); ++k)
         tracer.log_instruction_output(instruction, static_cast<int32_t>(k), *step.outputs[k]);
     return status;
@@ -252,7 +256,8 @@ Status Method::run_step_traced_if(Step& step) {
 template <bool kTraced>
 Status Method::run_chain(uint32_t chain) {
   const Chain& c = chains_[chain];
-  for (uint32_t i = c.first; i < c.first + c.count; ++i) ETC_TRY(run_step_traced_if<kTraced>(steps_[i]));
+  for (uint32_t i = c.first; i < c.first + c.count; i += 1 + steps_[i].skip)
+    ETC_TRY(run_step_traced_if<kTraced>(steps_[i]));
   return Status::Ok();
 }
 

@@ -32,6 +32,7 @@
 #include "runtime/core/memory_allocator.h"
 #include "runtime/core/result.h"
 #include "runtime/core/tensor.h"
+#include "runtime/delegate/delegate.h"
 #include "runtime/devtools/event_tracer.h"
 #include "runtime/executor/program.h"
 #include "runtime/kernels/attrs.h"
@@ -86,6 +87,11 @@ class Method {
   // Chains of instructions: 1 without control flow.
   size_t num_chains() const { return chains_.size(); }
   size_t num_delegate_calls() const { return delegates_.size(); }
+  // The ranges of the kernel list a load-time delegate replaced
+  // (RuntimeOptions::delegate), and why it replaced none when its init
+  // said NotSupported (empty otherwise).
+  const std::vector<ReplacedRange>& delegated_ranges() const { return replaced_; }
+  const std::string& delegate_not_used() const { return delegate_not_used_; }
   // The plan's name ("forward" when the program leaves it out).
   const std::string& name() const { return name_; }
 
@@ -102,6 +108,12 @@ class Method {
     std::vector<AttrView> attrs;           // views into the program mapping
     std::vector<const Tensor*> constants;  // per input: the program constant, or null
     std::vector<TensorSpec> in_specs;      // the input shapes the kernel was created for
+    // Load-time delegation: the first step of a replaced range runs
+    // replaced_[replacement] and the `skip` steps after it are not run;
+    // every step of the range is `replaced` (its kernel freed).
+    int replacement = -1;
+    uint32_t skip = 0;
+    bool replaced = false;
   };
   // A run of steps_; its inputs are set and its outputs read by the
   // control-flow step that runs it.
@@ -160,6 +172,10 @@ class Method {
   Status execute_delegate(DelegateCall& call);
   std::string describe_failed_node(const DelegateCall& call, const BackendExecutionContext& context) const;
   void destroy_delegates();
+  // method_runtime_delegate.cpp
+  Status apply_runtime_delegate();
+  DelegateModel describe_kernels() const;
+  Status run_replacement(const Step& step);
 
   std::vector<Tensor> tensors_;
   std::vector<std::string> names_;
@@ -189,6 +205,8 @@ class Method {
   EventTracer* tracer_ = nullptr;
   std::string name_;
   std::vector<DelegateCall> delegates_;
+  std::vector<ReplacedRange> replaced_;
+  std::string delegate_not_used_;
   AlignedBuffer temp_;
   MemoryAllocator temp_allocator_;
 };

@@ -77,7 +77,8 @@ Status Method::resize_input(size_t i, const Shape& shape) {
   if (s.ok()) {
     // At -v: what a resize cost (kernels re-created, delegates resized).
     ETC_LOG(Info, "%s: input '%s' resized from %s to %s in %.2f ms", program_->name().c_str(), name.c_str(),
-            previous.str().c_str(), shape.str().c_str(), static_cast<double>(event_tracer_now() - start) / 1e6);
+            previous.str().c_str(), shape.str().c_str(),
+            static_cast<double>(event_tracer_now() - start) / 1e6);
     return s;
   }
   // Back to the shapes that worked: they re-infer as they did before.
@@ -113,7 +114,18 @@ Status Method::set_spec(Tensor& t, const TensorSpec& spec, uint32_t instruction)
 
 Status Method::reinfer_chain(uint32_t chain) {
   const Chain& c = chains_[chain];
-  for (uint32_t i = c.first; i < c.first + c.count; ++i) ETC_TRY(reinfer_step(steps_[i]));
+  for (uint32_t i = c.first; i < c.first + c.count; ++i) {
+    ETC_TRY(reinfer_step(steps_[i]));
+    if (steps_[i].replacement < 0) continue;
+    // A replaced range: its steps' shape functions, then its kernel.
+    const ReplacedRange& r = replaced_[static_cast<size_t>(steps_[i].replacement)];
+    for (uint32_t k = 1; k <= steps_[i].skip; ++k) ETC_TRY(reinfer_step(steps_[i + k]));
+    if (Status s = r.kernel->resize(); !s.ok())
+      return fail(s.error(), "load-time delegate '", std::string(options_.delegate->name()),
+                  "', instructions ", str(r.first_instruction), "..", str(r.last_instruction), ": ",
+                  s.message());
+    i += steps_[i].skip;
+  }
   return Status::Ok();
 }
 
@@ -182,7 +194,7 @@ Status Method::reinfer_step(Step& step) {
     return fail(s.error(), describe_instruction(step.instruction), ": ", s.message());
   for (size_t k = 0; k < out_specs.size(); ++k)
     ETC_TRY(set_spec(*step.outputs[k], out_specs[k], step.instruction));
-  if (in_specs == step.in_specs) return Status::Ok();
+  if (in_specs == step.in_specs || step.replaced) return Status::Ok();
   // Kernels plan for their shapes when created: new shapes get a new kernel.
   auto kernel = step.def->create(attrs, in_specs, out_specs);
   if (!kernel.ok())

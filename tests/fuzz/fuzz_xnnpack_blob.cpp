@@ -25,8 +25,10 @@ void resize_blob(const uint8_t* data, size_t size) {
     for (size_t i = 0; i < v.input_tensors.size(); ++i) {
       const xnnpack::TensorInfo& t = v.tensors[v.input_tensors[i]];
       Shape shape;
-      for (size_t d = 0; d < t.rank; ++d) shape.push_back(static_cast<int64_t>(halve ? (t.dims[d] + 1) / 2 : t.dims[d]));
-      if (t.layout == xnnpack::fb::BoundaryLayout::NchwToNhwc) shape = {shape[0], shape[3], shape[1], shape[2]};
+      for (size_t d = 0; d < t.rank; ++d)
+        shape.push_back(static_cast<int64_t>(halve ? (t.dims[d] + 1) / 2 : t.dims[d]));
+      if (t.layout == xnnpack::fb::BoundaryLayout::NchwToNhwc)
+        shape = {shape[0], shape[3], shape[1], shape[2]};
       tensors[i].spec = TensorSpec{DType::Float32, shape};
     }
     std::vector<EValue> values;

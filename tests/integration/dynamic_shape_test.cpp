@@ -10,10 +10,10 @@
 #include <string>
 #include <vector>
 
+#include "compiler/backend/to_backend.h"
 #include "compiler/common/compile_error.h"
 #include "compiler/driver.h"
 #include "compiler/emit/program_writer.h"
-#include "compiler/backend/to_backend.h"
 #include "partitioners/demo/demo_partitioner.h"
 #include "partitioners/xnnpack/xnnpack_partitioner.h"
 #include "preprocessors/register.h"
@@ -280,10 +280,27 @@ TEST_CASE("XNNPACK delegates resize with the program, alternating sizes", "[dyna
     std::vector<Shape> sizes;
   };
   const std::vector<Case> cases{
-      {"fcn", fully_convolutional(), {1, 3, 8, 8}, {1, 3, 40, 48},
-       {{1, 3, 40, 48}, {1, 3, 8, 8}, {1, 3, 17, 30}, {1, 3, 8, 8}, {1, 3, 40, 48}, {1, 3, 23, 9}, {1, 3, 17, 30}}},
-      {"flatten", flattened(false), {1, 3, 8, 8}, {1, 3, 24, 32}, {{1, 3, 9, 14}, {1, 3, 24, 32}, {1, 3, 9, 14}}},
-      {"attention", attention(), {1, 2, 8}, {1, 64, 8}, {{1, 64, 8}, {1, 2, 8}, {1, 37, 8}, {1, 2, 8}, {1, 37, 8}}},
+      {"fcn",
+       fully_convolutional(),
+       {1, 3, 8, 8},
+       {1, 3, 40, 48},
+       {{1, 3, 40, 48},
+        {1, 3, 8, 8},
+        {1, 3, 17, 30},
+        {1, 3, 8, 8},
+        {1, 3, 40, 48},
+        {1, 3, 23, 9},
+        {1, 3, 17, 30}}},
+      {"flatten",
+       flattened(false),
+       {1, 3, 8, 8},
+       {1, 3, 24, 32},
+       {{1, 3, 9, 14}, {1, 3, 24, 32}, {1, 3, 9, 14}}},
+      {"attention",
+       attention(),
+       {1, 2, 8},
+       {1, 64, 8},
+       {{1, 64, 8}, {1, 2, 8}, {1, 37, 8}, {1, 2, 8}, {1, 37, 8}}},
   };
   register_builtin_preprocessors();
   REQUIRE(register_builtin_backends().ok());

@@ -174,7 +174,8 @@ namespace {
 
 // The size-prefixed flatbuffer at `bytes` (whose prefix says it fits in
 // `size` bytes), read with the given constant data.
-Result<BlobView> read_graph(const uint8_t* bytes, size_t size, const uint8_t* constants, size_t constants_size) {
+Result<BlobView> read_graph(const uint8_t* bytes, size_t size, const uint8_t* constants,
+                            size_t constants_size) {
   if (bytes == nullptr || size < 12)
     return invalid(std::to_string(size) + " bytes, too small for a size-prefixed flatbuffer");
   if (!flatbuffers::BufferHasIdentifier(bytes, kXnnpackBlobIdentifier, /*size_prefixed=*/true))

@@ -57,11 +57,13 @@ Status window_output(const Derive& d, const BlobDims& x, uint64_t hw[2]) {
       hw[a] = (size + stride - 1) / stride;
       continue;
     }
-    const uint64_t padded = size + param(node.padding, a == 0 ? 0 : 3, 0) + param(node.padding, a == 0 ? 2 : 1, 0);
+    const uint64_t padded =
+        size + param(node.padding, a == 0 ? 0 : 3, 0) + param(node.padding, a == 0 ? 2 : 1, 0);
     const uint64_t kernel = std::max<uint32_t>(param(node.kernel, static_cast<size_t>(a), 1), 1);
     const uint64_t extent = (kernel - 1) * param(node.dilation, static_cast<size_t>(a), 1) + 1;
     if (padded < extent)
-      return d.error("the window (" + str(extent) + ") is larger than the padded input (" + str(padded) + ")");
+      return d.error("the window (" + str(extent) + ") is larger than the padded input (" + str(padded) +
+                     ")");
     hw[a] = (padded - extent) / stride + 1;
   }
   return Status::Ok();
@@ -82,7 +84,8 @@ Status derive_deconvolution(const Derive& d) {
   for (size_t a = 0; a < 2; ++a) {
     const uint64_t full = uint64_t{param(node.stride, a, 1)} * (x[1 + a] - 1) + param(node.adjustment, a, 0) +
                           uint64_t{param(node.kernel, a, 1) - 1} * param(node.dilation, a, 1) + 1;
-    const uint64_t cut = uint64_t{param(node.padding, a == 0 ? 0 : 3, 0)} + param(node.padding, a == 0 ? 2 : 1, 0);
+    const uint64_t cut =
+        uint64_t{param(node.padding, a == 0 ? 0 : 3, 0)} + param(node.padding, a == 0 ? 2 : 1, 0);
     if (full <= cut) return d.error("padding removes the whole output");
     hw[a] = full - cut;
   }
@@ -217,7 +220,8 @@ Status derive_resize(const Derive& d) {
 Status derive_depth_to_space(const Derive& d) {
   const BlobDims& x = d.in(0);
   const uint64_t b = d.node.block_size;
-  if (x.size() != 4 || b == 0 || x[3] % (b * b) != 0) return d.error("block size does not divide the channels");
+  if (x.size() != 4 || b == 0 || x[3] % (b * b) != 0)
+    return d.error("block size does not divide the channels");
   d.out() = {x[0], x[1] * b, x[2] * b, x[3] / (b * b)};
   return Status::Ok();
 }
@@ -239,7 +243,8 @@ Status derive_slice(const Derive& d) {
   const BlobDims& x = d.in(0);
   BlobDims& y = d.out();
   const fb::NodeT& node = d.node;
-  if (node.offsets.size() != x.size() || y.size() != x.size()) return d.error("offsets do not match the rank");
+  if (node.offsets.size() != x.size() || y.size() != x.size())
+    return d.error("offsets do not match the rank");
   for (uint32_t dim : node.to_end) {
     if (dim >= x.size() || node.offsets[dim] > x[dim])
       return d.error("the window at offset " + (dim < x.size() ? str(node.offsets[dim]) : "?") +
@@ -289,7 +294,8 @@ Status derive_batch_matmul(const Derive& d) {
   BlobDims& c = d.out();
   const std::array<const BlobDims*, 3> dims = {&d.in(0), &d.in(1), &c};
   const size_t per = node.stride_axes.size() / 3;
-  if (node.stride_axes.size() != 3 * per || per < 2) return d.error("stride_axes do not describe three operands");
+  if (node.stride_axes.size() != 3 * per || per < 2)
+    return d.error("stride_axes do not describe three operands");
   // Sizes from A and B first (C's own dims may be stale), then C follows.
   const std::array<const BlobDims*, 3> ab = {dims[0], dims[1], dims[0]};
   std::vector<int8_t> axes = node.stride_axes;
@@ -299,9 +305,7 @@ Status derive_batch_matmul(const Derive& d) {
     const int8_t axis = node.stride_axes[2 * per + i];
     if (axis < 0) continue;
     if (static_cast<size_t>(axis) >= c.size()) return d.error("a stride axis is outside the product");
-    c[static_cast<size_t>(axis)] = i + 2 < per     ? sizes.batch[i]
-                                   : i + 2 == per ? sizes.mnk[0]
-                                                  : sizes.mnk[1];
+    c[static_cast<size_t>(axis)] = i + 2 < per ? sizes.batch[i] : i + 2 == per ? sizes.mnk[0] : sizes.mnk[1];
   }
   ETC_ASSIGN_OR_RETURN(MatmulLayout layout, batch_matmul_layout(node.stride_axes, dims));
   node.strides = std::move(layout.strides);
@@ -313,8 +317,7 @@ Status derive_batch_matmul(const Derive& d) {
 Status derive_node(const Derive& d) {
   const fb::NodeT& node = d.node;
   switch (node.type) {
-    case NodeType::Convolution2d:
-      return derive_window(d, uint64_t{node.groups} * node.group_output_channels);
+    case NodeType::Convolution2d: return derive_window(d, uint64_t{node.groups} * node.group_output_channels);
     case NodeType::DepthwiseConvolution2d:
       return derive_window(d, node.input_channels * node.depth_multiplier);
     case NodeType::MaxPooling2d:
@@ -367,8 +370,8 @@ Result<MatmulLayout> batch_matmul_layout(const std::vector<int8_t>& stride_axes,
     const int8_t axis = stride_axes[o * per + i];
     if (axis < 0) return uint64_t{1};
     if (static_cast<size_t>(axis) >= dims[o]->size())
-      return fail(Error::InvalidArgument, "xnnpack: batch matmul: stride axis ", str(static_cast<uint64_t>(axis)),
-                  " is outside operand ", dims_str(*dims[o]));
+      return fail(Error::InvalidArgument, "xnnpack: batch matmul: stride axis ",
+                  str(static_cast<uint64_t>(axis)), " is outside operand ", dims_str(*dims[o]));
     return (*dims[o])[static_cast<size_t>(axis)];
   };
   for (size_t o = 0; o < 3; ++o)
@@ -404,8 +407,9 @@ Status resize_graph(fb::GraphT& graph, const std::vector<BlobDims>& input_dims) 
     if (t->external_input < 0) continue;
     const BlobDims& dims = input_dims[static_cast<size_t>(t->external_input)];
     if (dims.size() != t->dims.size())
-      return fail(Error::InvalidArgument, "xnnpack: delegate input ", str(static_cast<uint64_t>(t->external_input)),
-                  " has rank ", str(t->dims.size()), ", not ", str(dims.size()));
+      return fail(Error::InvalidArgument, "xnnpack: delegate input ",
+                  str(static_cast<uint64_t>(t->external_input)), " has rank ", str(t->dims.size()), ", not ",
+                  str(dims.size()));
     t->dims = dims;
   }
   for (size_t n = 0; n < graph.nodes.size(); ++n) {
@@ -446,13 +450,14 @@ std::string first_difference(const fb::GraphT& a, const fb::GraphT& b) {
     if (x.dims != y.dims && used[t]) {
       std::string producer;
       for (size_t n = 0; n < a.nodes.size(); ++n)
-        if (!a.nodes[n]->outputs.empty() && a.nodes[n]->outputs[0] == t) producer = ", the output of " + node_label(*a.nodes[n], n);
-      return "tensor " + str(t) + producer + ": dims " + dims_str(x.dims) + " after resizing, " + dims_str(y.dims) +
-             " when compiled at these sizes";
+        if (!a.nodes[n]->outputs.empty() && a.nodes[n]->outputs[0] == t)
+          producer = ", the output of " + node_label(*a.nodes[n], n);
+      return "tensor " + str(t) + producer + ": dims " + dims_str(x.dims) + " after resizing, " +
+             dims_str(y.dims) + " when compiled at these sizes";
     }
     if (x.constant_size != y.constant_size || x.constant_offset != y.constant_offset ||
-        x.external_input != y.external_input || x.external_output != y.external_output || x.layout != y.layout ||
-        x.nchw != y.nchw)
+        x.external_input != y.external_input || x.external_output != y.external_output ||
+        x.layout != y.layout || x.nchw != y.nchw)
       return "tensor " + str(t) + ": its constant data or role differs";
   }
   for (size_t n = 0; n < a.nodes.size(); ++n) {
@@ -462,8 +467,10 @@ std::string first_difference(const fb::GraphT& a, const fb::GraphT& b) {
     if (x.type != y.type) return label + ": a " + fb::EnumNameNodeType(y.type) + " node at the other size";
     if (x.new_shape != y.new_shape)
       return label + ": new_shape " + dims_str(x.new_shape) + " against " + dims_str(y.new_shape);
-    if (x.offsets != y.offsets) return label + ": offsets " + dims_str(x.offsets) + " against " + dims_str(y.offsets);
-    if (x.strides != y.strides) return label + ": strides " + dims_str(x.strides) + " against " + dims_str(y.strides);
+    if (x.offsets != y.offsets)
+      return label + ": offsets " + dims_str(x.offsets) + " against " + dims_str(y.offsets);
+    if (x.strides != y.strides)
+      return label + ": strides " + dims_str(x.strides) + " against " + dims_str(y.strides);
     if (x.indices != y.indices) return label + ": source indices differ";
     if (x.padding != y.padding || x.kernel != y.kernel)
       return label + ": its window (padding or kernel) differs";

@@ -352,7 +352,8 @@ struct XnnpackDelegate {
 // argument holds.
 Result<BlobDims> argument_dims(const Argument& arg, const EValue* value) {
   if (value == nullptr || !value->is_tensor() || value->to_tensor().dtype() != DType::Float32)
-    return fail(Error::InvalidArgument, "xnnpack: input ", std::to_string(arg.index), " is not a float32 tensor");
+    return fail(Error::InvalidArgument, "xnnpack: input ", std::to_string(arg.index),
+                " is not a float32 tensor");
   const Shape& shape = value->to_tensor().shape();
   if (static_cast<size_t>(shape.rank()) != arg.tensor.rank)
     return fail(Error::InvalidArgument, "xnnpack: input ", std::to_string(arg.index), " has rank ",
@@ -360,7 +361,8 @@ Result<BlobDims> argument_dims(const Argument& arg, const EValue* value) {
                 std::to_string(arg.tensor.rank));
   BlobDims dims;
   for (int64_t d : shape) {
-    if (d <= 0) return fail(Error::InvalidArgument, "xnnpack: input ", std::to_string(arg.index), " is empty");
+    if (d <= 0)
+      return fail(Error::InvalidArgument, "xnnpack: input ", std::to_string(arg.index), " is empty");
     dims.push_back(static_cast<uint64_t>(d));
   }
   if (arg.tensor.layout == fb::BoundaryLayout::NchwToNhwc) dims = {dims[0], dims[2], dims[3], dims[1]};
@@ -369,7 +371,8 @@ Result<BlobDims> argument_dims(const Argument& arg, const EValue* value) {
 
 // `blob` (the delegate's, as compiled) with its inputs at `dims`, as an
 // instance.
-Result<std::unique_ptr<XnnpackHandle>> create_resized(const XnnpackDelegate& d, const std::vector<BlobDims>& dims) {
+Result<std::unique_ptr<XnnpackHandle>> create_resized(const XnnpackDelegate& d,
+                                                      const std::vector<BlobDims>& dims) {
   std::unique_ptr<fb::GraphT> graph(fb::GetSizePrefixedGraph(d.blob)->UnPack());
   ETC_TRY(resize_graph(*graph, dims));
   flatbuffers::FlatBufferBuilder fbb;
@@ -378,7 +381,7 @@ Result<std::unique_ptr<XnnpackHandle>> create_resized(const XnnpackDelegate& d, 
   if (!flatbuffer) return out_of_memory("the resized blob");
   std::memcpy(flatbuffer.data(), fbb.GetBufferPointer(), fbb.GetSize());
   ETC_ASSIGN_OR_RETURN(BlobView view, read_xnnpack_graph(flatbuffer.data(), fbb.GetSize(),
-                                                          xnnpack_blob_constants(d.blob, d.blob_size)));
+                                                         xnnpack_blob_constants(d.blob, d.blob_size)));
   return create_instance(view, d.options);
 }
 
