@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 """Fails when a source file includes across a forbidden layer (the dependency
 rules of the design: the runtime never reaches the compiler, ONNX, protobuf
-or spdlog; XNNPACK only in its backend; the IR below the rest of the
+or spdlog; XNNPACK only in its backend; a load-time delegate above the
+halves of its backend; the IR below the rest of the
 compiler; a preprocessor reaches only its own backend's partitioner). Prints every offending include as FILE:LINE: reason.
 
     tools/check_layers.py [ROOT]
@@ -12,7 +13,7 @@ import sys
 
 ROOT = os.path.abspath(sys.argv[1]) if len(sys.argv) > 1 else os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 INCLUDE = re.compile(r'^\s*#\s*include\s*([<"])([^">]+)[">]')
-PROJECT = ("runtime/", "compiler/", "partitioners/", "preprocessors/", "tools/", "tests/")
+PROJECT = ("runtime/", "compiler/", "partitioners/", "preprocessors/", "delegates/", "tools/", "tests/")
 # Third-party headers the runtime must never see, and XNNPACK's, which only
 # its backend may include.
 NOT_IN_RUNTIME = ("onnx/", "google/protobuf/", "spdlog/", "nlohmann/", "CLI/")
@@ -25,6 +26,9 @@ RULES = [
     ("compiler/", ("compiler/", "runtime/")),
     ("partitioners/", ("partitioners/", "compiler/", "runtime/")),
     ("preprocessors/", ("preprocessors/", "compiler/", "runtime/")),
+    # Load-time delegates build their backend's blob at load time with its
+    # ahead-of-time half: they sit above both halves.
+    ("delegates/", ("delegates/", "preprocessors/", "partitioners/", "compiler/", "runtime/")),
 ]
 
 
@@ -64,7 +68,7 @@ def check(path, text):
 
 def main():
     problems = []
-    for top in ("runtime", "compiler", "partitioners", "preprocessors", "tools"):
+    for top in ("runtime", "compiler", "partitioners", "preprocessors", "delegates", "tools"):
         for dirpath, _, files in os.walk(os.path.join(ROOT, top)):
             for name in files:
                 if not name.endswith((".h", ".hpp", ".cpp", ".cc")):

@@ -66,6 +66,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "runtime/backend/options.h"
 #include "runtime/core/result.h"
 #include "runtime/core/span.h"
 #include "runtime/core/tensor.h"
@@ -144,6 +145,12 @@ class DelegateModel {
   const std::vector<const Tensor*>& inputs() const { return inputs_; }
   const std::vector<const Tensor*>& outputs() const { return outputs_; }
 
+  // The options the method was initialised with (threads, detail).
+  const RuntimeOptions& options() const { return *options_; }
+  // Whether an input of the method has a range of sizes, so replacing
+  // kernels will be resized (DelegateKernel::resize).
+  bool may_resize() const { return may_resize_; }
+
   // What a kernel replacing [from, end) takes and gives. Errors as replace's
   // for the range itself.
   Result<KernelRange> range(size_t from, size_t end) const;
@@ -151,13 +158,16 @@ class DelegateModel {
   // naming the kernels) when the range is empty or past the list, overlaps
   // a range already replaced (the two would not run contiguously), holds a
   // kernel that is not portable, or would break a data dependency: the
-  // kernel does not read every value the range reads from outside, or does
-  // not produce every value the range produces that is read after it.
+  // kernel does not read every value the range reads from outside (a
+  // program constant it holds a copy of excepted), or does not produce
+  // every value the range produces that is read after it.
   Status replace(size_t from, size_t end, std::unique_ptr<DelegateKernel> kernel);
 
   // Built by the method (method_runtime_delegate.cpp).
   std::vector<KernelView> kernels_;
   std::vector<const Tensor*> inputs_, outputs_;
+  const RuntimeOptions* options_ = nullptr;
+  bool may_resize_ = false;
   // Per tensor: the last kernel that reads it; kReadToTheEnd when the method
   // returns it or a control-flow body or chain caller reads it.
   static constexpr size_t kReadToTheEnd = SIZE_MAX;

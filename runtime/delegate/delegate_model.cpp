@@ -57,8 +57,14 @@ Result<KernelRange> DelegateModel::range(size_t from, size_t end) const {
 Status DelegateModel::replace(size_t from, size_t end, std::unique_ptr<DelegateKernel> kernel) {
   if (!kernel) return fail(Error::InvalidArgument, "no kernel to replace ", kernels_str(from, end), " with");
   ETC_ASSIGN_OR_RETURN(const KernelRange need, range(from, end));
+  // A program constant the kernel holds itself (copied at build) need not
+  // be one of its inputs.
+  std::vector<const Tensor*> constants;
+  for (size_t k = from; k < end; ++k)
+    for (size_t j = 0; j < kernels_[k].inputs.size(); ++j)
+      if (kernels_[k].constant[j]) constants.push_back(kernels_[k].inputs[j]);
   for (const Tensor* t : need.inputs)
-    if (!contains(kernel->inputs(), t))
+    if (!contains(kernel->inputs(), t) && !contains(constants, t))
       return fail(
           Error::InvalidArgument, "replacing ", kernels_str(from, end),
           " would break a data dependency: the range reads a value the kernel does not take as an input");

@@ -15,6 +15,8 @@ std::string str(uint64_t v) { return std::to_string(v); }
 
 DelegateModel Method::describe_kernels() const {
   DelegateModel model;
+  model.options_ = &options_;
+  model.may_resize_ = input_min_ != input_max_;
   const Chain& main = chains_[0];
   for (uint32_t i = main.first; i < main.first + main.count; ++i) {
     const Step& step = steps_[i];

@@ -23,6 +23,8 @@ struct RunOptions {
   double atol = 1e-5;
   // Partition with these backends (in priority order) and lower before running.
   std::vector<std::string> backends;
+  // Load the portable program with this load-time delegate ("xnnpack").
+  std::string runtime_delegate;
 };
 
 // The op types issue-level scope covers; tests using anything else are out of scope.

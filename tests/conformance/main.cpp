@@ -63,6 +63,8 @@ int main(int argc, char** argv) {
   app.add_option("--json", json_path, "Write every result as JSON");
   app.add_flag("-v,--verbose", verbose, "Print every non-passing test with its reason");
   app.add_option("--backend", options.backends, "Delegate to this backend (repeatable)");
+  app.add_option("--runtime-delegate", options.runtime_delegate,
+                 "Run the portable program with this load-time delegate (xnnpack)");
   CLI11_PARSE(app, argc, argv);
   etc::register_builtin_partitioners();
   etc::register_builtin_preprocessors();
@@ -114,12 +116,14 @@ int main(int argc, char** argv) {
   std::printf("%-24s %7d %7d %9d %8d %6.1f%%\n", "all in scope", all.passed, all.failed, all.rejected,
               all.crashed, all.total() ? 100.0 * all.passed / all.total() : 0.0);
 
-  if (!options.backends.empty()) {
+  if (!options.backends.empty() || !options.runtime_delegate.empty()) {
     int with_delegates = 0, delegates = 0;
     for (const TestResult& r : results)
       if (r.outcome == Outcome::Passed && r.delegates > 0) ++with_delegates, delegates += r.delegates;
-    std::printf("\n%d passing test(s) ran %d delegate call(s) on the requested backends\n", with_delegates,
-                delegates);
+    std::printf(
+        "\n%d passing test(s) ran %d delegate call(s) or load-time delegated range(s) on the requested "
+        "backends\n",
+        with_delegates, delegates);
   }
 
   if (!report_path.empty()) {

@@ -13,6 +13,7 @@
 #include "compiler/driver.h"
 #include "compiler/emit/program_writer.h"
 #include "compiler/import/onnx/tensor_proto.h"
+#include "delegates/xnnpack/xnnpack_delegate.h"
 #include "partitioners/composite/composite_partitioner.h"
 #include "runtime/executor/method.h"
 #include "runtime/executor/program.h"
@@ -204,12 +205,18 @@ TestResult run_in_process(const std::string& dir, const RunOptions& options) {
     r.reason = "load: " + loaded.message();
     return r;
   }
-  auto method = Method::init(loaded.get());
+  // A load-time delegate takes what it can of the portable program.
+  std::unique_ptr<Delegate> delegate;
+  if (options.runtime_delegate == "xnnpack") delegate = std::make_unique<xnnpack::XnnpackDelegate>();
+  RuntimeOptions runtime_options;
+  runtime_options.delegate = delegate.get();
+  auto method = Method::init(loaded.get(), 0, runtime_options);
   if (!method.ok()) {
     r.reason = "init: " + method.message();
     return r;
   }
   Method& m = *method.get();
+  if (delegate) r.delegates = static_cast<int>(m.delegated_ranges().size());
   int sets = 0;
   for (const auto& e : fs::directory_iterator(dir)) {
     if (!e.is_directory() || e.path().filename().string().rfind("test_data_set", 0) != 0) continue;

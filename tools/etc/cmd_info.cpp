@@ -8,6 +8,7 @@
 #include "runtime/executor/program.h"
 #include "runtime/executor/program_validation.h"
 #include "tools/etc/commands.h"
+#include "tools/etc/runtime_delegate_flag.h"
 #include "tools/etc/tool_error.h"
 
 namespace etc::cli {
@@ -115,17 +116,29 @@ Action add_info(CLI::App& app) {
   auto path = std::make_shared<std::string>();
   auto json = std::make_shared<bool>(false);
   auto verify = std::make_shared<bool>(false);
+  auto runtime_delegate = std::make_shared<std::string>();
   cmd->add_option("program", *path, "Program file (.etp)")->required();
+  cmd->add_option(
+      "--runtime-delegate", *runtime_delegate,
+      "Also load the program with this load-time delegate (xnnpack) and say which kernels it takes");
   cmd->add_flag("--json", *json, "Print JSON");
   cmd->add_flag("--verify", *verify,
                 "Check every segment (constants, delegate blobs) against its recorded checksum");
-  return [path, json, verify]() {
+  return [path, json, verify, runtime_delegate]() {
     auto program = Program::load(*path);
     if (!program.ok()) throw ToolError(program.message());
     if (*verify)
       if (Status s = program.get().verify_segment_checksums(); !s.ok()) throw ToolError(s.message());
     nlohmann::json j = program_json(program.get());
     if (*verify) j["verified"] = true;
+    if (const std::unique_ptr<Delegate> delegate = make_runtime_delegate(*runtime_delegate)) {
+      RuntimeOptions options;
+      options.num_threads = 1;
+      options.delegate = delegate.get();
+      auto method = Method::init(program.get(), 0, options);
+      if (!method.ok()) throw ToolError(method.message());
+      j["runtime_delegate"] = describe_runtime_delegate(*method.get(), *delegate);
+    }
     if (*json) {
       std::cout << j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
       return kExitOk;
@@ -176,6 +189,8 @@ Action add_info(CLI::App& app) {
       }
       std::cout << "\n";
     }
+    if (j.contains("runtime_delegate"))
+      std::cout << "  " << runtime_delegate_line(j["runtime_delegate"]) << "\n";
     return kExitOk;
   };
 }

@@ -15,6 +15,7 @@
 #include "tools/etc/atomic_file.h"
 #include "tools/etc/commands.h"
 #include "tools/etc/input_flags.h"
+#include "tools/etc/runtime_delegate_flag.h"
 #include "tools/etc/stream_flags.h"
 #include "tools/etc/tensor_io.h"
 #include "tools/etc/tool_error.h"
@@ -85,6 +86,7 @@ Action add_run(CLI::App& app) {
     bool verify = false;
     size_t etdump_events = 0;
     size_t etdump_buffer_mb = 0;
+    std::string runtime_delegate;
   };
   auto opt = std::make_shared<Options>();
   cmd->add_option("program", opt->program, "Program file (.etp)")->required();
@@ -107,6 +109,9 @@ Action add_run(CLI::App& app) {
                   "(warm-up runs count; repeatable). --output-dir then writes every timed run's outputs, "
                   "stacked on a new first axis");
   cmd->add_flag("--json", opt->json, "Print a JSON summary");
+  cmd->add_option(
+      "--runtime-delegate", opt->runtime_delegate,
+      "Hand the portable kernels a load-time delegate takes to it: xnnpack, or none (the default)");
   cmd->add_flag("--verify", opt->verify,
                 "Before running, check every segment (constants, delegate blobs) against its checksum");
   auto* etdump = cmd->add_option("--etdump", opt->etdump,
@@ -150,6 +155,8 @@ Action add_run(CLI::App& app) {
       recording = std::make_unique<Recording>(events, mb << 20);
       recording->recorder->set_intermediate_outputs(opt->debug_outputs);
     }
+    const std::unique_ptr<Delegate> delegate = make_runtime_delegate(opt->runtime_delegate);
+    options.delegate = delegate.get();
     auto method = Method::init(program.get(), 0, options, recording ? recording->recorder.get() : nullptr);
     if (!method.ok()) throw ToolError(method.message());
     Method& m = *method.get();
@@ -246,6 +253,7 @@ Action add_run(CLI::App& app) {
           {"outputs", outputs}};
       if (!stream.empty()) j["stream"] = stream.describe();
       if (recording) j["etdump"] = recorded;
+      if (delegate) j["runtime_delegate"] = describe_runtime_delegate(m, *delegate);
       std::cout << j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
     } else {
       for (const auto& o : outputs)
@@ -253,6 +261,7 @@ Action add_run(CLI::App& app) {
                   << o["shape"].dump()
                   << (o.contains("file") ? " -> " + o["file"].get<std::string>() : std::string()) << "\n";
       if (!stream.empty()) std::cout << "stream: " << stream.describe() << "\n";
+      if (delegate) std::cout << runtime_delegate_line(describe_runtime_delegate(m, *delegate)) << "\n";
       std::cout << "latency: median " << median << " ms, min " << sorted.front() << " ms, max "
                 << sorted.back() << " ms over " << opt->iterations << " iteration(s)\n";
       if (recording) {
