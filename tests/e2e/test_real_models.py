@@ -53,6 +53,8 @@ MODES = [
     # swishes or epilogue fusions).
     ("xnnpack_only", ["--backend", "xnnpack", "--compile-spec", "xnnpack:native_convolution=off"],
      ["--threads", "1"]),
+    # The portable program with XNNPACK taken at load time.
+    ("runtime_delegate_xnnpack", [], ["--runtime-delegate", "xnnpack", "--threads", "2"]),
 ]
 
 
@@ -109,19 +111,19 @@ class StreamingVad(unittest.TestCase):
 
 
 class DynamicShapes(unittest.TestCase):
-    def check_sizes(self, model, shape_flag, output, cases, backend=()):
+    def check_sizes(self, model, shape_flag, output, cases, backend=(), run_flags=()):
         """One program compiled for a range of sizes, run at each case's size."""
         with tempfile.TemporaryDirectory() as tmp:
             program = os.path.join(tmp, "model.etp")
             run("preprocess", os.path.join(MODELS, model), "-o", program, "--input-shape", shape_flag, *backend)
             for size, inputs, ref in cases:
                 out = os.path.join(tmp, size)
-                run("run", program, "--input", f"x={os.path.join(MODELS, inputs)}", "--output-dir", out)
+                run("run", program, "--input", f"x={os.path.join(MODELS, inputs)}", "--output-dir", out, *run_flags)
                 got = np.load(os.path.join(out, output))
                 want = np.load(os.path.join(MODELS, ref, output))
                 self.assertEqual(got.shape, want.shape)
                 gap = float(np.max(np.abs(got - want)) / np.max(np.abs(want)))
-                print(f"{model} compiled for {shape_flag} {' '.join(backend)}, run at {size}: "
+                print(f"{model} compiled for {shape_flag} {' '.join(backend)}, run {' '.join(run_flags)} at {size}: "
                       f"max|etc-ref|/max|ref| = {gap:.2e}",
                       file=sys.stderr)
                 self.assertLessEqual(gap, TOLERANCE)
@@ -142,6 +144,14 @@ class DynamicShapes(unittest.TestCase):
     def test_ppocr_det_one_xnnpack_program_for_a_range_of_sizes(self):
         self.check_sizes("ppocr_det.onnx", "x=1x3x320..960x320..960", "sigmoid_0.tmp_0.npy", self.DET,
                          ("--backend", "xnnpack"))
+
+    def test_ppocr_det_ranged_with_the_load_time_delegate(self):
+        self.check_sizes("ppocr_det.onnx", "x=1x3x320..960x320..960", "sigmoid_0.tmp_0.npy", self.DET,
+                         run_flags=("--runtime-delegate", "xnnpack"))
+
+    def test_ppocr_rec_ranged_with_the_load_time_delegate(self):
+        self.check_sizes("ppocr_rec.onnx", "x=1x3x48x160..640", "softmax_11.tmp_0.npy", self.REC,
+                         run_flags=("--runtime-delegate", "xnnpack"))
 
     def test_ppocr_rec_one_xnnpack_program_for_a_range_of_widths(self):
         self.check_sizes("ppocr_rec.onnx", "x=1x3x48x160..640", "softmax_11.tmp_0.npy", self.REC,
