@@ -8,7 +8,11 @@ and the geometric mean of the ratios; then cold start (etc: process start to fir
 output; ORT: session creation plus first run) and peak RSS of each process.
 
     tools/bench_xnnpack.py [--etc build/tools/etc] [--threads 1,2] [--iterations 30]
-                           [--rounds 3] [--models resnet18,mobilenet_v2]
+                           [--rounds 3] [--models resnet18,mobilenet_v2] [--load-time]
+
+With --load-time, each model is also compiled without --backend and run with
+`--runtime-delegate xnnpack` (XNNPACK taken when the program is loaded), in
+the same alternation, and reported next to the ahead-of-time program.
 
 Models: torchvision exports (opset 13, seeded random weights) made by
 tests/models/export_torchvision.py, and the other model classes
@@ -92,6 +96,8 @@ def main():
     ap.add_argument("--iterations", type=int, default=30)
     ap.add_argument("--warmup", type=int, default=5)
     ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--load-time", action="store_true",
+                    help="also run each model compiled without --backend with --runtime-delegate xnnpack")
     ap.add_argument("--models", default=",".join(DEFAULT_MODELS),
                     help="comma-separated names, or 'all' (the benchmark set: " + ",".join(BENCHMARK_SET) + ")")
     args = ap.parse_args()
@@ -103,7 +109,7 @@ def main():
                     *[m + "@13" for m in models if m not in OTHER_MODELS]], check=True, stdout=subprocess.DEVNULL)
     ort_bench = os.path.join(MODELS_DIR, "ort_bench.js")
 
-    latency_rows, cold_rows = [], []
+    latency_rows, cold_rows, load_rows = [], [], []
     ratios = {t: [] for t in threads}
     with tempfile.TemporaryDirectory() as tmp:
         for name in models:
@@ -115,15 +121,21 @@ def main():
                                                 "-o", program, "--json", *shape_flags])[0])
             part = compiled.get("partitioning", {})
             shapes = fixed or input_flags(onnx_path)
+            portable = os.path.join(tmp, name + ".portable.etp")
+            if args.load_time:
+                run_measured([args.etc, "preprocess", onnx_path, "-o", portable, *shape_flags])
             for t in threads:
-                etc_ms, ort_ms = [], []
-                for r in range(args.rounds):  # alternate the two, round by round, each first in turn
-                    for which in ("etc", "ort") if r % 2 == 0 else ("ort", "etc"):
-                        if which == "etc":
-                            out, _ = run_measured([args.etc, "run", program, "--random-inputs", "--threads", str(t),
-                                                   "--warmup", str(args.warmup), "--iterations",
-                                                   str(args.iterations), "--json"])
-                            etc_ms.append(json.loads(out)["latency_ms"]["median"])
+                etc_ms, ort_ms, load_ms = [], [], []
+                order = ["etc", "ort"] + (["load"] if args.load_time else [])
+                for r in range(args.rounds):  # alternate them, round by round, each first in turn
+                    for which in order[r % len(order):] + order[:r % len(order)]:
+                        if which in ("etc", "load"):
+                            flags = ["--runtime-delegate", "xnnpack"] if which == "load" else []
+                            out, _ = run_measured([args.etc, "run", portable if which == "load" else program,
+                                                   "--random-inputs", "--threads", str(t), "--warmup",
+                                                   str(args.warmup), "--iterations", str(args.iterations), "--json",
+                                                   *flags])
+                            (load_ms if which == "load" else etc_ms).append(json.loads(out)["latency_ms"]["median"])
                         else:
                             out, _ = run_measured(["node", ort_bench, onnx_path, str(t), str(args.iterations),
                                                    str(args.warmup), *shapes])
@@ -136,6 +148,9 @@ def main():
                 latency_rows.append((name, t, statistics.median(etc_ms), statistics.median(ort_ms), ratio,
                                      paired[0], paired[-1], part.get("partitions", "-"),
                                      part.get("node_coverage", 0.0)))
+                if load_ms:
+                    load_rows.append((name, t, statistics.median(etc_ms), statistics.median(load_ms),
+                                      statistics.median(lo / e for lo, e in zip(load_ms, etc_ms))))
             # Cold start and peak RSS, one thread count (the last), fresh processes.
             t = threads[-1]
             _, etc_wall, etc_rss = run_with_rss([args.etc, "run", program, "--random-inputs", "--threads", str(t),
@@ -151,6 +166,12 @@ def main():
         print(f"| {name} | {t} | {e:.2f} | {o:.2f} | {r:.2f} | {lo:.2f}–{hi:.2f} | {parts} | {cov * 100:.0f}% |")
     for t in threads:
         print(f"geometric mean etc/ORT at {t} thread(s): {geomean(ratios[t]):.3f}")
+    if load_rows:
+        print()
+        print("| model | threads | ahead-of-time ms | load-time delegate ms | load-time/ahead-of-time |")
+        print("|---|---|---|---|---|")
+        for name, t, e, lo, r in load_rows:
+            print(f"| {name} | {t} | {e:.2f} | {lo:.2f} | {r:.2f} |")
     print()
     print("| model | etc cold start ms (process start to first output) | ORT session creation + first run ms "
           "| ratio | etc peak RSS MiB | ORT peak RSS MiB |")

@@ -200,4 +200,27 @@ ir::ExportedProgram to_backend(const std::string& backend_id, const ir::Exported
   return to_backend(program, result);
 }
 
+namespace {
+
+void attach_fallbacks(ir::Graph& g, const std::vector<ir::LoweredBackendModule>& delegates) {
+  for (ir::Node& n : g.nodes()) {
+    if (n.dead) continue;
+    if (n.is_delegate_call()) {
+      const ir::LoweredBackendModule& m = delegates[static_cast<size_t>(n.delegate)];
+      if (n.subgraphs.empty() && m.original_program)
+        n.subgraphs.push_back(std::make_shared<ir::Graph>(m.original_program->graph));
+      continue;
+    }
+    for (auto& body : n.subgraphs) {
+      auto copy = std::make_shared<ir::Graph>(*body);
+      attach_fallbacks(*copy, delegates);
+      body = std::move(copy);
+    }
+  }
+}
+
+}  // namespace
+
+void attach_fallbacks(ir::ExportedProgram& program) { attach_fallbacks(program.graph, program.delegates); }
+
 }  // namespace etc

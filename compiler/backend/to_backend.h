@@ -59,6 +59,14 @@ ir::ExportedProgram to_backend(const ir::ExportedProgram& program, const Partiti
 // the node and body they sit in ("If_0/then/xnnpack_0").
 void lower_bodies(ir::ExportedProgram& program, const Partitioner& partitioner);
 
+// Gives each call_delegate node, in the program and its bodies, its
+// partition's original nodes as its one body (inputs and outputs those of
+// the call): the portable fallback a program keeps beside each delegate
+// (`etc preprocess --fallback portable`), which the runtime runs when the
+// backend is missing, unavailable or fails to initialise. Call it last:
+// nothing lowers or rewrites a program after it.
+void attach_fallbacks(ir::ExportedProgram& program);
+
 // Lowers the tagged nodes of an already partitioned program (steps 2–5).
 // `original` is the program the partitioner saw.
 ir::ExportedProgram to_backend(const ir::ExportedProgram& original, const PartitionResult& result);

@@ -14,6 +14,7 @@ struct Pending {
   const ir::Graph* graph;
   std::vector<int32_t> ids;
   uint32_t chain;
+  bool fallback = false;  // a delegate call's portable fallback (or inside one)
 };
 
 class Flattener {
@@ -38,6 +39,7 @@ class Flattener {
     for (int32_t v : plan_.inputs) first_[v] = -1, last_[v] = INT32_MAX;
     for (int32_t v : plan_.outputs) last_[v] = INT32_MAX;
     plan_.lifetimes.resize(plan_.values.size());
+    plan_.in_fallback.resize(plan_.values.size(), false);
     for (size_t v = 0; v < plan_.values.size(); ++v) {
       if (plan_.values[v]->is_constant()) continue;  // size 0: placed at 0, never conflicts
       const int32_t first = first_[v] == INT32_MAX ? -1 : first_[v];
@@ -77,18 +79,24 @@ class Flattener {
         // Body inputs read in place: an If branch's all; a loop body's
         // captured values (after iteration, condition and carried values).
         // (Loop inputs and body inputs line up from the captured values on.)
-        const size_t own = n.op == EdgeOp::Loop ? 2 + loop_carried(n) : 0;
+        // A delegate call's body (its portable fallback) reads the call's inputs.
+        const size_t own = !n.is_delegate_call() && n.op == EdgeOp::Loop ? 2 + loop_carried(n) : 0;
         std::vector<std::pair<ir::ValueId, int32_t>> given;
         for (size_t k = own; k < body.inputs().size(); ++k)
-          given.emplace_back(body.inputs()[k], ins.inputs[n.op == EdgeOp::If ? k + 1 : k]);
+          given.emplace_back(body.inputs()[k],
+                             ins.inputs[!n.is_delegate_call() && n.op == EdgeOp::If ? k + 1 : k]);
+        const size_t known = plan_.values.size();
         std::vector<int32_t> ids = assign_ids(body, given);
+        const bool fallback = p.fallback || n.is_delegate_call();
+        plan_.in_fallback.resize(plan_.values.size(), false);
+        for (size_t v = known; v < plan_.values.size(); ++v) plan_.in_fallback[v] = fallback;
         const auto chain = static_cast<uint32_t>(plan_.chains.size());
         plan_.chains.emplace_back();
         for (size_t k = 0; k < own; ++k) plan_.chains[chain].inputs.push_back(ids[body.inputs()[k]]);
         plan_.chains[chain].outputs = map_ids(body.outputs(), ids);
         body_ids_[{&n, b}] = ids;
         ins.chains.push_back(chain);
-        queue_.push_back(Pending{&body, std::move(ids), chain});
+        queue_.push_back(Pending{&body, std::move(ids), chain, fallback});
       }
       instructions.push_back(std::move(ins));
     }

@@ -39,6 +39,9 @@ struct FlatPlan {
   std::vector<FlatChain> chains;
   std::vector<int32_t> inputs, outputs;  // the main graph's
   std::vector<BufferRequest> lifetimes;  // by flat id; constants have size 0
+  // By flat id: a value of a delegate call's portable fallback (a body of a
+  // call_delegate node), which the arena holds apart (program_writer).
+  std::vector<bool> in_fallback;
   size_t num_instructions() const;
 };
 

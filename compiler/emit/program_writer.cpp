@@ -135,7 +135,8 @@ flatbuffers::Offset<fb::Instruction> build_instruction(flatbuffers::FlatBufferBu
   auto handles = b.CreateVector(n.meta.debug_handles);
   if (n.is_delegate_call()) {
     auto call = fb::CreateDelegateCall(b, static_cast<uint32_t>(n.delegate), b.CreateVector(ins.inputs),
-                                       b.CreateVector(ins.outputs));
+                                       b.CreateVector(ins.outputs),
+                                       ins.chains.empty() ? -1 : static_cast<int32_t>(ins.chains[0]));
     return fb::CreateInstruction(b, fb::InstructionArgs::DelegateCall, call.Union(), handles);
   }
   if (n.op == EdgeOp::If) {
@@ -184,10 +185,40 @@ void check_emittable(const ir::ExportedProgram& program) {
 
 }  // namespace
 
+namespace {
+
+// The arena: the program's values, then (from fallback_offset, 0 when none)
+// those of the portable fallbacks kept beside delegates, which a run touches
+// only when a backend cannot run (so their pages stay unmapped otherwise).
+struct ArenaPlan : MemoryPlan {
+  size_t fallback_offset = 0;
+};
+
+ArenaPlan plan_arena(const FlatPlan& flat) {
+  std::vector<BufferRequest> main = flat.lifetimes, fallback = flat.lifetimes;
+  bool any = false;
+  for (size_t v = 0; v < flat.lifetimes.size(); ++v) {
+    (flat.in_fallback[v] ? main : fallback)[v].size = 0;
+    any = any || (flat.in_fallback[v] && flat.lifetimes[v].size > 0);
+  }
+  ArenaPlan plan;
+  static_cast<MemoryPlan&>(plan) = plan_memory(main);
+  if (!any) return plan;
+  const MemoryPlan extra = plan_memory(fallback);
+  plan.fallback_offset = (plan.arena_size + kArenaAlignment - 1) / kArenaAlignment * kArenaAlignment;
+  for (size_t v = 0; v < flat.lifetimes.size(); ++v)
+    if (flat.in_fallback[v]) plan.offsets[v] = plan.fallback_offset + extra.offsets[v];
+  plan.arena_size = plan.fallback_offset + extra.arena_size;
+  plan.lower_bound += extra.lower_bound;
+  return plan;
+}
+
+}  // namespace
+
 std::vector<uint8_t> serialize_program(const ir::ExportedProgram& program, EmitStats* stats) {
   check_emittable(program);
   const FlatPlan flat = flatten(program.graph);
-  const MemoryPlan mem = plan_memory(flat.lifetimes);
+  const ArenaPlan mem = plan_arena(flat);
   Segments segments;
   const auto constant_offset = pack_constants(flat, segments);
   const std::vector<uint32_t> delegate_segment = pack_delegates(program, segments);
@@ -235,7 +266,7 @@ std::vector<uint8_t> serialize_program(const ir::ExportedProgram& program, EmitS
   auto plan = fb::CreateExecutionPlan(b, b.CreateString("forward"), b.CreateVector(values),
                                       b.CreateVector(flat.inputs), b.CreateVector(flat.outputs),
                                       b.CreateVector(instructions), mem.arena_size, mem.lower_bound,
-                                      chains.size() > 1 ? b.CreateVector(chains) : 0);
+                                      chains.size() > 1 ? b.CreateVector(chains) : 0, mem.fallback_offset);
   const auto delegates = build_delegates(b, program, delegate_segment);
   std::vector<flatbuffers::Offset<fb::DebugHandleInfo>> debug;
   for (const auto& [handle, info] : program.debug_handles)

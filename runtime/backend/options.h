@@ -4,6 +4,8 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
+#include <vector>
 
 namespace etc {
 
@@ -35,6 +37,10 @@ struct RuntimeOptions {
   // ranges of portable kernels when a Method is initialised; null: none. It
   // must outlive the Method.
   Delegate* delegate = nullptr;
+  // Backends to treat as unavailable on this machine (a deployment switch,
+  // and how tests exercise fallbacks): their delegates run their portable
+  // fallback, or fail init when the program has none.
+  std::vector<std::string> disabled_backends;
 };
 
 }  // namespace etc

@@ -74,19 +74,22 @@ Result<std::unique_ptr<Method>> Method::init(const Program& program, int plan_in
 
 Status Method::create_steps(const Program& program, const fb::ExecutionPlan& plan) {
   ETC_TRY(bind_chains(plan));
+  fallback_of_chain_.assign(chains_.size(), -1);
+  chain_idle_.assign(chains_.size(), false);
   if (!plan.instructions()) return Status::Ok();
   size_t scratch = 0;
   for (uint32_t i = 0; i < plan.instructions()->size(); ++i) {
     const fb::Instruction& ins = *plan.instructions()->Get(i);
     if (const fb::KernelCall* call = ins.args_as_KernelCall()) {
       ETC_TRY(create_kernel_step(program, *call, i));
-      scratch = std::max(scratch, steps_.back().kernel->scratch_bytes());
+      if (steps_.back().kernel) scratch = std::max(scratch, steps_.back().kernel->scratch_bytes());
     } else if (const fb::DelegateCall* call = ins.args_as_DelegateCall()) {
       ETC_TRY(create_delegate_step(program, *call, i));
     } else {
       ETC_TRY(create_control_step(ins, i));
     }
   }
+  ETC_TRY(check_fallback_chains());
   if (scratch > 0) {
     scratch_ = AlignedBuffer::allocate(scratch, kTailPadding);
     if (!scratch_)
@@ -170,6 +173,11 @@ Status Method::create_kernel_step(const Program& program, const fb::KernelCall& 
                   dtype_name(out_specs[i].dtype), out_specs[i].shape.str(), " but computes to ",
                   dtype_name(inferred[i].dtype), inferred[i].shape.str());
   }
+  // An unused fallback's kernels are never created (nor their weights packed).
+  if (chain_idle_[chain_of_[index]]) {
+    steps_.push_back(std::move(step));
+    return Status::Ok();
+  }
   auto kernel = def->create(attrs, in_specs, out_specs);
   if (!kernel.ok()) return fail(kernel.error(), where, ": ", kernel.message());
   step.kernel = std::move(kernel).get();
@@ -215,6 +223,7 @@ std::string Method::describe_instruction(uint32_t instruction) const {
 template <bool kTraced>
 Status Method::run_step(Step& step) {
   if (step.replacement >= 0) return run_replacement(step);
+  if (step.fallback >= 0) return run_fallback<kTraced>(step);
   if (step.delegate_call >= 0) return execute_delegate(delegates_[static_cast<size_t>(step.delegate_call)]);
   if (step.control >= 0) return run_control<kTraced>(controls_[static_cast<size_t>(step.control)]);
   KernelArgs args{step.inputs, step.outputs, scratch_.data()};

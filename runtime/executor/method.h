@@ -20,6 +20,7 @@
 // The Program must outlive the Method (constants and processed bytes are read
 // from its mapping), and so must the tracer and every backend it uses.
 
+#include <map>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -92,6 +93,8 @@ class Method {
   // said NotSupported (empty otherwise).
   const std::vector<ReplacedRange>& delegated_ranges() const { return replaced_; }
   const std::string& delegate_not_used() const { return delegate_not_used_; }
+  // Delegate calls running their portable fallback (the backend could not).
+  size_t num_fallbacks_used() const { return fallbacks_used_; }
   // The plan's name ("forward" when the program leaves it out).
   const std::string& name() const { return name_; }
 
@@ -114,6 +117,9 @@ class Method {
     int replacement = -1;
     uint32_t skip = 0;
     bool replaced = false;
+    // A delegate call whose backend cannot run here: this chain of portable
+    // instructions runs instead, its outputs copied into `outputs`.
+    int fallback = -1;
   };
   // A run of steps_; its inputs are set and its outputs read by the
   // control-flow step that runs it.
@@ -170,6 +176,11 @@ class Method {
   Status prepare_delegates(const Program& program, const fb::ExecutionPlan& plan);
   Status create_delegate_step(const Program& program, const fb::DelegateCall& call, uint32_t index);
   Status execute_delegate(DelegateCall& call);
+  // A delegate call's portable fallback in its place (`why` the backend cannot run).
+  Status create_fallback_step(const fb::DelegateCall& call, uint32_t index, const std::string& why);
+  Status check_fallback_chains() const;
+  template <bool kTraced>
+  Status run_fallback(const Step& step);
   std::string describe_failed_node(const DelegateCall& call, const BackendExecutionContext& context) const;
   void destroy_delegates();
   // method_runtime_delegate.cpp
@@ -206,6 +217,14 @@ class Method {
   std::string name_;
   std::vector<DelegateCall> delegates_;
   std::vector<ReplacedRange> replaced_;
+  // Fallbacks: by instruction, why its delegate's backend cannot run (set by
+  // prepare_delegates for calls that have a fallback); by chain, the
+  // instruction whose fallback it is (-1) and whether it stays unused (its
+  // kernels are then never created).
+  std::map<uint32_t, std::string> unusable_;
+  std::vector<int64_t> fallback_of_chain_;
+  std::vector<bool> chain_idle_;
+  size_t fallbacks_used_ = 0;
   std::string delegate_not_used_;
   AlignedBuffer temp_;
   MemoryAllocator temp_allocator_;

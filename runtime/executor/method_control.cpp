@@ -253,4 +253,18 @@ Status Method::run_control(const Control& c) {
 template Status Method::run_control<false>(const Control&);
 template Status Method::run_control<true>(const Control&);
 
+// A delegate call's portable fallback (method_delegate.cpp), run like a
+// branch: its chain, then its outputs copied out.
+template <bool kTraced>
+Status Method::run_fallback(const Step& step) {
+  const auto f = static_cast<uint32_t>(step.fallback);
+  ETC_TRY(run_chain<kTraced>(f));
+  const Chain& chain = chains_[f];
+  for (size_t k = 0; k < step.outputs.size(); ++k) copy_tensor(*step.outputs[k], *chain.outputs[k]);
+  return Status::Ok();
+}
+
+template Status Method::run_fallback<false>(const Step&);
+template Status Method::run_fallback<true>(const Step&);
+
 }  // namespace etc

@@ -1,4 +1,5 @@
 // The delegate calls of a Method: backend lookup, init, execute, destroy.
+#include <algorithm>
 #include <cstdlib>
 #include <new>
 #include <string>
@@ -56,13 +57,31 @@ Status Method::prepare_delegates(const Program& program, const fb::ExecutionPlan
       const std::string_view id =
           program.fb().delegates()->Get(call->delegate())->backend_id()->string_view();
       const BackendInterface* backend = get_backend_class(id);
-      if (!backend)
-        return fail(Error::DelegateNotRegistered, program.name(), ": delegate ", str(call->delegate()),
-                    " needs backend '", id,
-                    "', which is not registered (registered: ", global_backend_registry().names(), ")");
-      if (!backend->is_available())
-        return fail(Error::DelegateUnavailable, program.name(), ": delegate ", str(call->delegate()),
-                    " needs backend '", id, "', which is registered but not available on this machine");
+      Error error = Error::Ok;
+      std::string why;
+      const auto& disabled = options_.disabled_backends;
+      if (!backend) {
+        error = Error::DelegateNotRegistered;
+        why = "backend '" + std::string(id) +
+              "' is not registered (registered: " + global_backend_registry().names() + ")";
+      } else if (std::find(disabled.begin(), disabled.end(), id) != disabled.end()) {
+        error = Error::DelegateUnavailable;
+        why = "backend '" + std::string(id) + "' is disabled by the runtime options";
+      } else if (!backend->is_available()) {
+        error = Error::DelegateUnavailable;
+        why = "backend '" + std::string(id) + "' is registered but not available on this machine";
+      }
+      if (error == Error::Ok) continue;
+      // With a portable fallback the call runs that instead (create_fallback_step).
+      const auto index = static_cast<uint32_t>(ins - *plan.instructions()->begin());
+      if (call->fallback() >= 0) {
+        unusable_[index] = why;
+        continue;
+      }
+      return fail(error, program.name(), ": delegate ", str(call->delegate()), ": ", why,
+                  error == Error::DelegateUnavailable
+                      ? " (compile with --fallback portable to run such programs anyway, more slowly)"
+                      : "");
     }
   }
   if (count == 0) return Status::Ok();
@@ -81,6 +100,17 @@ Status Method::prepare_delegates(const Program& program, const fb::ExecutionPlan
 Status Method::create_delegate_step(const Program& program, const fb::DelegateCall& call, uint32_t index) {
   const fb::Delegate& delegate = *program.fb().delegates()->Get(call.delegate());
   const std::string_view id = delegate.backend_id()->string_view();
+  const int32_t f = call.fallback();
+  if (f >= 0) {
+    if (static_cast<size_t>(f) >= chains_.size() || static_cast<uint32_t>(f) <= chain_of_[index] ||
+        fallback_of_chain_[static_cast<size_t>(f)] >= 0)
+      return fail(Error::InvalidProgram, program.name(), ": ", describe_instruction(index),
+                  ": its fallback chain ", std::to_string(f), " is not a later chain of its own (",
+                  str(chains_.size()), " chains)");
+    fallback_of_chain_[static_cast<size_t>(f)] = index;
+  }
+  if (const auto it = unusable_.find(index); it != unusable_.end())
+    return create_fallback_step(call, index, it->second);
   // Reserved in prepare_delegates: no reallocation, addresses stay put.
   DelegateCall& dc = delegates_.emplace_back();
   dc.backend = get_backend_class(id);
@@ -118,6 +148,9 @@ Status Method::create_delegate_step(const Program& program, const fb::DelegateCa
   }
   if (!handle.ok()) {
     delegates_.pop_back();  // never initialised: no destroy
+    if (f >= 0)
+      return create_fallback_step(
+          call, index, "backend '" + std::string(id) + "' failed to initialise: " + reason(handle.failure()));
     return fail(handle.error(), program.name(), ": instruction ", str(index), ": delegate ",
                 str(call.delegate()), " (backend '", id,
                 "') failed to initialise: ", reason(handle.failure()));
@@ -131,6 +164,44 @@ Status Method::create_delegate_step(const Program& program, const fb::DelegateCa
   step.delegate_call = static_cast<int>(delegates_.size() - 1);
   step.instruction = index;
   steps_.push_back(std::move(step));
+  // The backend runs: its fallback's kernels are never created.
+  if (f >= 0) chain_idle_[static_cast<size_t>(f)] = true;
+  return Status::Ok();
+}
+
+Status Method::create_fallback_step(const fb::DelegateCall& call, uint32_t index, const std::string& why) {
+  const Chain& chain = chains_[static_cast<size_t>(call.fallback())];
+  Step step;
+  step.instruction = index;
+  step.fallback = call.fallback();
+  if (call.inputs())
+    for (int32_t v : *call.inputs()) step.inputs.push_back(&tensors_[static_cast<size_t>(v)]);
+  if (call.outputs())
+    for (int32_t v : *call.outputs()) step.outputs.push_back(&tensors_[static_cast<size_t>(v)]);
+  if (chain.outputs.size() != step.outputs.size())
+    return fail(Error::InvalidProgram, program_->name(), ": ", describe_instruction(index),
+                ": its fallback gives ", str(chain.outputs.size()), " outputs for its ",
+                str(step.outputs.size()));
+  for (size_t k = 0; k < step.outputs.size(); ++k)
+    if (!(chain.outputs[k]->spec == step.outputs[k]->spec))
+      return fail(Error::InvalidProgram, program_->name(), ": ", describe_instruction(index),
+                  ": its fallback's output ", str(k), " is ", chain.outputs[k]->spec.str(), ", the call's ",
+                  step.outputs[k]->spec.str());
+  ETC_LOG(Warning, "%s: delegate %u: %s; its portable fallback runs instead (slower)",
+          program_->name().c_str(), call.delegate(), why.c_str());
+  ++fallbacks_used_;
+  steps_.push_back(std::move(step));
+  return Status::Ok();
+}
+
+// A fallback chain belongs to its delegate call alone.
+Status Method::check_fallback_chains() const {
+  for (const Control& c : controls_)
+    for (uint32_t chain : c.chains)
+      if (chain < fallback_of_chain_.size() && fallback_of_chain_[chain] >= 0)
+        return fail(Error::InvalidProgram, program_->name(), ": ", describe_instruction(c.instruction),
+                    " calls chain ", str(chain), ", the fallback of instruction ",
+                    str(static_cast<uint64_t>(fallback_of_chain_[chain])));
   return Status::Ok();
 }
 

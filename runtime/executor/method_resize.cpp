@@ -149,6 +149,13 @@ Status Method::reinfer_step(Step& step) {
     for (size_t k = 0; k < step.inputs.size(); ++k) dc.input_specs[k] = step.inputs[k]->spec;
     return Status::Ok();
   }
+  if (step.fallback >= 0) {
+    const auto f = static_cast<uint32_t>(step.fallback);
+    ETC_TRY(reinfer_chain(f));
+    for (size_t k = 0; k < step.outputs.size(); ++k)
+      ETC_TRY(set_spec(*step.outputs[k], chains_[f].outputs[k]->spec, step.instruction));
+    return Status::Ok();
+  }
   if (step.control >= 0) {
     const Control& c = controls_[static_cast<size_t>(step.control)];
     if (!c.is_loop) {

@@ -21,9 +21,9 @@ DelegateModel Method::describe_kernels() const {
   for (uint32_t i = main.first; i < main.first + main.count; ++i) {
     const Step& step = steps_[i];
     KernelView k;
-    k.kind = step.delegate_call >= 0 ? KernelKind::kDelegateCall
-             : step.control >= 0     ? KernelKind::kControlFlow
-                                     : KernelKind::kPortable;
+    k.kind = step.delegate_call >= 0 || step.fallback >= 0 ? KernelKind::kDelegateCall
+             : step.control >= 0                           ? KernelKind::kControlFlow
+                                                           : KernelKind::kPortable;
     if (k.kind == KernelKind::kPortable) {
       k.op = step.def->op;
       k.attrs = AttrList(Span<const AttrView>(step.attrs));

@@ -160,6 +160,65 @@ class DelegationCli(TempDirCase):
         text = self.etc("info", delegated).stdout
         self.assertIn("demo:", text)
 
+    def test_load_time_delegate_takes_kernels_of_a_portable_program(self):
+        portable = self.path("portable.etp")
+        self.etc("preprocess", MIXED, "-o", portable)
+        image = self.path("image.npy")
+        np.save(image, np.random.default_rng(5).standard_normal((1, 3, 16, 16)).astype(np.float32))
+        self.etc("run", portable, "--input", f"image={image}", "--output-dir", self.path("plain"))
+        proc = self.etc("run", portable, "--input", f"image={image}", "--output-dir", self.path("loaded"),
+                        "--runtime-delegate", "xnnpack", "--json")
+        report = json.loads(proc.stdout)["runtime_delegate"]
+        self.assertEqual(report["name"], "xnnpack")
+        self.assertTrue(report["used"])
+        self.assertGreater(len(report["ranges"]), 0)
+        for r in report["ranges"]:
+            self.assertLess(r["kernels"][0], r["kernels"][1])
+            self.assertLessEqual(r["instructions"][0], r["instructions"][1])
+        want = np.load(os.path.join(self.path("plain"), "logits.npy"))
+        got = np.load(os.path.join(self.path("loaded"), "logits.npy"))
+        np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)
+        # etc info says the same without running, and the text names the ranges.
+        info = json.loads(self.etc("info", portable, "--runtime-delegate", "xnnpack", "--json").stdout)
+        self.assertEqual(info["runtime_delegate"]["ranges"], report["ranges"])
+        self.assertIn("load-time delegate xnnpack:", self.etc("info", portable, "--runtime-delegate", "xnnpack").stdout)
+        proc = self.etc("run", portable, "--random-inputs", "--runtime-delegate", "tpu", code=1)
+        self.assertIn("'tpu'", proc.stderr)
+        self.assertIn("known: xnnpack", proc.stderr)
+
+    def test_portable_fallback_runs_where_the_backend_cannot(self):
+        model = os.path.join(EXAMPLES, "mini_cnn.onnx")
+        portable, plain, kept = self.path("p.etp"), self.path("x.etp"), self.path("f.etp")
+        self.etc("preprocess", model, "-o", portable)
+        self.etc("preprocess", model, "-o", plain, "--backend", "xnnpack")
+        self.etc("preprocess", model, "-o", kept, "--backend", "xnnpack", "--fallback", "portable")
+        info = json.loads(self.etc("info", kept, "--json").stdout)
+        self.assertEqual(info["fallbacks"]["delegate_calls"], 1)
+        self.assertGreater(info["fallbacks"]["instructions"], 5)
+        self.assertGreater(info["fallbacks"]["constant_bytes"], 0)
+        self.assertGreater(info["fallback_arena_bytes"], 0)
+        self.assertIn("with a portable fallback", self.etc("info", kept).stdout)
+        self.assertEqual(json.loads(self.etc("info", plain, "--json").stdout)["fallbacks"]["delegate_calls"], 0)
+        image = self.path("image.npy")
+        np.save(image, np.random.default_rng(7).standard_normal((1, 3, 64, 64)).astype(np.float32))
+        self.etc("run", portable, "--input", f"image={image}", "--output-dir", self.path("o_p"))
+        proc = self.etc("run", kept, "--input", f"image={image}", "--output-dir", self.path("o_f"),
+                        "--disable-backend", "xnnpack")
+        self.assertIn("backend 'xnnpack' is disabled", proc.stderr)
+        self.assertIn("portable fallback runs instead", proc.stderr)
+        out = os.listdir(self.path("o_p"))[0]
+        np.testing.assert_array_equal(np.load(os.path.join(self.path("o_f"), out)),
+                                      np.load(os.path.join(self.path("o_p"), out)))
+        # With the backend, the delegate runs and nothing is said.
+        proc = self.etc("run", kept, "--input", f"image={image}")
+        self.assertNotIn("fallback", proc.stderr)
+        # Without a fallback the program cannot run there, and says how to make one that can.
+        proc = self.etc("run", plain, "--input", f"image={image}", "--disable-backend", "xnnpack", code=1)
+        self.assertIn("--fallback portable", proc.stderr)
+        proc = self.etc("preprocess", model, "-o", self.path("n.etp"), "--fallback", "portable", code=1)
+        self.assertIn("needs --backend", proc.stderr)
+        self.assertFalse(os.path.exists(self.path("n.etp")))
+
     def test_compile_specs_reach_the_program_and_the_runtime(self):
         prog = self.path("limited.etp")
         self.etc("preprocess", MIXED, "--backend", "demo", "--compile-spec", "demo:max_input_elements=100",

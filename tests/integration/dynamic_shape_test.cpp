@@ -127,13 +127,13 @@ struct Loaded {
   std::unique_ptr<Method> method;
 };
 
-std::unique_ptr<Loaded> load(const ir::ExportedProgram& p) {
+std::unique_ptr<Loaded> load(const ir::ExportedProgram& p, const RuntimeOptions& options = {}) {
   auto l = std::make_unique<Loaded>();
   l->bytes = emit::serialize_program(p);
   auto program = Program::load_from_data(FileData::borrow(l->bytes.data(), l->bytes.size()), "dynamic.etp");
   REQUIRE(program.ok());
   l->program = std::move(program).get();
-  auto method = Method::init(l->program);
+  auto method = Method::init(l->program, 0, options);
   REQUIRE(method.ok());
   l->method = std::move(method).get();
   return l;
@@ -320,6 +320,25 @@ TEST_CASE("XNNPACK delegates resize with the program, alternating sizes", "[dyna
       REQUIRE(got.size() == want.size());
       for (size_t i = 0; i < got.size(); ++i) CHECK(got[i] == Approx(want[i]).margin(1e-5));
     }
+  }
+}
+
+TEST_CASE("the portable fallback of a resizable delegate runs at alternating sizes", "[dynamic][fallback]") {
+  register_builtin_preprocessors();
+  REQUIRE(register_builtin_backends().ok());
+  const std::string path = save(fully_convolutional(), "dynamic_fallback");
+  ir::ExportedProgram lowered = compile_range_xnnpack(path, Shape{1, 3, 8, 8}, Shape{1, 3, 40, 48});
+  attach_fallbacks(lowered);
+  RuntimeOptions options;
+  options.disabled_backends = {"xnnpack"};
+  const auto ranged = load(lowered, options);
+  REQUIRE(ranged->method->num_fallbacks_used() == 1);
+  for (const Shape& shape :
+       {Shape{1, 3, 17, 30}, Shape{1, 3, 40, 48}, Shape{1, 3, 8, 8}, Shape{1, 3, 17, 30}}) {
+    INFO("input " << shape.str());
+    const std::vector<float> got = run_at(*ranged->method, shape, 3);
+    const auto fixed = load(compile_fixed(path, shape));
+    CHECK(got == run_at(*fixed->method, shape, 3));
   }
 }
 

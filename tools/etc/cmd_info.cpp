@@ -4,6 +4,7 @@
 #include <iostream>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <set>
 
 #include "runtime/executor/program.h"
 #include "runtime/executor/program_validation.h"
@@ -57,6 +58,39 @@ nlohmann::json delegate_json(const Program& p, uint32_t index) {
           {"debug_map_handles", handles}};
 }
 
+// What the portable fallbacks kept beside delegates cost (`preprocess
+// --fallback portable`): their instructions and the constants only they read.
+nlohmann::json fallback_json(const fb::ExecutionPlan& plan) {
+  size_t calls = 0, instructions = 0, constant_bytes = 0;
+  std::set<int32_t> constants;
+  if (plan.instructions() && plan.chains())
+    for (const fb::Instruction* ins : *plan.instructions()) {
+      const auto* call = ins->args_as_DelegateCall();
+      if (!call || call->fallback() < 0 || static_cast<uint32_t>(call->fallback()) >= plan.chains()->size())
+        continue;
+      ++calls;
+      const fb::Chain& chain = *plan.chains()->Get(static_cast<uint32_t>(call->fallback()));
+      for (uint32_t i = chain.first(); i < chain.first() + chain.count() && i < plan.instructions()->size();
+           ++i) {
+        ++instructions;
+        const auto* k = plan.instructions()->Get(i)->args_as_KernelCall();
+        if (k && k->inputs())
+          for (int32_t v : *k->inputs())
+            if (v >= 0 && static_cast<uint32_t>(v) < plan.values()->size() &&
+                plan.values()->Get(static_cast<uint32_t>(v))->kind() == fb::ValueKind::Constant)
+              constants.insert(v);
+      }
+    }
+  for (int32_t v : constants) {
+    const fb::Value& value = *plan.values()->Get(static_cast<uint32_t>(v));
+    Shape shape;
+    if (value.shape())
+      for (int64_t d : *value.shape()) shape.push_back(d);
+    constant_bytes += TensorSpec{static_cast<DType>(value.dtype()), shape}.nbytes();
+  }
+  return {{"delegate_calls", calls}, {"instructions", instructions}, {"constant_bytes", constant_bytes}};
+}
+
 nlohmann::json program_json(const Program& p) {
   const fb::Program& fbp = p.fb();
   nlohmann::json j;
@@ -76,6 +110,9 @@ nlohmann::json program_json(const Program& p) {
   const fb::ExecutionPlan& plan = p.plan(0);
   j["arena_bytes"] = plan.arena_size();
   j["arena_lower_bound_bytes"] = plan.arena_lower_bound();
+  // The part of the arena only portable fallbacks use (touched when one runs).
+  j["fallback_arena_bytes"] =
+      plan.fallback_arena_offset() > 0 ? plan.arena_size() - plan.fallback_arena_offset() : uint64_t{0};
   j["inputs"] = nlohmann::json::array();
   if (plan.inputs())
     for (int32_t id : *plan.inputs()) j["inputs"].push_back(value_json(*plan.values()->Get(id)));
@@ -99,6 +136,7 @@ nlohmann::json program_json(const Program& p) {
     }
   j["instructions"] = {
       {"kernel_calls", kernel_calls}, {"delegate_calls", delegate_calls}, {"ifs", ifs}, {"loops", loops}};
+  j["fallbacks"] = fallback_json(plan);
   // Chains: the main one, then one per branch and loop body.
   j["chains"] = plan.chains() ? plan.chains()->size() : 1;
   j["operators"] = ops;
@@ -163,7 +201,11 @@ Action add_info(CLI::App& app) {
                 << out["shape"].dump() << "\n";
     const double arena = j["arena_bytes"].get<double>(), bound = j["arena_lower_bound_bytes"].get<double>();
     std::cout << "  arena: " << j["arena_bytes"] << " bytes (lower bound " << j["arena_lower_bound_bytes"]
-              << " bytes, " << (bound > 0 ? arena / bound : 1.0) << "x)\n";
+              << " bytes, " << (bound > 0 ? arena / bound : 1.0) << "x)";
+    if (j["fallback_arena_bytes"].get<uint64_t>() > 0)
+      std::cout << ", of which " << j["fallback_arena_bytes"]
+                << " bytes only portable fallbacks use (untouched unless one runs)";
+    std::cout << "\n";
     std::cout << "  constants: " << j["constant_bytes"] << " bytes\n";
     std::cout << "  instructions: " << j["instructions"]["kernel_calls"] << " kernel calls, "
               << j["instructions"]["delegate_calls"] << " delegate calls";
@@ -177,7 +219,12 @@ Action add_info(CLI::App& app) {
       std::cout << sep << op << " " << n;
       sep = ", ";
     }
-    std::cout << "\n  delegates: " << j["delegates"].size() << "\n";
+    std::cout << "\n  delegates: " << j["delegates"].size();
+    if (j["fallbacks"]["delegate_calls"].get<size_t>() > 0)
+      std::cout << " (" << j["fallbacks"]["delegate_calls"]
+                << " with a portable fallback: " << j["fallbacks"]["instructions"] << " instructions, "
+                << j["fallbacks"]["constant_bytes"] << " bytes of constants)";
+    std::cout << "\n";
     for (const auto& d : j["delegates"]) {
       std::cout << "    #" << d["index"] << " " << d["backend"].get<std::string>() << ": " << d["blob_bytes"]
                 << " bytes, debug map " << d["debug_map_entries"] << " entries covering "

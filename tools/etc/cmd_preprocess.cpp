@@ -17,13 +17,14 @@
 #include "tools/etc/backend_flags.h"
 #include "tools/etc/commands.h"
 #include "tools/etc/shape_flag.h"
+#include "tools/etc/tool_error.h"
 
 namespace etc::cli {
 
 Action add_preprocess(CLI::App& app) {
   auto* cmd = app.add_subcommand("preprocess", "Compile an ONNX model into a program file (.etp)");
   struct Options {
-    std::string model, output;
+    std::string model, output, fallback = "none";
     std::vector<std::string> input_shapes;
     bool json = false;
     bool print_ir = false;
@@ -37,6 +38,10 @@ Action add_preprocess(CLI::App& app) {
       "Fix an input's shape: NAME=1x3x224x224, or give a range per dim, NAME=1x3x320..960x320..960, "
       "to run any size within it (repeatable)");
   add_backend_flags(*cmd, opt->backend);
+  cmd->add_option("--fallback", opt->fallback,
+                  "portable: keep each delegate's portable instructions beside it, run where its backend "
+                  "cannot (more slowly, with a warning)")
+      ->check(CLI::IsMember({"portable", "none"}));
   cmd->add_flag("--json", opt->json, "Print a JSON summary");
   cmd->add_flag("--print-ir", opt->print_ir, "Print the edge IR after the passes");
   return [opt]() {
@@ -58,6 +63,9 @@ Action add_preprocess(CLI::App& app) {
         return kExitGateFailed;
       }
       program = lower_to_backends(program, probes, *partitioner);
+      if (opt->fallback == "portable") attach_fallbacks(program);
+    } else if (opt->fallback == "portable") {
+      throw ToolError("--fallback portable keeps the portable instructions of delegates: it needs --backend");
     }
     if (opt->print_ir) std::cout << ir::print(program);
     emit::EmitStats stats;

@@ -87,6 +87,7 @@ Action add_run(CLI::App& app) {
     size_t etdump_events = 0;
     size_t etdump_buffer_mb = 0;
     std::string runtime_delegate;
+    std::vector<std::string> disabled_backends;
   };
   auto opt = std::make_shared<Options>();
   cmd->add_option("program", opt->program, "Program file (.etp)")->required();
@@ -108,6 +109,9 @@ Action add_run(CLI::App& app) {
                   "NAME=FILE: FILE stacks N inputs for NAME on a new first axis; run k reads chunk k mod N "
                   "(warm-up runs count; repeatable). --output-dir then writes every timed run's outputs, "
                   "stacked on a new first axis");
+  cmd->add_option(
+      "--disable-backend", opt->disabled_backends,
+      "Treat this backend as unavailable: its delegates run their portable fallback (repeatable)");
   cmd->add_flag("--json", opt->json, "Print a JSON summary");
   cmd->add_option(
       "--runtime-delegate", opt->runtime_delegate,
@@ -157,6 +161,7 @@ Action add_run(CLI::App& app) {
     }
     const std::unique_ptr<Delegate> delegate = make_runtime_delegate(opt->runtime_delegate);
     options.delegate = delegate.get();
+    options.disabled_backends = opt->disabled_backends;
     auto method = Method::init(program.get(), 0, options, recording ? recording->recorder.get() : nullptr);
     if (!method.ok()) throw ToolError(method.message());
     Method& m = *method.get();
