@@ -106,6 +106,22 @@ Etdump parse_etdump(const uint8_t* data, size_t size, const std::string& name) {
   out.dropped_events = root.dropped_events();
   out.dropped_bytes = root.dropped_bytes();
   out.rejected_events = root.rejected_events();
+  if (root.load_time_delegates())
+    for (const efb::LoadTimeDelegate* d : *root.load_time_delegates()) {
+      LoadTimeDelegate& o = out.load_time_delegates.emplace_back();
+      o.delegate_index = d->delegate_index();
+      o.backend_id = str(d->backend_id());
+      o.first_instruction = d->first_instruction();
+      o.last_instruction = d->last_instruction();
+      if (d->debug_handle_map())
+        for (const efb::MapEntry* e : *d->debug_handle_map()) {
+          LoadTimeDelegate::Entry& entry = o.map.emplace_back();
+          entry.id = e->int_id();
+          entry.name = str(e->string_id());
+          if (e->debug_handles())
+            entry.handles.assign(e->debug_handles()->begin(), e->debug_handles()->end());
+        }
+    }
   const Reader reader(root, name);
   if (root.runs() == nullptr) return out;
   for (size_t r = 0; r < root.runs()->size(); ++r) {

@@ -42,6 +42,19 @@ struct EtdumpRun {
   std::vector<DebugEvent> debug_events;
 };
 
+// A delegate made of instructions when the program was loaded (etdump.fbs).
+struct LoadTimeDelegate {
+  int32_t delegate_index = -1;
+  std::string backend_id;
+  uint32_t first_instruction = 0, last_instruction = 0;
+  struct Entry {
+    int64_t id = -1;
+    std::string name;
+    std::vector<int32_t> handles;
+  };
+  std::vector<Entry> map;
+};
+
 struct Etdump {
   uint32_t version = 0;
   std::string producer;
@@ -49,6 +62,7 @@ struct Etdump {
   uint64_t program_fingerprint = 0;
   std::vector<EtdumpRun> runs;
   uint64_t dropped_events = 0, dropped_bytes = 0, rejected_events = 0;
+  std::vector<LoadTimeDelegate> load_time_delegates;
 };
 
 // Throws CompileError ("FILE: not an ETDump …", "FILE: corrupt ETDump …",

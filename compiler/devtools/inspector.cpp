@@ -109,7 +109,13 @@ Inspector::Inspector(const Program& program, const Etdump& etdump, InspectorOpti
     throw CompileError("the ETDump was recorded from program '" + etdump.program_name + "' (fingerprint " +
                        hex64(etdump.program_fingerprint) + "), not from '" + program.name() +
                        "' (fingerprint " + hex64(program.fingerprint()) + ")");
-  const ProgramDebugInfo index(program);
+  ProgramDebugInfo index(program);
+  // Delegates a load-time delegate made when the program was loaded.
+  for (const LoadTimeDelegate& d : etdump.load_time_delegates)
+    if (!index.add_load_time_delegate(d))
+      throw CompileError("the ETDump's load-time delegate " + std::to_string(d.delegate_index) +
+                         " does not follow the program's " + std::to_string(index.num_delegates()) +
+                         " delegates");
   const size_t num_instructions = program.plan().instructions() ? program.plan().instructions()->size() : 0;
   summary_.runs = etdump.runs.size();
   summary_.dropped_events = etdump.dropped_events;

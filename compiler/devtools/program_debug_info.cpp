@@ -28,6 +28,22 @@ ProgramDebugInfo::ProgramDebugInfo(const Program& program) : program_(program) {
     }
 }
 
+bool ProgramDebugInfo::add_load_time_delegate(const LoadTimeDelegate& delegate) {
+  if (delegate.delegate_index < 0 || static_cast<size_t>(delegate.delegate_index) != delegates_.size())
+    return false;
+  Delegate& out = delegates_.emplace_back();
+  out.backend_id = delegate.backend_id;
+  for (const LoadTimeDelegate::Entry& e : delegate.map) {
+    std::vector<int32_t> handles = e.handles;
+    std::sort(handles.begin(), handles.end());
+    if (!e.name.empty())
+      out.by_name.emplace(e.name, std::move(handles));
+    else
+      out.by_id.emplace(e.id, std::move(handles));
+  }
+  return true;
+}
+
 const std::vector<int32_t>* ProgramDebugInfo::delegate_handles(size_t d, const std::string& name,
                                                                int64_t id) const {
   if (d >= delegates_.size()) return nullptr;

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "compiler/devtools/etdump_reader.h"
 #include "runtime/executor/program.h"
 
 namespace etc::devtools {
@@ -28,6 +29,11 @@ struct NamedNodes {
 class ProgramDebugInfo {
  public:
   explicit ProgramDebugInfo(const Program& program);
+
+  // A delegate a load-time delegate made when the program was loaded, as
+  // an ETDump recorded it: numbered after the program's own (and after the
+  // load-time ones added before); false when `delegate_index` is not next.
+  bool add_load_time_delegate(const LoadTimeDelegate& delegate);
 
   size_t num_delegates() const { return delegates_.size(); }
   const std::string& backend_id(size_t d) const { return delegates_[d].backend_id; }

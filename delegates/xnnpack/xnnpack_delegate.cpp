@@ -16,9 +16,11 @@ namespace {
 // initialised at prepare.
 class RunKernel : public DelegateKernel {
  public:
-  RunKernel(KernelRange io, std::vector<uint8_t> blob, const RuntimeOptions& options, bool may_resize)
+  RunKernel(KernelRange io, std::vector<uint8_t> blob, std::vector<DebugMapEntry> map,
+            const RuntimeOptions& options, bool may_resize)
       : DelegateKernel(io.inputs, io.outputs),
         blob_(std::move(blob)),
+        map_(std::move(map)),
         options_(options),
         may_resize_(may_resize) {
     for (const Tensor* t : inputs()) values_.emplace_back(const_cast<Tensor*>(t));  // read only
@@ -31,7 +33,7 @@ class RunKernel : public DelegateKernel {
 
   Status prepare() override {
     FreeableBuffer processed(blob_.data(), blob_.size());
-    BackendInitContext context(nullptr, "forward", &options_, may_resize_);
+    BackendInitContext context(event_tracer(), "forward", &options_, may_resize_);
     ETC_ASSIGN_OR_RETURN(handle_, backend_->init(context, &processed, {}));
     // A delegate that may resize derives other sizes from the blob; else it
     // is no longer needed.
@@ -39,14 +41,16 @@ class RunKernel : public DelegateKernel {
     return Status::Ok();
   }
   Status execute() override {
-    BackendExecutionContext context(nullptr, nullptr, "forward");
+    BackendExecutionContext context(nullptr, event_tracer(), "forward");
     return backend_->execute(context, handle_, Span<EValue*>(args_));
   }
   Status resize() override { return backend_->resize(handle_, Span<EValue*>(args_)); }
+  std::vector<DebugMapEntry> debug_handle_map() const override { return map_; }
 
  private:
   BackendInterface* backend_ = xnnpack_backend();
   std::vector<uint8_t> blob_;
+  std::vector<DebugMapEntry> map_;  // the preprocess's, by the blob's node debug ids
   RuntimeOptions options_;
   bool may_resize_;
   std::vector<EValue> values_;
@@ -164,9 +168,13 @@ Status XnnpackDelegate::build(DelegateModel& model) {
       KernelRange args;
       for (ir::ValueId v : call->inputs) args.inputs.push_back(tensor(v));
       for (ir::ValueId v : call->outputs) args.outputs.push_back(const_cast<Tensor*>(tensor(v)));
-      ETC_TRY(model.replace(run.from, run.end,
-                            std::make_unique<RunKernel>(std::move(args), lowered.delegates[0].processed_bytes,
-                                                        model.options(), model.may_resize())));
+      std::vector<DelegateKernel::DebugMapEntry> map;
+      if (const auto* ids = std::get_if<IntDelegateDebugMap>(&lowered.delegates[0].debug_handle_map))
+        for (const auto& [id, handles] : *ids) map.push_back({id, {}, handles});
+      ETC_TRY(
+          model.replace(run.from, run.end,
+                        std::make_unique<RunKernel>(std::move(args), lowered.delegates[0].processed_bytes,
+                                                    std::move(map), model.options(), model.may_resize())));
       run.taken = true;
     } catch (const CompileError& e) {
       run.reason = e.what();

@@ -70,6 +70,7 @@
 #include "runtime/core/result.h"
 #include "runtime/core/span.h"
 #include "runtime/core/tensor.h"
+#include "runtime/devtools/event_tracer.h"
 #include "runtime/kernels/attrs.h"
 #include "runtime/kernels/edge_ops.h"
 
@@ -124,9 +125,24 @@ class DelegateKernel {
   const std::vector<const Tensor*>& inputs() const { return inputs_; }
   const std::vector<Tensor*>& outputs() const { return outputs_; }
 
+  // Developer tools. A kernel that reports profiling events inside its
+  // execute (event_tracer_*_delegate, as a backend does) keys them by the
+  // identifiers of its debug handle map, whose handles are the program's
+  // (KernelView::debug_handles): the inspector then names the ONNX nodes.
+  struct DebugMapEntry {
+    int64_t id = -1;   // an integer identifier, or
+    std::string name;  // a string one
+    std::vector<int32_t> handles;
+  };
+  virtual std::vector<DebugMapEntry> debug_handle_map() const { return {}; }
+  // The method's tracer (null: not tracing), set before prepare.
+  EventTracer* event_tracer() const { return tracer_; }
+  void set_event_tracer(EventTracer* tracer) { tracer_ = tracer; }
+
  private:
   std::vector<const Tensor*> inputs_;
   std::vector<Tensor*> outputs_;
+  EventTracer* tracer_ = nullptr;
 };
 
 // A range of the kernel list a delegate replaced.

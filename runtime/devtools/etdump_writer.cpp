@@ -48,10 +48,21 @@ class Writer {
     for (const RunEvents& r : runs_)
       runs.push_back(efb::CreateRun(fbb_, relative(r.end, r.start), fbb_.CreateVector(r.profile),
                                     fbb_.CreateVector(r.debug)));
+    std::vector<flatbuffers::Offset<efb::LoadTimeDelegate>> load_time;
+    for (const EventRecorder::LoadTimeDelegate& d : recorder_.load_time_delegates()) {
+      std::vector<flatbuffers::Offset<efb::MapEntry>> map;
+      for (const auto& e : d.map)
+        map.push_back(efb::CreateMapEntry(fbb_, e.id, e.name.empty() ? 0 : fbb_.CreateString(e.name),
+                                          fbb_.CreateVector(e.handles)));
+      load_time.push_back(efb::CreateLoadTimeDelegate(fbb_, d.delegate_index, fbb_.CreateString(d.backend_id),
+                                                      d.first_instruction, d.last_instruction,
+                                                      fbb_.CreateVector(map)));
+    }
     const auto root = efb::CreateETDump(
         fbb_, kEtdumpVersion, fbb_.CreateString(header.producer), fbb_.CreateString(header.program_name),
         header.program_fingerprint, fbb_.CreateString("ns"), fbb_.CreateVector(runs),
-        recorder_.dropped_events(), recorder_.dropped_bytes(), recorder_.rejected_events(), data_);
+        recorder_.dropped_events(), recorder_.dropped_bytes(), recorder_.rejected_events(), data_,
+        load_time.empty() ? 0 : fbb_.CreateVector(load_time));
     fbb_.FinishSizePrefixed(root, kEtdumpIdentifier);
     return {fbb_.GetBufferPointer(), fbb_.GetBufferPointer() + fbb_.GetSize()};
   }

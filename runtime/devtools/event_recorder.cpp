@@ -181,4 +181,15 @@ void EventRecorder::log_instruction_output(int32_t instruction, int32_t output_i
   record_output(output, *e);
 }
 
+void EventRecorder::register_load_time_delegate(const LoadTimeDelegateView& delegate) {
+  LoadTimeDelegate d;
+  d.delegate_index = delegate.delegate_index;
+  d.backend_id = std::string(delegate.backend_id);
+  d.first_instruction = delegate.first_instruction;
+  d.last_instruction = delegate.last_instruction;
+  for (const DelegateMapEntryView& e : delegate.map)
+    d.map.push_back({e.id, std::string(e.name), std::vector<int32_t>(e.handles.begin(), e.handles.end())});
+  load_time_delegates_.push_back(std::move(d));
+}
+
 }  // namespace etc

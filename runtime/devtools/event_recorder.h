@@ -6,7 +6,8 @@
 // buffer. When either buffer is full, later events (or their bytes) are
 // dropped and counted, and one warning is logged the first time; recording
 // never fails and never crashes. write_etdump (etdump_writer.h) turns the
-// recording into an ETDump file.
+// recording into an ETDump file. (Registering a load-time delegate, at
+// init, is the one call that allocates.)
 //
 // Events that break the identifier rule of event_tracer.h (a delegate event
 // with both a name and an integer id, or with neither) are rejected: counted
@@ -18,7 +19,9 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <string_view>
+#include <vector>
 
 #include "runtime/core/dtype.h"
 #include "runtime/core/shape.h"
@@ -75,6 +78,21 @@ class EventRecorder final : public EventTracer {
   EventTracerEntry start_profiling(int32_t instruction) override;
   void end_profiling(const EventTracerEntry& entry) override;
   void log_instruction_output(int32_t instruction, int32_t output_index, const Tensor& output) override;
+  void register_load_time_delegate(const LoadTimeDelegateView& delegate) override;
+
+  // The load-time delegated ranges registered (kept across reset()).
+  struct LoadTimeDelegate {
+    int32_t delegate_index = -1;
+    std::string backend_id;
+    uint32_t first_instruction = 0, last_instruction = 0;
+    struct Entry {
+      int64_t id = kUnsetDelegateDebugIntId;
+      std::string name;
+      std::vector<int32_t> handles;
+    };
+    std::vector<Entry> map;
+  };
+  const std::vector<LoadTimeDelegate>& load_time_delegates() const { return load_time_delegates_; }
 
   size_t num_events() const { return num_events_; }
   const RecordedEvent& event(size_t i) const { return events_[i]; }
@@ -114,6 +132,7 @@ class EventRecorder final : public EventTracer {
   bool intermediate_outputs_ = false;
   uint64_t dropped_events_ = 0, dropped_bytes_ = 0, rejected_events_ = 0;
   bool warned_events_ = false, warned_bytes_ = false, warned_rejected_ = false;
+  std::vector<LoadTimeDelegate> load_time_delegates_;
 };
 
 }  // namespace etc

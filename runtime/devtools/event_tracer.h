@@ -25,6 +25,7 @@
 #include <cstdint>
 #include <string_view>
 
+#include "runtime/core/span.h"
 #include "runtime/core/tensor.h"
 
 namespace etc {
@@ -38,6 +39,26 @@ struct EventTracerEntry {
   int64_t delegate_debug_id = kUnsetDelegateDebugIntId;
   std::string_view name;  // must stay valid until the matching end call
   int32_t instruction = -1;
+};
+
+// One entry of a delegate's debug handle map: an integer identifier (`id`)
+// or a string one (`name`), and the program's debug handles it stands for.
+struct DelegateMapEntryView {
+  int64_t id = kUnsetDelegateDebugIntId;
+  std::string_view name;
+  Span<const int32_t> handles;
+};
+
+// A delegate a load-time delegate (runtime/delegate/delegate.h) made of
+// instructions [first_instruction, last_instruction]: its call's events
+// carry `delegate_index` (numbered after the program's own delegates) and
+// its backend's events the identifiers of `map`, which the program itself
+// does not hold. Valid only during register_load_time_delegate.
+struct LoadTimeDelegateView {
+  int32_t delegate_index = -1;
+  std::string_view backend_id;
+  uint32_t first_instruction = 0, last_instruction = 0;
+  Span<const DelegateMapEntryView> map;
 };
 
 class EventTracer {
@@ -67,6 +88,11 @@ class EventTracer {
   virtual void end_profiling(const EventTracerEntry& /*entry*/) {}
   virtual void log_instruction_output(int32_t /*instruction*/, int32_t /*output_index*/,
                                       const Tensor& /*output*/) {}
+
+  // Once per load-time delegated range, when the Method is initialised (a
+  // tracer that writes ETDumps keeps the map so the inspector can resolve
+  // those events). May allocate.
+  virtual void register_load_time_delegate(const LoadTimeDelegateView& /*delegate*/) {}
 
   // Whether the executor and backends should log intermediate outputs;
   // read once per run, so it must not change during one.

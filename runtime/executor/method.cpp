@@ -243,10 +243,12 @@ Status Method::run_step_traced_if(Step& step) {
   } else {
     EventTracer& tracer = *tracer_;
     const auto instruction = static_cast<int32_t>(step.instruction);
+    // A load-time delegated range is numbered after the program's delegates.
     const int32_t delegate =
         step.delegate_call >= 0
             ? static_cast<int32_t>(delegates_[static_cast<size_t>(step.delegate_call)].delegate)
-            : -1;
+        : step.replacement >= 0 ? static_cast<int32_t>(program_delegates_) + step.replacement
+                                : -1;
     tracer.set_instruction(instruction, delegate);
     const EventTracerEntry event = tracer.start_profiling(instruction);
     const Status status = run_step<true>(step);

@@ -226,6 +226,7 @@ class Method {
   std::vector<bool> chain_idle_;
   size_t fallbacks_used_ = 0;
   std::string delegate_not_used_;
+  uint32_t program_delegates_ = 0;  // the program's delegates, before the load-time ones
   AlignedBuffer temp_;
   MemoryAllocator temp_allocator_;
 };

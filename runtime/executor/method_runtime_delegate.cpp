@@ -81,8 +81,22 @@ Status Method::apply_runtime_delegate() {
   std::sort(model.replaced_.begin(), model.replaced_.end(),
             [](const ReplacedRange& a, const ReplacedRange& b) { return a.from < b.from; });
   const uint32_t first = chains_[0].first;
+  const uint32_t program_delegates = program_->fb().delegates() ? program_->fb().delegates()->size() : 0;
+  program_delegates_ = program_delegates;
   for (size_t r = 0; r < model.replaced_.size(); ++r) {
     ReplacedRange& range = model.replaced_[r];
+    range.kernel->set_event_tracer(tracer_);
+    if (tracer_ != nullptr) {
+      // Its events resolve through its own map, which the ETDump keeps.
+      const std::vector<DelegateKernel::DebugMapEntry> map = range.kernel->debug_handle_map();
+      std::vector<DelegateMapEntryView> views;
+      for (const auto& e : map)
+        views.push_back({e.name.empty() ? e.id : kUnsetDelegateDebugIntId, e.name,
+                         Span<const int32_t>(e.handles.data(), e.handles.size())});
+      tracer_->register_load_time_delegate({static_cast<int32_t>(program_delegates + r), name,
+                                            range.first_instruction, range.last_instruction,
+                                            Span<const DelegateMapEntryView>(views.data(), views.size())});
+    }
     Step& head = steps_[first + range.from];
     head.replacement = static_cast<int>(r);
     head.skip = static_cast<uint32_t>(range.end - range.from - 1);

@@ -49,6 +49,27 @@ class InspectCli(TempDirCase):
         total = sum(row["total_us"] for row in report["rows"])
         self.assertAlmostEqual(total, summary["total_us"], delta=summary["total_us"] * 1e-6 + 1e-3)
 
+    def test_load_time_delegate_events_name_their_onnx_nodes(self):
+        # A portable program, XNNPACK taken at load time: the events of its
+        # backend resolve through the map the ETDump keeps for it.
+        program = self.path("cnn.portable.etp")
+        self.etc("preprocess", CNN, "-o", program)
+        etdump = self.path("cnn.loaded.etdump")
+        self.etc("run", program, "--random-inputs", "--iterations", "2", "--etdump", etdump, "--profile",
+                 "--runtime-delegate", "xnnpack")
+        report = json.loads(self.etc("inspect", program, "--etdump", etdump, "--format", "json").stdout)
+        pw = next(row for row in report["rows"] if row["name"] == "pw_conv")
+        self.assertEqual(pw["placement"], "xnnpack")
+        self.assertEqual(pw["calls"], 2)
+        self.assertEqual(pw["metadata"]["xnn_node"], "Convolution2d")
+        self.assertIn("delegate 0 (xnnpack) overhead", {row["name"] for row in report["rows"]})
+        self.assertGreater(report["summary"]["attributed_share"], 0.5)
+        # Without the delegate the same program's ETDump has no such delegate.
+        plain = self.path("cnn.plain.etdump")
+        self.etc("run", program, "--random-inputs", "--etdump", plain, "--profile")
+        report = json.loads(self.etc("inspect", program, "--etdump", plain, "--format", "json").stdout)
+        self.assertEqual(next(row for row in report["rows"] if row["name"] == "pw_conv")["placement"], "portable")
+
     def test_demo_string_identifiers_and_portable_nodes(self):
         program, etdump = self.record(MIXED, "demo")
         report = json.loads(self.etc("inspect", program, "--etdump", etdump, "--format", "json",
