@@ -62,14 +62,15 @@ Status Method::prepare_delegates(const Program& program, const fb::ExecutionPlan
       const auto& disabled = options_.disabled_backends;
       if (!backend) {
         error = Error::DelegateNotRegistered;
-        why = "backend '" + std::string(id) +
-              "' is not registered (registered: " + global_backend_registry().names() + ")";
+        why = "needs backend '" + std::string(id) +
+              "', which is not registered (registered: " + global_backend_registry().names() + ")";
       } else if (std::find(disabled.begin(), disabled.end(), id) != disabled.end()) {
         error = Error::DelegateUnavailable;
-        why = "backend '" + std::string(id) + "' is disabled by the runtime options";
+        why = "needs backend '" + std::string(id) + "', which is disabled by the runtime options";
       } else if (!backend->is_available()) {
         error = Error::DelegateUnavailable;
-        why = "backend '" + std::string(id) + "' is registered but not available on this machine";
+        why =
+            "needs backend '" + std::string(id) + "', which is registered but not available on this machine";
       }
       if (error == Error::Ok) continue;
       // With a portable fallback the call runs that instead (create_fallback_step).
@@ -78,7 +79,7 @@ Status Method::prepare_delegates(const Program& program, const fb::ExecutionPlan
         unusable_[index] = why;
         continue;
       }
-      return fail(error, program.name(), ": delegate ", str(call->delegate()), ": ", why,
+      return fail(error, program.name(), ": delegate ", str(call->delegate()), " ", why,
                   error == Error::DelegateUnavailable
                       ? " (compile with --fallback portable to run such programs anyway, more slowly)"
                       : "");
@@ -150,7 +151,8 @@ Status Method::create_delegate_step(const Program& program, const fb::DelegateCa
     delegates_.pop_back();  // never initialised: no destroy
     if (f >= 0)
       return create_fallback_step(
-          call, index, "backend '" + std::string(id) + "' failed to initialise: " + reason(handle.failure()));
+          call, index,
+          "needs backend '" + std::string(id) + "', which failed to initialise: " + reason(handle.failure()));
     return fail(handle.error(), program.name(), ": instruction ", str(index), ": delegate ",
                 str(call.delegate()), " (backend '", id,
                 "') failed to initialise: ", reason(handle.failure()));
@@ -187,7 +189,7 @@ Status Method::create_fallback_step(const fb::DelegateCall& call, uint32_t index
       return fail(Error::InvalidProgram, program_->name(), ": ", describe_instruction(index),
                   ": its fallback's output ", str(k), " is ", chain.outputs[k]->spec.str(), ", the call's ",
                   step.outputs[k]->spec.str());
-  ETC_LOG(Warning, "%s: delegate %u: %s; its portable fallback runs instead (slower)",
+  ETC_LOG(Warning, "%s: delegate %u %s; its portable fallback runs instead (slower)",
           program_->name().c_str(), call.delegate(), why.c_str());
   ++fallbacks_used_;
   steps_.push_back(std::move(step));

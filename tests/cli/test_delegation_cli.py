@@ -204,7 +204,7 @@ class DelegationCli(TempDirCase):
         self.etc("run", portable, "--input", f"image={image}", "--output-dir", self.path("o_p"))
         proc = self.etc("run", kept, "--input", f"image={image}", "--output-dir", self.path("o_f"),
                         "--disable-backend", "xnnpack")
-        self.assertIn("backend 'xnnpack' is disabled", proc.stderr)
+        self.assertIn("backend 'xnnpack', which is disabled", proc.stderr)
         self.assertIn("portable fallback runs instead", proc.stderr)
         out = os.listdir(self.path("o_p"))[0]
         np.testing.assert_array_equal(np.load(os.path.join(self.path("o_f"), out)),

@@ -109,7 +109,7 @@ TEST_CASE("a delegate's portable fallback runs where its backend cannot", "[fall
     REQUIRE_FALSE(m.ok());
     CHECK(m.error() == Error::DelegateUnavailable);
     CHECK_THAT(m.message(),
-               Catch::Contains("backend 'xnnpack' is disabled") && Catch::Contains("--fallback portable"));
+               Catch::Contains("backend 'xnnpack', which is disabled") && Catch::Contains("--fallback portable"));
   }
 }
 

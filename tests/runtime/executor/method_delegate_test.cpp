@@ -343,7 +343,8 @@ TEST_CASE("a delegate whose backend is unavailable here fails init", "[backend]"
   REQUIRE_FALSE(method.ok());
   CHECK(method.error() == Error::DelegateUnavailable);
   CHECK(method.message() ==
-        "model.etp: delegate 0 needs backend 'stub', which is registered but not available on this machine");
+        "model.etp: delegate 0 needs backend 'stub', which is registered but not available on this machine "
+        "(compile with --fallback portable to run such programs anyway, more slowly)");
   CHECK(inits == 0);
 }
 
