@@ -50,7 +50,8 @@ std::vector<CompileSpecView> compile_spec_views(const fb::Delegate& delegate) {
 Status Method::prepare_delegates(const Program& program, const fb::ExecutionPlan& plan) {
   size_t count = 0;
   if (plan.instructions()) {
-    for (const fb::Instruction* ins : *plan.instructions()) {
+    for (uint32_t index = 0; index < plan.instructions()->size(); ++index) {
+      const fb::Instruction* ins = plan.instructions()->Get(index);
       const fb::DelegateCall* call = ins->args_as_DelegateCall();
       if (!call) continue;
       ++count;
@@ -74,7 +75,6 @@ Status Method::prepare_delegates(const Program& program, const fb::ExecutionPlan
       }
       if (error == Error::Ok) continue;
       // With a portable fallback the call runs that instead (create_fallback_step).
-      const auto index = static_cast<uint32_t>(ins - *plan.instructions()->begin());
       if (call->fallback() >= 0) {
         unusable_[index] = why;
         continue;

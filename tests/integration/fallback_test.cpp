@@ -9,6 +9,7 @@
 #include "compiler/backend/to_backend.h"
 #include "compiler/driver.h"
 #include "compiler/emit/program_writer.h"
+#include "partitioners/demo/demo_partitioner.h"
 #include "partitioners/register.h"
 #include "partitioners/xnnpack/xnnpack_partitioner.h"
 #include "preprocessors/register.h"
@@ -108,9 +109,36 @@ TEST_CASE("a delegate's portable fallback runs where its backend cannot", "[fall
     auto m = Method::init(l->program, 0, options);
     REQUIRE_FALSE(m.ok());
     CHECK(m.error() == Error::DelegateUnavailable);
-    CHECK_THAT(m.message(),
-               Catch::Contains("backend 'xnnpack', which is disabled") && Catch::Contains("--fallback portable"));
+    CHECK_THAT(m.message(), Catch::Contains("backend 'xnnpack', which is disabled") &&
+                                Catch::Contains("--fallback portable"));
   }
+}
+
+TEST_CASE("fallbacks of delegates between portable instructions", "[fallback]") {
+  // Two demo delegates with portable instructions before, between and after.
+  register_builtin_preprocessors();
+  REQUIRE(register_builtin_backends().ok());
+  const ir::ExportedProgram portable = compile_onnx(ETC_SOURCE_DIR "/tests/models/example/mixed_ops.onnx");
+  ir::ExportedProgram delegated = to_backend(portable, demo::DemoPartitioner());
+  REQUIRE(delegated.delegates.size() == 2);
+  attach_fallbacks(delegated);
+  const auto plain = load(portable);
+  auto reference = Method::init(plain->program);
+  REQUIRE(reference.ok());
+  const std::vector<float> want = run(*reference.get());
+  const auto l = load(delegated);
+  RuntimeOptions options;
+  options.disabled_backends = {"demo"};
+  auto m = Method::init(l->program, 0, options);
+  REQUIRE(m.ok());
+  CHECK(m.get()->num_fallbacks_used() == 2);
+  CHECK(run(*m.get()) == want);
+  auto with_demo = Method::init(l->program);
+  REQUIRE(with_demo.ok());
+  CHECK(with_demo.get()->num_fallbacks_used() == 0);
+  const std::vector<float> got = run(*with_demo.get());
+  REQUIRE(got.size() == want.size());
+  for (size_t i = 0; i < got.size(); ++i) CHECK(got[i] == Approx(want[i]).margin(1e-5));
 }
 
 TEST_CASE("a fallback keeps the program's arena for its delegates apart", "[fallback]") {
