@@ -34,6 +34,9 @@ if [ ! -d "$seeds" ]; then
     "$out/tools/etc" preprocess "$model" -o "$seeds/program/$name.etp" -q
     "$out/tools/etc" preprocess "$model" --backend xnnpack -o "$seeds/program/$name-xnnpack.etp" -q
     "$out/tools/etc" preprocess "$model" --backend demo -o "$seeds/program/$name-demo.etp" -q || true
+    "$out/tools/etc" preprocess "$model" --backend xnnpack --fallback portable -o "$seeds/program/$name-fallback.etp" -q
+    "$out/tools/etc" run "$seeds/program/$name.etp" --random-inputs --runtime-delegate xnnpack --profile \
+      --etdump "$seeds/etdump/$name-load-time.etdump" -q >/dev/null 2>&1 || true
     for p in "$seeds/program/$name"*.etp; do
       "$out/tools/etc" run "$p" --random-inputs --etdump "$seeds/etdump/$(basename "$p" .etp).etdump" -q \
         >/dev/null 2>&1 || true
