@@ -58,6 +58,10 @@ struct Segments {
 std::map<const std::vector<uint8_t>*, size_t> pack_constants(const FlatPlan& flat, Segments& segments) {
   std::vector<uint8_t> segment;
   std::map<const std::vector<uint8_t>*, size_t> constant_offset;
+  size_t total = 0;  // an upper bound: the segment grows once
+  for (const ir::Value* value : flat.values)
+    if (value->is_constant()) total += align_up(value->constant->size(), kSegmentAlignment);
+  segment.reserve(total);
   for (const ir::Value* value : flat.values) {
     const ir::Value& v = *value;
     if (!v.is_constant() || constant_offset.count(v.constant.get())) continue;
@@ -284,9 +288,13 @@ std::vector<uint8_t> serialize_program(const ir::ExportedProgram& program, EmitS
   b.FinishSizePrefixed(root, kProgramIdentifier);
 
   // Layout: [size prefix + flatbuffer][pad to 64][segment 0][pad to 64][segment 1]...
-  std::vector<uint8_t> bytes(b.GetBufferPointer(), b.GetBufferPointer() + b.GetSize());
+  std::vector<uint8_t> bytes;
+  const size_t base = align_up(b.GetSize(), kSegmentAlignment);
+  bytes.reserve(segments.table.empty()
+                    ? b.GetSize()
+                    : base + segments.table.back().offset() + segments.table.back().size());
+  bytes.insert(bytes.end(), b.GetBufferPointer(), b.GetBufferPointer() + b.GetSize());
   if (!segments.table.empty()) {
-    const size_t base = align_up(bytes.size(), kSegmentAlignment);
     for (size_t i = 0; i < segments.table.size(); ++i) {
       bytes.resize(base + segments.table[i].offset(), 0);
       bytes.insert(bytes.end(), segments.data[i].begin(), segments.data[i].end());

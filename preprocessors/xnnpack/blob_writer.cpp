@@ -18,17 +18,17 @@ uint32_t BlobWriter::add_tensor(TensorRecord tensor) {
   return static_cast<uint32_t>(tensors_.size() - 1);
 }
 
-uint32_t BlobWriter::add_constant(std::vector<uint64_t> dims, const std::vector<float>& data) {
-  const size_t offset = (constants_.size() + kXnnpackConstantAlignment - 1) / kXnnpackConstantAlignment *
+uint32_t BlobWriter::add_constant(std::vector<uint64_t> dims, std::vector<float> data) {
+  const size_t offset = (constants_size_ + kXnnpackConstantAlignment - 1) / kXnnpackConstantAlignment *
                         kXnnpackConstantAlignment;
   const size_t bytes = data.size() * sizeof(float);
-  constants_.resize(offset + bytes, 0);
-  if (bytes) std::memcpy(constants_.data() + offset, data.data(), bytes);
+  constants_size_ = offset + bytes;
   TensorRecord t;
   t.dims = std::move(dims);
   t.constant = true;
   t.constant_size = bytes;
   t.constant_offset = offset;
+  constants_.push_back(Constant{offset, std::move(data)});
   return add_tensor(std::move(t));
 }
 
@@ -57,10 +57,18 @@ std::vector<uint8_t> BlobWriter::finish(uint32_t num_inputs, uint32_t num_output
   const auto root =
       fb::CreateGraphDirect(fbb, kXnnpackBlobVersion, &tensors, &nodes, num_inputs, num_outputs);
   fbb.FinishSizePrefixed(root, kXnnpackBlobIdentifier);
+  // Written once, in order: no zero fill and no copy of the constants but
+  // this one (a model's weights are most of the blob).
   const size_t base = xnnpack_constant_base(fbb.GetSize() - 4);
-  std::vector<uint8_t> blob(base + constants_.size(), 0);
-  std::memcpy(blob.data(), fbb.GetBufferPointer(), fbb.GetSize());
-  if (!constants_.empty()) std::memcpy(blob.data() + base, constants_.data(), constants_.size());
+  std::vector<uint8_t> blob;
+  blob.reserve(base + constants_size_);
+  blob.insert(blob.end(), fbb.GetBufferPointer(), fbb.GetBufferPointer() + fbb.GetSize());
+  for (const Constant& c : constants_) {
+    blob.resize(base + c.offset, 0);  // alignment padding
+    const auto* bytes = reinterpret_cast<const uint8_t*>(c.data.data());
+    blob.insert(blob.end(), bytes, bytes + c.data.size() * sizeof(float));
+  }
+  blob.resize(base + constants_size_, 0);
   return blob;
 }
 

@@ -59,8 +59,9 @@ struct NodeRecord {
 class BlobWriter {
  public:
   uint32_t add_tensor(TensorRecord tensor);
-  // A constant tensor holding `data` (float32, numel(dims) values).
-  uint32_t add_constant(std::vector<uint64_t> dims, const std::vector<float>& data);
+  // A constant tensor holding `data` (float32, numel(dims) values), kept
+  // as given until finish() writes it.
+  uint32_t add_constant(std::vector<uint64_t> dims, std::vector<float> data);
   TensorRecord& tensor(uint32_t id) { return tensors_[id]; }
   size_t num_tensors() const { return tensors_.size(); }
   std::vector<NodeRecord>& nodes() { return nodes_; }
@@ -72,7 +73,12 @@ class BlobWriter {
  private:
   std::vector<TensorRecord> tensors_;
   std::vector<NodeRecord> nodes_;
-  std::vector<uint8_t> constants_;  // each constant 64-byte aligned
+  struct Constant {
+    size_t offset;  // into the constant data, 64-byte aligned
+    std::vector<float> data;
+  };
+  std::vector<Constant> constants_;
+  size_t constants_size_ = 0;
 };
 
 }  // namespace etc::xnnpack

@@ -35,7 +35,7 @@ uint32_t conv_filter(Lowering& l, ir::ValueId w) {
         for (int64_t y = 0; y < kh; ++y)
           for (int64_t x = 0; x < kw; ++x)
             dst[((o * kh + y) * kw + x) * c + i] = src[((o * c + i) * kh + y) * kw + x];
-    return l.blob().add_constant({uint64_t(m), uint64_t(kh), uint64_t(kw), uint64_t(c)}, dst);
+    return l.blob().add_constant({uint64_t(m), uint64_t(kh), uint64_t(kw), uint64_t(c)}, std::move(dst));
   });
 }
 
@@ -47,7 +47,7 @@ uint32_t depthwise_filter(Lowering& l, ir::ValueId w) {
     std::vector<float> dst(src.size());
     for (int64_t o = 0; o < m; ++o)
       for (int64_t p = 0; p < khw; ++p) dst[p * m + o] = src[o * khw + p];
-    return l.blob().add_constant({1, uint64_t(s[2]), uint64_t(s[3]), uint64_t(m)}, dst);
+    return l.blob().add_constant({1, uint64_t(s[2]), uint64_t(s[3]), uint64_t(m)}, std::move(dst));
   });
 }
 
@@ -64,7 +64,7 @@ uint32_t deconv_filter(Lowering& l, ir::ValueId w, int64_t groups) {
             for (int64_t x = 0; x < kw; ++x)
               dst[(((gi * mg + o) * kh + y) * kw + x) * cg + i] =
                   src[(((gi * cg + i) * mg + o) * kh + y) * kw + x];
-    return l.blob().add_constant({uint64_t(groups * mg), uint64_t(kh), uint64_t(kw), uint64_t(cg)}, dst);
+    return l.blob().add_constant({uint64_t(groups * mg), uint64_t(kh), uint64_t(kw), uint64_t(cg)}, std::move(dst));
   });
 }
 

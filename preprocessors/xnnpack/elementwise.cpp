@@ -207,7 +207,7 @@ void emit_prelu(Lowering& l, const ir::Node& n) {
     const std::vector<float> s = l.floats(n.inputs[1]);
     std::vector<float> per_channel(static_cast<size_t>(channels));
     for (int64_t c = 0; c < channels; ++c) per_channel[c] = s[s.size() == 1 ? 0 : c];
-    return l.blob().add_constant({uint64_t(channels)}, per_channel);
+    return l.blob().add_constant({uint64_t(channels)}, std::move(per_channel));
   });
   const uint32_t out = l.value(n.outputs[0]);
   NodeRecord& r = l.add_node(fb::NodeType::PRelu, n);

@@ -86,7 +86,7 @@ uint32_t Lowering::value_as(ir::ValueId v, bool nhwc) {
     return constant(v, nhwc ? kAsNhwcActivation : kAsActivation, [&] {
       std::vector<float> data = floats(v);
       if (nhwc) data = nchw_to_nhwc(data, val.spec.shape);
-      return blob_.add_constant(xnn_dims(val.spec.shape, nhwc), data);
+      return blob_.add_constant(xnn_dims(val.spec.shape, nhwc), std::move(data));
     });
   const uint32_t id = value(v);
   if (nhwc == nhwc_[v]) return id;

@@ -43,8 +43,8 @@ void emit_batch_norm(Lowering& l, const ir::Node& n) {
   for (int d = 0; d < shape.rank(); ++d) per_channel.push_back(d == 1 ? shape[1] : 1);
   const std::vector<uint64_t> dims = xnn_dims(per_channel, nhwc);
   const uint32_t in = l.value(x);
-  const uint32_t s = l.blob().add_constant(dims, scale);
-  const uint32_t t = l.blob().add_constant(dims, shift);
+  const uint32_t s = l.blob().add_constant(dims, std::move(scale));
+  const uint32_t t = l.blob().add_constant(dims, std::move(shift));
   TensorRecord mid_record;
   mid_record.dims = l.dims(x);
   mid_record.nchw = shape.rank() == 4 && !nhwc;
