@@ -127,17 +127,23 @@ void check_close(const std::vector<float>& got, const std::vector<float>& want) 
 
 const std::vector<float> kX{-1.5f, -0.5f, 0.0f, 0.5f, 2.0f, 3.5f};
 
+// The program initialised with `delegate`, which claims both Relus.
+std::unique_ptr<Method> init_claiming_both(const Loaded& l, Delegate& delegate) {
+  RuntimeOptions options;
+  options.delegate = &delegate;
+  auto method = Method::init(l.program, 0, options);
+  REQUIRE(method.ok());
+  REQUIRE(method.get()->delegated_ranges().size() == 2);
+  return std::move(method).get();
+}
+
 }  // namespace
 
 TEST_CASE("a load-time delegate replaces the kernels it claims", "[runtime_delegate]") {
   const auto l = load();
   ReluDelegate delegate;
-  RuntimeOptions options;
-  options.delegate = &delegate;
-  auto method = Method::init(l->program, 0, options);
-  REQUIRE(method.ok());
-  Method& m = *method.get();
-  REQUIRE(m.delegated_ranges().size() == 2);
+  const std::unique_ptr<Method> method = init_claiming_both(*l, delegate);
+  Method& m = *method;
   CHECK(m.delegated_ranges()[0].from == 1);
   CHECK(m.delegated_ranges()[1].from == 3);
   CHECK(m.delegate_not_used().empty());
@@ -226,12 +232,8 @@ TEST_CASE("illegal replacements are refused naming the kernels", "[runtime_deleg
 TEST_CASE("a load-time delegate's kernels resize with the program", "[runtime_delegate]") {
   const auto l = load(/*ranged=*/true);
   ReluDelegate delegate;
-  RuntimeOptions options;
-  options.delegate = &delegate;
-  auto method = Method::init(l->program, 0, options);
-  REQUIRE(method.ok());
-  Method& m = *method.get();
-  REQUIRE(m.delegated_ranges().size() == 2);
+  const std::unique_ptr<Method> method = init_claiming_both(*l, delegate);
+  Method& m = *method;
   const std::vector<float> one{-1.0f, 0.25f, 3.0f};
   check_close(run(m, one), expected(one));
   CHECK(delegate.counts.resized == 2);
