@@ -219,7 +219,7 @@ ArenaPlan plan_arena(const FlatPlan& flat) {
 
 }  // namespace
 
-std::vector<uint8_t> serialize_program(const ir::ExportedProgram& program, EmitStats* stats) {
+ProgramImage serialize_program_image(const ir::ExportedProgram& program, EmitStats* stats) {
   check_emittable(program);
   const FlatPlan flat = flatten(program.graph);
   const ArenaPlan mem = plan_arena(flat);
@@ -288,21 +288,23 @@ std::vector<uint8_t> serialize_program(const ir::ExportedProgram& program, EmitS
   b.FinishSizePrefixed(root, kProgramIdentifier);
 
   // Layout: [size prefix + flatbuffer][pad to 64][segment 0][pad to 64][segment 1]...
-  std::vector<uint8_t> bytes;
-  const size_t base = align_up(b.GetSize(), kSegmentAlignment);
-  bytes.reserve(segments.table.empty()
-                    ? b.GetSize()
-                    : base + segments.table.back().offset() + segments.table.back().size());
-  bytes.insert(bytes.end(), b.GetBufferPointer(), b.GetBufferPointer() + b.GetSize());
-  if (!segments.table.empty()) {
-    for (size_t i = 0; i < segments.table.size(); ++i) {
-      bytes.resize(base + segments.table[i].offset(), 0);
-      bytes.insert(bytes.end(), segments.data[i].begin(), segments.data[i].end());
-    }
+  static constexpr uint8_t kZeros[kSegmentAlignment] = {};
+  ProgramImage image;
+  image.flatbuffer.assign(b.GetBufferPointer(), b.GetBufferPointer() + b.GetSize());
+  image.constants = std::move(segments.constants);
+  if (!segments.data.empty() && !image.constants.empty()) segments.data[0] = image.constants;  // moved above
+  image.pieces.push_back(image.flatbuffer);
+  size_t at = image.flatbuffer.size();
+  const size_t base = align_up(at, kSegmentAlignment);
+  for (size_t i = 0; i < segments.table.size(); ++i) {
+    const size_t offset = base + segments.table[i].offset();
+    image.pieces.push_back(std::span<const uint8_t>(kZeros, offset - at));
+    image.pieces.push_back(segments.data[i]);
+    at = offset + segments.data[i].size();
   }
   if (stats) {
-    stats->file_size = bytes.size();
-    stats->constant_bytes = segments.constants.size();
+    stats->file_size = at;
+    stats->constant_bytes = image.constants.size();
     stats->arena_size = mem.arena_size;
     stats->arena_lower_bound = mem.lower_bound;
     stats->num_instructions = instructions.size();
@@ -311,6 +313,20 @@ std::vector<uint8_t> serialize_program(const ir::ExportedProgram& program, EmitS
     for (const ir::LoweredBackendModule& m : program.delegates)
       stats->delegate_bytes += m.processed_bytes.size();
   }
+  return image;
+}
+
+size_t ProgramImage::size() const {
+  size_t n = 0;
+  for (const auto& piece : pieces) n += piece.size();
+  return n;
+}
+
+std::vector<uint8_t> serialize_program(const ir::ExportedProgram& program, EmitStats* stats) {
+  const ProgramImage image = serialize_program_image(program, stats);
+  std::vector<uint8_t> bytes;
+  bytes.reserve(image.size());
+  for (const auto& piece : image.pieces) bytes.insert(bytes.end(), piece.begin(), piece.end());
   return bytes;
 }
 

@@ -17,6 +17,7 @@
 //                       compile never leaves a partial file behind
 
 #include <cstdint>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -36,5 +37,24 @@ struct EmitStats {
 
 // Serializes the program to bytes. Throws CompileError on unsupported content.
 std::vector<uint8_t> serialize_program(const ir::ExportedProgram& program, EmitStats* stats = nullptr);
+
+// The same file as pieces to write in order, without assembling it: the
+// flatbuffer, zero padding, and each segment where it lies (a delegate's
+// segment views `program`'s processed bytes, which must outlive the image).
+// A model's weights are most of a program: writing them from where they
+// already are saves copying them once more.
+struct ProgramImage {
+  ProgramImage() = default;
+  ProgramImage(ProgramImage&&) = default;  // the pieces keep viewing the moved buffers
+  ProgramImage& operator=(ProgramImage&&) = default;
+  ProgramImage(const ProgramImage&) = delete;
+  ProgramImage& operator=(const ProgramImage&) = delete;
+
+  std::vector<uint8_t> flatbuffer;
+  std::vector<uint8_t> constants;
+  std::vector<std::span<const uint8_t>> pieces;
+  size_t size() const;
+};
+ProgramImage serialize_program_image(const ir::ExportedProgram& program, EmitStats* stats = nullptr);
 
 }  // namespace etc::emit

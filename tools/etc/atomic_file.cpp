@@ -54,7 +54,7 @@ void set_pending(const std::string& path) {
 
 void clear_pending() { g_has_pending.store(false); }
 
-void write_all(int fd, const std::vector<uint8_t>& bytes, const std::string& path) {
+void write_all(int fd, std::span<const uint8_t> bytes, const std::string& path) {
   size_t written = 0;
   while (written < bytes.size()) {
     const ssize_t n = ::write(fd, bytes.data() + written, bytes.size() - written);
@@ -92,6 +92,11 @@ std::string link_unnamed(int fd, const fs::path& dir, const fs::path& target) {
 }  // namespace
 
 void write_file_atomically(const std::string& path, const std::vector<uint8_t>& bytes) {
+  const std::span<const uint8_t> whole(bytes.data(), bytes.size());
+  write_file_atomically(path, std::span<const std::span<const uint8_t>>(&whole, 1));
+}
+
+void write_file_atomically(const std::string& path, std::span<const std::span<const uint8_t>> pieces) {
   const fs::path target(path);
   const fs::path dir = target.parent_path().empty() ? fs::path(".") : target.parent_path();
   std::error_code ec;
@@ -104,7 +109,7 @@ void write_file_atomically(const std::string& path, const std::vector<uint8_t>& 
   // renamed over the target at once.
   int fd = ::open(dir.c_str(), O_TMPFILE | O_WRONLY | O_CLOEXEC, 0644);
   if (fd >= 0) {
-    write_all(fd, bytes, path);
+    for (const auto& piece : pieces) write_all(fd, piece, path);
     temp = link_unnamed(fd, dir, target);
     if (temp.empty()) {
       ::close(fd);
@@ -120,7 +125,7 @@ void write_file_atomically(const std::string& path, const std::vector<uint8_t>& 
     set_pending(tmpl);
     temp = tmpl;
     try {
-      write_all(fd, bytes, path);
+      for (const auto& piece : pieces) write_all(fd, piece, path);
     } catch (...) {
       ::unlink(temp.c_str());
       clear_pending();

@@ -4,6 +4,7 @@
 // in the same folder, renamed over the target once complete.
 
 #include <cstdint>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -12,5 +13,7 @@ namespace etc::cli {
 // Throws ToolError naming `path` and the reason (missing folder, write or
 // rename failure); the temporary file is removed.
 void write_file_atomically(const std::string& path, const std::vector<uint8_t>& bytes);
+// The same for a file given as pieces, written in order.
+void write_file_atomically(const std::string& path, std::span<const std::span<const uint8_t>> pieces);
 
 }  // namespace etc::cli

@@ -69,8 +69,8 @@ Action add_preprocess(CLI::App& app) {
     }
     if (opt->print_ir) std::cout << ir::print(program);
     emit::EmitStats stats;
-    const std::vector<uint8_t> bytes = emit::serialize_program(program, &stats);
-    write_file_atomically(opt->output, bytes);
+    const emit::ProgramImage image = emit::serialize_program_image(program, &stats);
+    write_file_atomically(opt->output, image.pieces);
     const double ms =
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
     if (opt->json) {
