@@ -33,7 +33,7 @@ uint32_t BlobWriter::add_constant(std::vector<uint64_t> dims, std::vector<float>
 }
 
 std::vector<uint8_t> BlobWriter::finish(uint32_t num_inputs, uint32_t num_outputs,
-                                        const std::vector<uint32_t>& debug_ids) const {
+                                        const std::vector<uint32_t>& debug_ids) {
   flatbuffers::FlatBufferBuilder fbb;
   std::vector<flatbuffers::Offset<fb::Tensor>> tensors;
   for (const TensorRecord& t : tensors_) {
@@ -63,10 +63,11 @@ std::vector<uint8_t> BlobWriter::finish(uint32_t num_inputs, uint32_t num_output
   std::vector<uint8_t> blob;
   blob.reserve(base + constants_size_);
   blob.insert(blob.end(), fbb.GetBufferPointer(), fbb.GetBufferPointer() + fbb.GetSize());
-  for (const Constant& c : constants_) {
+  for (Constant& c : constants_) {
     blob.resize(base + c.offset, 0);  // alignment padding
     const auto* bytes = reinterpret_cast<const uint8_t*>(c.data.data());
     blob.insert(blob.end(), bytes, bytes + c.data.size() * sizeof(float));
+    std::vector<float>().swap(c.data);  // its memory goes as the blob's grows
   }
   blob.resize(base + constants_size_, 0);
   return blob;

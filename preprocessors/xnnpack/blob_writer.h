@@ -60,7 +60,8 @@ class BlobWriter {
  public:
   uint32_t add_tensor(TensorRecord tensor);
   // A constant tensor holding `data` (float32, numel(dims) values), kept
-  // as given until finish() writes it.
+  // as given until finish() moves it into the blob (freeing it as it goes;
+  // the writer holds no constant data afterwards).
   uint32_t add_constant(std::vector<uint64_t> dims, std::vector<float> data);
   TensorRecord& tensor(uint32_t id) { return tensors_[id]; }
   size_t num_tensors() const { return tensors_.size(); }
@@ -68,7 +69,7 @@ class BlobWriter {
 
   // `debug_ids[i]`: debug_id of node i.
   std::vector<uint8_t> finish(uint32_t num_inputs, uint32_t num_outputs,
-                              const std::vector<uint32_t>& debug_ids) const;
+                              const std::vector<uint32_t>& debug_ids);
 
  private:
   std::vector<TensorRecord> tensors_;
