@@ -64,7 +64,8 @@ uint32_t deconv_filter(Lowering& l, ir::ValueId w, int64_t groups) {
             for (int64_t x = 0; x < kw; ++x)
               dst[(((gi * mg + o) * kh + y) * kw + x) * cg + i] =
                   src[(((gi * cg + i) * mg + o) * kh + y) * kw + x];
-    return l.blob().add_constant({uint64_t(groups * mg), uint64_t(kh), uint64_t(kw), uint64_t(cg)}, std::move(dst));
+    return l.blob().add_constant({uint64_t(groups * mg), uint64_t(kh), uint64_t(kw), uint64_t(cg)},
+                                 std::move(dst));
   });
 }
 

@@ -78,7 +78,8 @@ TEST_CASE("xnnpack reads a blob placed at an unaligned address", "[xnnpack]") {
 
 TEST_CASE("xnnpack refuses a blob of another version", "[xnnpack]") {
   check_refused(small_graph().build(1), Error::DelegateInvalidCompatibility,
-                "xnnpack: blob version 1, this runtime reads version " + std::to_string(xnnpack::kXnnpackBlobVersion) + "; recompile");
+                "xnnpack: blob version 1, this runtime reads version " +
+                    std::to_string(xnnpack::kXnnpackBlobVersion) + "; recompile");
 }
 
 TEST_CASE("xnnpack refuses blobs with defects, naming the tensor or node", "[xnnpack]") {
