@@ -37,10 +37,9 @@ flatbuffers::Offset<fb::Attr> build_attr(flatbuffers::FlatBufferBuilder& b, cons
 }
 
 // Segment payloads in file order; offsets are relative to segment_base.
-// Views: the bytes must outlive serialization (the packed constants are owned
-// here, delegate blobs stay in the program).
+// Views: the bytes must outlive serialization (the packed constants are the
+// ProgramImage's, delegate blobs stay in the program).
 struct Segments {
-  std::vector<uint8_t> constants;
   std::vector<std::span<const uint8_t>> data;
   std::vector<fb::Segment> table;
 
@@ -53,10 +52,12 @@ struct Segments {
   }
 };
 
-// Step 2: every constant's offset in segment 0 (data shared by several
-// values is stored once). No segment when the graph has no constants.
-std::map<const std::vector<uint8_t>*, size_t> pack_constants(const FlatPlan& flat, Segments& segments) {
-  std::vector<uint8_t> segment;
+// Step 2: every constant's offset in segment 0, packed into `segment` (data
+// shared by several values is stored once). No segment when the graph has
+// no constants.
+std::map<const std::vector<uint8_t>*, size_t> pack_constants(const FlatPlan& flat,
+                                                             std::vector<uint8_t>& segment,
+                                                             Segments& segments) {
   std::map<const std::vector<uint8_t>*, size_t> constant_offset;
   size_t total = 0;  // an upper bound: the segment grows once
   for (const ir::Value* value : flat.values)
@@ -70,8 +71,7 @@ std::map<const std::vector<uint8_t>*, size_t> pack_constants(const FlatPlan& fla
     if (!v.constant->empty()) std::memcpy(segment.data() + off, v.constant->data(), v.constant->size());
     constant_offset[v.constant.get()] = off;
   }
-  segments.constants = std::move(segment);
-  if (!constant_offset.empty()) segments.add(segments.constants);
+  if (!constant_offset.empty()) segments.add(segment);
   return constant_offset;
 }
 
@@ -223,8 +223,9 @@ ProgramImage serialize_program_image(const ir::ExportedProgram& program, EmitSta
   check_emittable(program);
   const FlatPlan flat = flatten(program.graph);
   const ArenaPlan mem = plan_arena(flat);
+  ProgramImage image;
   Segments segments;
-  const auto constant_offset = pack_constants(flat, segments);
+  const auto constant_offset = pack_constants(flat, image.constants, segments);
   const std::vector<uint32_t> delegate_segment = pack_delegates(program, segments);
   uint64_t segment_bytes = 0;
   for (const auto& data : segments.data) segment_bytes += data.size();
@@ -289,10 +290,7 @@ ProgramImage serialize_program_image(const ir::ExportedProgram& program, EmitSta
 
   // Layout: [size prefix + flatbuffer][pad to 64][segment 0][pad to 64][segment 1]...
   static constexpr uint8_t kZeros[kSegmentAlignment] = {};
-  ProgramImage image;
   image.flatbuffer.assign(b.GetBufferPointer(), b.GetBufferPointer() + b.GetSize());
-  image.constants = std::move(segments.constants);
-  if (!segments.data.empty() && !image.constants.empty()) segments.data[0] = image.constants;  // moved above
   image.pieces.push_back(image.flatbuffer);
   size_t at = image.flatbuffer.size();
   const size_t base = align_up(at, kSegmentAlignment);

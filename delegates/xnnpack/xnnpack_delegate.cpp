@@ -73,6 +73,10 @@ ir::Attrs attrs_of(const AttrList& list) {
   return attrs;
 }
 
+// The IR's copy of each program constant, made once and shared by every
+// program rebuilt from the kernels.
+using ConstantCopies = std::unordered_map<const Tensor*, ir::ConstantData>;
+
 // Kernels [from, end) of `model` as an edge program: the range's inputs as
 // graph inputs (program constants as constants), its outputs as graph
 // outputs. Values are named "v<N>", N indexing `tensors`.
@@ -82,7 +86,8 @@ struct Rebuilt {
   std::vector<ir::NodeId> node_of;  // per kernel of the range
 };
 
-Rebuilt rebuild(const DelegateModel& model, size_t from, size_t end, const KernelRange* io) {
+Rebuilt rebuild(const DelegateModel& model, size_t from, size_t end, const KernelRange* io,
+                ConstantCopies& copies) {
   Rebuilt r;
   r.program.source_path = "load-time delegate 'xnnpack'";
   ir::Graph& g = r.program.graph;
@@ -97,9 +102,12 @@ Rebuilt rebuild(const DelegateModel& model, size_t from, size_t end, const Kerne
     r.tensors.push_back(t);
     ir::ValueId id = ir::kNoValue;
     if (constants.count(t)) {
-      const auto* bytes = static_cast<const uint8_t*>(t->data);
-      id = g.add_constant(name, t->spec,
-                          std::make_shared<const std::vector<uint8_t>>(bytes, bytes + t->nbytes()));
+      ir::ConstantData& data = copies[t];
+      if (!data) {
+        const auto* bytes = static_cast<const uint8_t*>(t->data);
+        data = std::make_shared<const std::vector<uint8_t>>(bytes, bytes + t->nbytes());
+      }
+      id = g.add_constant(name, t->spec, data);
     } else {
       id = g.add_value(name, t->spec);
     }
@@ -138,7 +146,8 @@ Status XnnpackDelegate::init() {
 Status XnnpackDelegate::build(DelegateModel& model) {
   runs_.clear();
   // The node rule, on every kernel in its context.
-  const Rebuilt all = rebuild(model, 0, model.num_kernels(), nullptr);
+  ConstantCopies copies;
+  const Rebuilt all = rebuild(model, 0, model.num_kernels(), nullptr, copies);
   std::vector<bool> taken(model.num_kernels(), false);
   for (size_t k = 0; k < model.num_kernels(); ++k)
     taken[k] =
@@ -154,7 +163,7 @@ Status XnnpackDelegate::build(DelegateModel& model) {
     k = run.end;
     ETC_ASSIGN_OR_RETURN(const KernelRange io, model.range(run.from, run.end));
     try {
-      const Rebuilt part = rebuild(model, run.from, run.end, &io);
+      const Rebuilt part = rebuild(model, run.from, run.end, &io, copies);
       const ir::ExportedProgram lowered = to_backend("xnnpack", part.program, {});
       if (lowered.delegates.size() != 1) throw CompileError("the run did not lower to one delegate");
       // The delegate's arguments, in its order: the call's inputs, then outputs.

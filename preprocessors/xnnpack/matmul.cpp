@@ -60,15 +60,9 @@ bool plain_transpose(const ir::Graph& g, const ir::Node& t) {
   return t.op == EdgeOp::Transpose && !t.dead && !find_channel_shuffle(g, t);
 }
 
-std::vector<uint64_t> onnx_dims(const Shape& shape) {
-  std::vector<uint64_t> d;
-  for (int64_t v : shape) d.push_back(static_cast<uint64_t>(v));
-  return d;
-}
-
 Source in_onnx_order(const ir::Graph& g, ir::ValueId v) {
   const Shape& shape = shape_of(g, v);
-  Source s{v, {}, onnx_dims(shape), nullptr, true};
+  Source s{v, {}, xnn_dims(shape, false), nullptr, true};
   for (int a = 0; a < shape.rank(); ++a) s.axes.push_back(static_cast<int8_t>(a));
   return s;
 }

@@ -85,13 +85,6 @@ std::unique_ptr<fb::GraphT> unpack_blob(std::span<const uint8_t> blob) {
   return std::unique_ptr<fb::GraphT>(fb::GetSizePrefixedGraph(blob.data())->UnPack());
 }
 
-std::span<const uint8_t> constant_data(std::span<const uint8_t> blob) {
-  uint32_t size = 0;
-  std::memcpy(&size, blob.data(), 4);
-  const size_t base = std::min(xnnpack_constant_base(size), blob.size());
-  return blob.subspan(base);
-}
-
 }  // namespace
 
 std::string XnnpackBackendDetails::check_resize(std::span<const uint8_t> largest,
@@ -111,7 +104,8 @@ std::string XnnpackBackendDetails::check_resize(std::span<const uint8_t> largest
     expected->nodes[n]->to_end = resized->nodes[n]->to_end;
   }
   if (std::string difference = first_difference(*resized, *expected); !difference.empty()) return difference;
-  const std::span<const uint8_t> a = constant_data(largest), b = constant_data(other);
+  const std::span<const uint8_t> a = xnnpack_constant_data(largest.data(), largest.size()),
+                                 b = xnnpack_constant_data(other.data(), other.size());
   if (a.size() != b.size() || !std::equal(a.begin(), a.end(), b.begin()))
     return "the constant data differs (a constant the backend computed from the input's size)";
   return "";

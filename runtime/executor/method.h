@@ -94,7 +94,7 @@ class Method {
   const std::vector<ReplacedRange>& delegated_ranges() const { return replaced_; }
   const std::string& delegate_not_used() const { return delegate_not_used_; }
   // Delegate calls running their portable fallback (the backend could not).
-  size_t num_fallbacks_used() const { return fallbacks_used_; }
+  size_t num_fallbacks_used() const;
   // The plan's name ("forward" when the program leaves it out).
   const std::string& name() const { return name_; }
 
@@ -224,7 +224,6 @@ class Method {
   std::map<uint32_t, std::string> unusable_;
   std::vector<int64_t> fallback_of_chain_;
   std::vector<bool> chain_idle_;
-  size_t fallbacks_used_ = 0;
   std::string delegate_not_used_;
   uint32_t program_delegates_ = 0;  // the program's delegates, before the load-time ones
   AlignedBuffer temp_;

@@ -191,9 +191,13 @@ Status Method::create_fallback_step(const fb::DelegateCall& call, uint32_t index
                   step.outputs[k]->spec.str());
   ETC_LOG(Warning, "%s: delegate %u %s; its portable fallback runs instead (slower)",
           program_->name().c_str(), call.delegate(), why.c_str());
-  ++fallbacks_used_;
   steps_.push_back(std::move(step));
   return Status::Ok();
+}
+
+size_t Method::num_fallbacks_used() const {
+  return static_cast<size_t>(
+      std::count_if(steps_.begin(), steps_.end(), [](const Step& s) { return s.fallback >= 0; }));
 }
 
 // A fallback chain belongs to its delegate call alone.

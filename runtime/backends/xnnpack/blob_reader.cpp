@@ -173,9 +173,9 @@ Status check_alignment(const fb::Graph& graph) {
 namespace {
 
 // The size-prefixed flatbuffer at `bytes` (whose prefix says it fits in
-// `size` bytes), read with the given constant data.
-Result<BlobView> read_graph(const uint8_t* bytes, size_t size, const uint8_t* constants,
-                            size_t constants_size) {
+// `size` bytes), read with the given constant data, or with its own (what
+// follows the flatbuffer) when `given` is null.
+Result<BlobView> read_graph(const uint8_t* bytes, size_t size, const Span<const uint8_t>* given) {
   if (bytes == nullptr || size < 12)
     return invalid(std::to_string(size) + " bytes, too small for a size-prefixed flatbuffer");
   if (!flatbuffers::BufferHasIdentifier(bytes, kXnnpackBlobIdentifier, /*size_prefixed=*/true))
@@ -197,11 +197,9 @@ Result<BlobView> read_graph(const uint8_t* bytes, size_t size, const uint8_t* co
     return fail(Error::DelegateInvalidCompatibility, "xnnpack: blob version ",
                 std::to_string(graph.version()), ", this runtime reads version ",
                 std::to_string(kXnnpackBlobVersion), "; recompile");
-  if (constants == nullptr) {
-    const size_t base = xnnpack_constant_base(flatbuffer_size);
-    constants = bytes + (base < size ? base : size);
-    constants_size = base < size ? size - base : 0;
-  }
+  const Span<const uint8_t> data = given ? *given : xnnpack_constant_data(bytes, size);
+  const uint8_t* constants = data.data();
+  const size_t constants_size = data.size();
   const auto* tensors = graph.tensors();
   const size_t num_tensors = tensors == nullptr ? 0 : tensors->size();
   if (size_t{graph.num_inputs()} + graph.num_outputs() > num_tensors)
@@ -219,20 +217,11 @@ Result<BlobView> read_graph(const uint8_t* bytes, size_t size, const uint8_t* co
 }  // namespace
 
 Result<BlobView> read_xnnpack_blob(const void* data, size_t size) {
-  return read_graph(static_cast<const uint8_t*>(data), size, nullptr, 0);
+  return read_graph(static_cast<const uint8_t*>(data), size, nullptr);
 }
 
 Result<BlobView> read_xnnpack_graph(const void* flatbuffer, size_t size, Span<const uint8_t> constants) {
-  if (constants.data() == nullptr) return invalid("no constant data");
-  return read_graph(static_cast<const uint8_t*>(flatbuffer), size, constants.data(), constants.size());
-}
-
-Span<const uint8_t> xnnpack_blob_constants(const void* data, size_t size) {
-  uint32_t flatbuffer_size = 0;
-  std::memcpy(&flatbuffer_size, data, 4);
-  const size_t base = xnnpack_constant_base(flatbuffers::EndianScalar(flatbuffer_size));
-  const auto* bytes = static_cast<const uint8_t*>(data);
-  return base < size ? Span<const uint8_t>(bytes + base, size - base) : Span<const uint8_t>(bytes + size, 0);
+  return read_graph(static_cast<const uint8_t*>(flatbuffer), size, &constants);
 }
 
 }  // namespace etc::xnnpack

@@ -54,9 +54,6 @@ Result<BlobView> read_xnnpack_blob(const void* data, size_t size);
 // those of the blob it was resized from).
 Result<BlobView> read_xnnpack_graph(const void* flatbuffer, size_t size, Span<const uint8_t> constants);
 
-// The constant data of a blob that read_xnnpack_blob accepted.
-Span<const uint8_t> xnnpack_blob_constants(const void* data, size_t size);
-
 // "[1, 8, 8, 3]"
 std::string dims_string(const TensorInfo& tensor);
 

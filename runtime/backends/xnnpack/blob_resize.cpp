@@ -405,6 +405,9 @@ Status resize_graph(fb::GraphT& graph, const std::vector<BlobDims>& input_dims) 
   for (auto& t : graph.tensors) {
     if (!t) return fail(Error::InvalidArgument, "xnnpack: a blob tensor is missing");
     if (t->external_input < 0) continue;
+    if (static_cast<size_t>(t->external_input) >= input_dims.size())
+      return fail(Error::InvalidArgument, "xnnpack: a tensor is delegate input ",
+                  str(static_cast<uint64_t>(t->external_input)), " of ", str(input_dims.size()));
     const BlobDims& dims = input_dims[static_cast<size_t>(t->external_input)];
     if (dims.size() != t->dims.size())
       return fail(Error::InvalidArgument, "xnnpack: delegate input ",

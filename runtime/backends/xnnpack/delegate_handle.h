@@ -77,8 +77,7 @@ struct XnnpackHandle {
   std::vector<StageRun> runs;  // one per stage
   std::vector<float*> data;    // per tensor: where a shared tensor lives
   std::vector<Argument> args;
-  std::vector<std::vector<uint64_t>> input_dims;  // per delegate input, blob order
-  std::vector<AlignedBuffer> owned;               // staging and shared buffers, run-time constants
+  std::vector<AlignedBuffer> owned;  // staging and shared buffers, run-time constants
   // Where a rank-4 output is turned into the program's NCHW before it is
   // logged; null unless outputs are logged.
   float* log_buffer = nullptr;

@@ -327,19 +327,30 @@ Result<std::unique_ptr<XnnpackHandle>> create_instance(const BlobView& view, con
   ETC_ASSIGN_OR_RETURN(handle->pool, SharedThreadpool::acquire(options.num_threads));
   ETC_TRY(create_stages(view, constant_data, plan, options.winograd, *handle));
   if (options.detail == DelegateDetail::kNodeOutputs) ETC_TRY(prepare_output_logging(view, plan, *handle));
-  for (const Argument& arg : handle->args)
-    if (arg.is_input) handle->input_dims.emplace_back(arg.tensor.dims, arg.tensor.dims + arg.tensor.rank);
   return handle;
+}
+
+// Whether `handle` was created for delegate inputs of these blob dims.
+bool has_input_dims(const XnnpackHandle& handle, const std::vector<BlobDims>& dims) {
+  size_t k = 0;
+  for (const Argument& arg : handle.args) {
+    if (!arg.is_input) continue;
+    if (k >= dims.size() ||
+        !std::equal(dims[k].begin(), dims[k].end(), arg.tensor.dims, arg.tensor.dims + arg.tensor.rank))
+      return false;
+    ++k;
+  }
+  return k == dims.size();
 }
 
 // The backend's DelegateHandle: the instance that runs, and for a method
 // whose inputs may change size, what other sizes are derived from.
 struct XnnpackDelegate {
-  XnnpackHandle* active = nullptr;
-  // Instances at the sizes used most recently (the active one among them),
-  // so alternating sizes do not create them again; at most kMaxSizes.
+  // Instances at the sizes used most recently, most recent first: the one
+  // that runs, then those alternating sizes come back to; at most kMaxSizes.
   static constexpr size_t kMaxSizes = 4;
   std::vector<std::unique_ptr<XnnpackHandle>> sizes;
+  XnnpackHandle& active() const { return *sizes.front(); }
   // Resizable only: the blob as compiled (the largest sizes), which stays
   // alive with the method, and the options instances are created with.
   const void* blob = nullptr;
@@ -380,8 +391,10 @@ Result<std::unique_ptr<XnnpackHandle>> create_resized(const XnnpackDelegate& d,
   AlignedBuffer flatbuffer = AlignedBuffer::allocate(fbb.GetSize());
   if (!flatbuffer) return out_of_memory("the resized blob");
   std::memcpy(flatbuffer.data(), fbb.GetBufferPointer(), fbb.GetSize());
-  ETC_ASSIGN_OR_RETURN(BlobView view, read_xnnpack_graph(flatbuffer.data(), fbb.GetSize(),
-                                                         xnnpack_blob_constants(d.blob, d.blob_size)));
+  ETC_ASSIGN_OR_RETURN(
+      BlobView view,
+      read_xnnpack_graph(flatbuffer.data(), fbb.GetSize(),
+                         xnnpack_constant_data(static_cast<const uint8_t*>(d.blob), d.blob_size)));
   return create_instance(view, d.options);
 }
 
@@ -425,7 +438,6 @@ class XnnpackBackend final : public BackendInterface {
     options.detail = context.options().delegate_detail;
     options.num_threads = context.options().num_threads;
     ETC_ASSIGN_OR_RETURN(std::unique_ptr<XnnpackHandle> handle, create_instance(view, options));
-    delegate->active = handle.get();
     delegate->sizes.push_back(std::move(handle));
     if (context.may_resize()) {
       // Other sizes are derived from the blob: it stays with the method.
@@ -443,7 +455,7 @@ class XnnpackBackend final : public BackendInterface {
   Status execute(BackendExecutionContext& context, DelegateHandle* opaque,
                  Span<EValue*> args) const override {
     if (opaque == nullptr) return fail(Error::DelegateInvalidHandle, "xnnpack: null handle");
-    XnnpackHandle& handle = *static_cast<XnnpackDelegate*>(opaque)->active;
+    XnnpackHandle& handle = static_cast<XnnpackDelegate*>(opaque)->active();
     if (args.size() != handle.args.size())
       return fail(Error::InvalidArgument, "xnnpack: ", std::to_string(args.size()), " arguments, expected ",
                   std::to_string(handle.args.size()));
@@ -480,18 +492,18 @@ class XnnpackBackend final : public BackendInterface {
       return fail(Error::NotSupported,
                   "xnnpack: this delegate was initialised for fixed input sizes (the method has no input "
                   "with a range)");
-    if (args.size() != d.active->args.size())
+    if (args.size() != d.active().args.size())
       return fail(Error::InvalidArgument, "xnnpack: ", std::to_string(args.size()), " arguments, expected ",
-                  std::to_string(d.active->args.size()));
+                  std::to_string(d.active().args.size()));
     std::vector<BlobDims> dims;
     for (size_t a = 0; a < args.size(); ++a) {
-      const Argument& arg = d.active->args[a];
+      const Argument& arg = d.active().args[a];
       if (!arg.is_input) continue;
       ETC_ASSIGN_OR_RETURN(BlobDims in, argument_dims(arg, args[a]));
       dims.push_back(std::move(in));
     }
     auto it = std::find_if(d.sizes.begin(), d.sizes.end(),
-                           [&](const std::unique_ptr<XnnpackHandle>& h) { return h->input_dims == dims; });
+                           [&](const std::unique_ptr<XnnpackHandle>& h) { return has_input_dims(*h, dims); });
     if (it == d.sizes.end()) {
       ETC_ASSIGN_OR_RETURN(std::unique_ptr<XnnpackHandle> created, create_resized(d, dims));
       if (d.sizes.size() == XnnpackDelegate::kMaxSizes) d.sizes.pop_back();
@@ -499,8 +511,7 @@ class XnnpackBackend final : public BackendInterface {
     } else {
       std::rotate(d.sizes.begin(), it, it + 1);  // most recent first
     }
-    d.active = d.sizes.front().get();
-    set_output_specs(*d.active, args);
+    set_output_specs(d.active(), args);
     return Status::Ok();
   }
 

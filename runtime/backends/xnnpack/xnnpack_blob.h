@@ -4,6 +4,8 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
+#include <span>
 
 #include "runtime/backends/xnnpack/xnnpack_blob_generated.h"
 
@@ -26,6 +28,15 @@ inline bool is_native_node(fb::NodeType type) {
 inline size_t xnnpack_constant_base(size_t flatbuffer_size) {
   const size_t end = 4 + flatbuffer_size;
   return (end + kXnnpackConstantAlignment - 1) / kXnnpackConstantAlignment * kXnnpackConstantAlignment;
+}
+
+// The constant data of a blob of `size` bytes (at least the 4-byte size
+// prefix): from its constant base to the end, empty when the blob ends first.
+inline std::span<const uint8_t> xnnpack_constant_data(const uint8_t* blob, size_t size) {
+  uint32_t flatbuffer_size = 0;
+  std::memcpy(&flatbuffer_size, blob, sizeof(flatbuffer_size));
+  const size_t base = xnnpack_constant_base(flatbuffers::EndianScalar(flatbuffer_size));
+  return base < size ? std::span<const uint8_t>(blob + base, size - base) : std::span<const uint8_t>();
 }
 
 }  // namespace etc::xnnpack
