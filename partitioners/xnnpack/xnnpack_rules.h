@@ -18,31 +18,27 @@
 
 #include "compiler/backend/capability_partitioner.h"
 #include "compiler/ir/graph.h"
+#include "compiler/ir/node_attrs.h"
 
 namespace etc::xnnpack {
 
-// Attribute readers (defaults when absent).
-std::vector<int64_t> attr_ints(const ir::Node& n, const char* name);
-int64_t attr_int(const ir::Node& n, const char* name, int64_t fallback);
-float attr_float(const ir::Node& n, const char* name, float fallback);
-std::string attr_string(const ir::Node& n, const char* name, const std::string& fallback);
+// The node readers every rule uses (compiler/ir/node_attrs.h).
+using ir::attr_float;
+using ir::attr_int;
+using ir::attr_ints;
+using ir::attr_string;
+using ir::is_constant;
+using ir::is_global_avg_pool;
+using ir::pool_ceil_padding;
+using ir::present;
+using ir::shape_of;
 
-const Shape& shape_of(const ir::Graph& g, ir::ValueId v);
-bool is_constant(const ir::Graph& g, ir::ValueId v);
-bool present(const ir::Node& n, size_t input);
 // A 4-D tensor whose NCHW and NHWC element orders coincide (C = 1 or H = W = 1).
 bool layout_free(const Shape& s);
 
 // Node classification shared with preprocess.
 bool is_depthwise_conv(const ir::Graph& g, const ir::Node& n);  // group == C > 1, w [C*m, 1, kh, kw]
-// avg_pool whose window is the whole H×W with no padding, or reduce_mean over
-// H and W of a 4-D tensor (keeping dims or not).
-bool is_global_avg_pool(const ir::Graph& g, const ir::Node& n);
-// Extra bottom/right padding that makes XNNPACK's rounded-down output size
-// equal a pooling node's ceil_mode output size ({0, 0} without ceil_mode);
-// empty when no padding can.
-std::vector<int64_t> pool_ceil_padding(const ir::Graph& g, const ir::Node& n);
-bool is_square(const ir::Graph& g, const ir::Node& n);  // pow(x, constant 2)
+bool is_square(const ir::Graph& g, const ir::Node& n);          // pow(x, constant 2)
 
 // ShuffleNet's channel shuffle: reshape [N, C, H, W] -> [N, g, C/g, H, W],
 // transpose perm [0, 2, 1, 3, 4], reshape back to [N, C, H, W], each

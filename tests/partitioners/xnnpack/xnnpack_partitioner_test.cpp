@@ -134,7 +134,7 @@ TEST_CASE("xnnpack partitioner refuses pooling that XNNPACK computes differently
     b.op(EdgeOp::MaxPool, {x}, pool_attrs({2, 2}, {2, 2}, {0, 0, 0, 0}, 1));
     const ir::ExportedProgram p = b.build();
     CHECK(verdict(p).supported);
-    CHECK(xnnpack::pool_ceil_padding(p.graph, p.graph.nodes().back()) == std::vector<int64_t>{1, 1});
+    CHECK(ir::pool_ceil_padding(p.graph, p.graph.nodes().back()) == std::vector<int64_t>{1, 1});
   }
   SECTION("ceil_mode that changes nothing is accepted") {
     GraphBuilder b;
