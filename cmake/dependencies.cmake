@@ -19,6 +19,16 @@ endif()
 if(ETC_BUILD_TESTS)
   find_package(Catch2 2 REQUIRED)
 endif()
+if(ETC_BACKEND_ONEDNN)
+  # Debian's dnnl-config.cmake requires OpenCL (its build has a GPU runtime
+  # the CPU backend never uses): the library and header are found directly.
+  find_library(DNNL_LIBRARY dnnl REQUIRED)
+  find_path(DNNL_INCLUDE_DIR dnnl.hpp REQUIRED)
+  add_library(DNNL::dnnl UNKNOWN IMPORTED)
+  set_target_properties(DNNL::dnnl PROPERTIES IMPORTED_LOCATION ${DNNL_LIBRARY}
+                        INTERFACE_INCLUDE_DIRECTORIES ${DNNL_INCLUDE_DIR})
+  find_package(OpenMP REQUIRED)
+endif()
 
 # Compiles a flatbuffer schema into a header-only target.
 # Extra flatc flags may follow (e.g. --gen-object-api).

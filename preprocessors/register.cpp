@@ -3,8 +3,10 @@
 #include <mutex>
 
 #include "preprocessors/demo/demo_preprocess.h"
+#include "preprocessors/onednn/onednn_preprocess.h"
 #include "preprocessors/xnnpack/xnnpack_preprocess.h"
 #include "runtime/backends/demo/demo_format.h"
+#include "runtime/backends/onednn/onednn_blob.h"
 #include "runtime/backends/xnnpack/xnnpack_blob.h"
 
 namespace etc {
@@ -13,6 +15,7 @@ void register_builtin_preprocessors() {
   static std::once_flag once;
   std::call_once(once, [] {
     register_backend_details(demo::kDemoBackendId, std::make_unique<demo::DemoBackendDetails>());
+    register_backend_details(onednn::kOnednnBackendId, std::make_unique<onednn::OnednnBackendDetails>());
     register_backend_details(xnnpack::kXnnpackBackendId, std::make_unique<xnnpack::XnnpackBackendDetails>());
   });
 }

@@ -1,5 +1,6 @@
 #!/usr/bin/python3
-"""etc with the XNNPACK backend against ONNX Runtime on the same CPU. Prints,
+"""etc with the XNNPACK backend (or others: --backend) against ONNX Runtime on
+the same CPU. Prints,
 per model and thread count, the median latency of each (in process, after
 warm-up; the two alternate round by round, each going first in turn), the
 ratio etc/ORT (the median over rounds of each round's etc median over its
@@ -9,6 +10,10 @@ output; ORT: session creation plus first run) and peak RSS of each process.
 
     tools/bench_xnnpack.py [--etc build/tools/etc] [--threads 1,2] [--iterations 30]
                            [--rounds 3] [--models resnet18,mobilenet_v2] [--load-time]
+                           [--backend onednn [--backend xnnpack]]
+
+--backend (repeatable, default xnnpack) is passed to `etc preprocess` in
+order: `--backend onednn --backend xnnpack` gives oneDNN first pick.
 
 With --load-time, each model is also compiled without --backend and run with
 `--runtime-delegate xnnpack` (XNNPACK taken when the program is loaded), in
@@ -98,11 +103,14 @@ def main():
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--load-time", action="store_true",
                     help="also run each model compiled without --backend with --runtime-delegate xnnpack")
+    ap.add_argument("--backend", action="append", help="etc preprocess --backend (repeatable; default xnnpack)")
     ap.add_argument("--models", default=",".join(DEFAULT_MODELS),
                     help="comma-separated names, or 'all' (the benchmark set: " + ",".join(BENCHMARK_SET) + ")")
     args = ap.parse_args()
     threads = [int(t) for t in args.threads.split(",")]
     models = BENCHMARK_SET if args.models == "all" else args.models.split(",")
+    backend_flags = [f for b in (args.backend or ["xnnpack"]) for f in ("--backend", b)]
+    print("etc backends: " + " ".join(args.backend or ["xnnpack"]))
 
     subprocess.run([os.path.join(MODELS_DIR, "prepare_models.sh")], check=True, stdout=subprocess.DEVNULL)
     subprocess.run(["/usr/bin/python3", os.path.join(MODELS_DIR, "export_torchvision.py"), FETCHED,
@@ -117,7 +125,7 @@ def main():
             onnx_path = os.path.join(FETCHED, file)
             program = os.path.join(tmp, name + ".etp")
             shape_flags = [f for s in fixed for f in ("--input-shape", s)]
-            compiled = json.loads(run_measured([args.etc, "preprocess", onnx_path, "--backend", "xnnpack",
+            compiled = json.loads(run_measured([args.etc, "preprocess", onnx_path, *backend_flags,
                                                 "-o", program, "--json", *shape_flags])[0])
             part = compiled.get("partitioning", {})
             shapes = fixed or input_flags(onnx_path)

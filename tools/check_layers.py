@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Fails when a source file includes across a forbidden layer (the dependency
 rules of the design: the runtime never reaches the compiler, ONNX, protobuf
-or spdlog; XNNPACK only in its backend; a load-time delegate above the
+or spdlog; XNNPACK and oneDNN only in their backends; a load-time delegate above the
 halves of its backend; the IR below the rest of the
 compiler; a preprocessor reaches only its own backend's partitioner). Prints every offending include as FILE:LINE: reason.
 
@@ -18,6 +18,7 @@ PROJECT = ("runtime/", "compiler/", "partitioners/", "preprocessors/", "delegate
 # its backend may include.
 NOT_IN_RUNTIME = ("onnx/", "google/protobuf/", "spdlog/", "nlohmann/", "CLI/")
 XNNPACK_HEADERS = ("xnnpack.h", "pthreadpool.h", "cpuinfo.h")
+ONEDNN_HEADERS = ("dnnl.hpp", "dnnl.h", "omp.h")
 
 # (folder, project folders it may include), most specific first.
 RULES = [
@@ -57,6 +58,8 @@ def check(path, text):
         where = f"{path}:{number}"
         if header in XNNPACK_HEADERS and not path.startswith(("runtime/backends/xnnpack/", "tests/", "tools/")):
             problems.append(f"{where}: <{header}> outside runtime/backends/xnnpack")
+        if header in ONEDNN_HEADERS and not path.startswith(("runtime/backends/onednn/", "tests/", "tools/")):
+            problems.append(f"{where}: <{header}> outside runtime/backends/onednn")
         if folder is None:
             continue
         if folder == "runtime/" and header.startswith(NOT_IN_RUNTIME):

@@ -21,7 +21,7 @@ BUILD_TYPE=Debug "$root/tools/build_runtime_only.sh"  # unoptimised: it checks t
 (cd "$root/build-runtime" && ctest --output-on-failure -j "$(nproc)")
 tsan="$root/build-tsan"
 cmake -S "$root" -B "$tsan" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1" \
-  -DETC_BUILD_COMPILER=OFF -DETC_BACKEND_XNNPACK=ON -DETC_TSAN=ON >/dev/null
+  -DETC_BUILD_COMPILER=OFF -DETC_BACKEND_XNNPACK=ON -DETC_BACKEND_ONEDNN=OFF -DETC_TSAN=ON >/dev/null
 ninja -C "$tsan" etc_threads_test | { grep -vE '^\[[0-9]+/[0-9]+\] (Building|Linking)' || true; }
 TSAN_OPTIONS="suppressions=$root/tests/tsan.supp halt_on_error=1 second_deadlock_stack=1" \
   "$tsan/tests/runtime/etc_threads_test"

@@ -1,9 +1,11 @@
 #include "compiler/devtools/metadata_parsers.h"
 
+#include <algorithm>
 #include <map>
 #include <mutex>
 
 #include "runtime/backends/demo/demo_format.h"
+#include "runtime/backends/onednn/onednn_blob.h"
 #include "runtime/backends/xnnpack/profiling_metadata.h"
 #include "runtime/backends/xnnpack/xnnpack_blob.h"
 
@@ -22,6 +24,27 @@ std::map<std::string, MetadataParser, std::less<>>& registry() {
 
 MetadataColumns unreadable(size_t size, const char* what) {
   return {{"metadata", std::to_string(size) + " bytes, not " + what}};
+}
+
+// runtime/backends/onednn/compiled_partition.h: "key=value;key=value"
+// (the primitive's implementation, the reorders it needed), printable ASCII.
+MetadataColumns onednn_metadata(const uint8_t* data, size_t size, const MetadataContext&) {
+  if (size == 0) return {};
+  if (data == nullptr || size > 256) return unreadable(size, "oneDNN metadata");
+  for (size_t i = 0; i < size; ++i)
+    if (data[i] < 0x20 || data[i] > 0x7e) return unreadable(size, "oneDNN metadata");
+  const std::string text(reinterpret_cast<const char*>(data), size);
+  MetadataColumns columns;
+  size_t start = 0;
+  while (start <= text.size()) {
+    const size_t end = std::min(text.find(';', start), text.size());
+    const std::string item = text.substr(start, end - start);
+    const size_t eq = item.find('=');
+    if (eq == std::string::npos || eq == 0) return unreadable(size, "oneDNN metadata");
+    columns.emplace_back(item.substr(0, eq), item.substr(eq + 1));
+    start = end + 1;
+  }
+  return columns;
 }
 
 // demo_format.h: the instruction's element count, little-endian uint64.
@@ -87,6 +110,7 @@ MetadataParser metadata_parser_for(std::string_view backend_id) {
 void register_builtin_metadata_parsers() {
   register_metadata_parser(demo::kDemoBackendId, demo_metadata);
   register_metadata_parser(xnnpack::kXnnpackBackendId, xnnpack_metadata);
+  register_metadata_parser(onednn::kOnednnBackendId, onednn_metadata);
 }
 
 }  // namespace etc::devtools

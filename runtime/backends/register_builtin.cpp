@@ -3,6 +3,10 @@
 #include "runtime/backend/interface.h"
 #include "runtime/backends/demo/demo_backend.h"
 #include "runtime/backends/demo/demo_format.h"
+#ifdef ETC_HAVE_ONEDNN_BACKEND
+#include "runtime/backends/onednn/onednn_backend.h"
+#include "runtime/backends/onednn/onednn_blob.h"
+#endif
 #ifdef ETC_HAVE_XNNPACK_BACKEND
 #include "runtime/backends/xnnpack/xnnpack_backend.h"
 #include "runtime/backends/xnnpack/xnnpack_blob.h"
@@ -23,6 +27,9 @@ Status register_builtin_backends() {
   ETC_TRY(register_once(Backend{demo::kDemoBackendId, demo::demo_backend()}));
 #ifdef ETC_HAVE_XNNPACK_BACKEND  // the build option ETC_BACKEND_XNNPACK
   ETC_TRY(register_once(Backend{xnnpack::kXnnpackBackendId, xnnpack::xnnpack_backend()}));
+#endif
+#ifdef ETC_HAVE_ONEDNN_BACKEND  // the build option ETC_BACKEND_ONEDNN
+  ETC_TRY(register_once(Backend{onednn::kOnednnBackendId, onednn::onednn_backend()}));
 #endif
   return Status::Ok();
 }

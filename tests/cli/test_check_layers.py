@@ -32,6 +32,8 @@ class CheckLayers(unittest.TestCase):
             # Allowed: a preprocessor and its own partitioner, XNNPACK in its backend.
             "preprocessors/xnnpack/g.cpp": '#include "partitioners/xnnpack/xnnpack_rules.h"\n',
             "runtime/backends/xnnpack/h.cpp": "#include <xnnpack.h>\n#include \"runtime/core/result.h\"\n",
+            "runtime/backends/onednn/i.cpp": "#include <dnnl.hpp>\n",
+            "runtime/backends/xnnpack/j.cpp": "#include <dnnl.hpp>\n",
         }
         with tempfile.TemporaryDirectory() as root:
             for rel, text in files.items():
@@ -41,10 +43,11 @@ class CheckLayers(unittest.TestCase):
             proc = check(root)
         self.assertEqual(proc.returncode, 1)
         lines = proc.stdout.splitlines()
-        self.assertEqual(len(lines), 6, proc.stdout)
+        self.assertEqual(len(lines), 7, proc.stdout)
         for expected in ("runtime/executor/a.cpp:1:", "runtime/core/b.h:2: the runtime includes onnx/onnx_pb.h",
                          "runtime/kernels/c.cpp:1: <xnnpack.h>", "compiler/ir/d.h:1:", "compiler/passes/e.cpp:1:",
-                         "preprocessors/demo/f.cpp:1:"):
+                         "preprocessors/demo/f.cpp:1:",
+                         "runtime/backends/xnnpack/j.cpp:1: <dnnl.hpp> outside runtime/backends/onednn"):
             self.assertTrue(any(line.startswith(expected) for line in lines), expected)
 
 

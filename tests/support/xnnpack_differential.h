@@ -4,17 +4,10 @@
 // (max |diff| / max |ref| <= tolerance) in each of the given run options.
 // Inputs are seeded, uniform in [lo, hi].
 
-#include <catch2/catch.hpp>
-#include <random>
 #include <vector>
 
-#include "compiler/backend/to_backend.h"
-#include "partitioners/register.h"
 #include "partitioners/xnnpack/xnnpack_partitioner.h"
-#include "preprocessors/register.h"
-#include "runtime/backends/register_builtin.h"
-#include "tests/support/differential.h"
-#include "tests/support/random.h"
+#include "tests/support/backend_differential.h"
 
 namespace etc::testing {
 
@@ -27,28 +20,9 @@ struct XnnpackCheck {
 };
 
 inline void check_xnnpack_matches_portable(const ir::ExportedProgram& program, const XnnpackCheck& c = {}) {
-  register_builtin_partitioners();
-  register_builtin_preprocessors();
-  REQUIRE(register_builtin_backends().ok());
-  for (const ir::Node& n : program.graph.nodes()) {
-    const Support s = xnnpack::XnnpackPartitioner::is_supported(program.graph, n);
-    INFO(edge_op_name(n.op) << ": " << s.reason);
-    REQUIRE(s.supported);
-  }
-  std::vector<std::vector<uint8_t>> inputs;
-  uint32_t seed = 3;
-  for (ir::ValueId v : program.graph.inputs()) {
-    std::mt19937 rng(seed++);
-    inputs.push_back(as_bytes(random_floats(program.graph.value(v).spec.shape.numel(), rng, c.lo, c.hi)));
-  }
-  const ir::ExportedProgram lowered = to_backend(program, xnnpack::XnnpackPartitioner(c.specs));
-  REQUIRE(!lowered.delegates.empty());
-  if (c.one_partition) REQUIRE(lowered.delegates.size() == 1);
-  for (const ir::Node& n : lowered.graph.nodes()) REQUIRE((n.dead || n.is_delegate_call()));
-  for (const RuntimeOptions& options : c.runs) {
-    INFO("threads " << options.num_threads << ", detail " << static_cast<int>(options.delegate_detail));
-    check_close_float_outputs(program, lowered, inputs, c.tolerance, options);
-  }
+  check_backend_matches_portable(program, xnnpack::XnnpackPartitioner(c.specs),
+                                 &xnnpack::XnnpackPartitioner::is_supported,
+                                 BackendCheck{c.lo, c.hi, c.tolerance, c.one_partition, c.runs});
 }
 
 }  // namespace etc::testing

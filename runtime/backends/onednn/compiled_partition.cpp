@@ -1,0 +1,132 @@
+#include "runtime/backends/onednn/compiled_partition.h"
+
+#include <omp.h>
+
+#include <algorithm>
+#include <climits>
+#include <cstring>
+
+#include "runtime/backends/onednn/partition_builder.h"
+
+namespace etc::onednn {
+namespace {
+
+// Steps of plan_arena, over buffers that are neither arguments nor owned:
+//   1. sort by size, largest first (ties: first use);
+//   2. place each at the lowest 64-byte-aligned offset where it overlaps no
+//      placed buffer whose life [first, last] meets its own.
+// O(n^2) in buffers, which is the partition's node count or so.
+size_t plan_arena(std::vector<BufferPlan>& buffers) {
+  std::vector<size_t> order;
+  for (size_t b = 0; b < buffers.size(); ++b)
+    if (buffers[b].arg < 0 && buffers[b].fixed == nullptr && buffers[b].bytes > 0) order.push_back(b);
+  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    return buffers[a].bytes != buffers[b].bytes ? buffers[a].bytes > buffers[b].bytes
+                                                : buffers[a].first < buffers[b].first;
+  });
+  constexpr size_t kAlign = AlignedBuffer::kAlignment;
+  size_t total = 0;
+  std::vector<size_t> placed;
+  for (size_t b : order) {
+    BufferPlan& buf = buffers[b];
+    std::vector<std::pair<size_t, size_t>> taken;
+    for (size_t p : placed)
+      if (buffers[p].first <= buf.last && buf.first <= buffers[p].last)
+        taken.emplace_back(buffers[p].offset, buffers[p].offset + buffers[p].bytes);
+    std::sort(taken.begin(), taken.end());
+    size_t offset = 0;
+    for (const auto& [begin, end] : taken) {
+      if (offset + buf.bytes <= begin) break;
+      offset = std::max(offset, (end + kAlign - 1) / kAlign * kAlign);
+    }
+    buf.offset = offset;
+    total = std::max(total, offset + buf.bytes);
+    placed.push_back(b);
+  }
+  return total;
+}
+
+}  // namespace
+
+Result<std::unique_ptr<CompiledPartition>> compile_partition(const BlobView& view,
+                                                             const CompileOptions& options) {
+  auto out = std::make_unique<CompiledPartition>();
+  out->num_threads = std::max(1, options.num_threads);
+  PartitionPlan plan;
+  try {
+    out->engine = dnnl::engine(dnnl::engine::kind::cpu, 0);
+    out->stream = dnnl::stream(out->engine);
+    // Weights reorders at init use the same threads as execute.
+    omp_set_num_threads(out->num_threads);
+    ETC_TRY(build_partition(view, options, *out, plan));
+  } catch (const dnnl::error& e) {
+    return fail(Error::InvalidProgram, "onednn: ", e.what());
+  }
+  const size_t arena_bytes = plan_arena(plan.buffers);
+  out->arena = AlignedBuffer::allocate(arena_bytes);
+  out->scratchpad = AlignedBuffer::allocate(plan.scratchpad_bytes);
+  if (!out->arena || !out->scratchpad)
+    return fail(Error::DelegateMemoryAllocationFailed, "onednn: cannot allocate ",
+                std::to_string(arena_bytes + plan.scratchpad_bytes), " bytes of activations");
+  // Every memory gets its data now; arguments get theirs at each execute.
+  std::vector<dnnl::memory> memories;
+  for (const MemoryPlan& m : plan.memories) {
+    const BufferPlan& b = plan.buffers[static_cast<size_t>(m.buffer)];
+    void* data = b.fixed != nullptr ? b.fixed
+                 : b.arg >= 0       ? DNNL_MEMORY_NONE
+                                    : out->arena.as<uint8_t>() + b.offset;
+    memories.emplace_back(m.desc, out->engine, data);
+    if (b.arg >= 0) out->bindings.emplace_back(memories.back(), static_cast<size_t>(b.arg));
+  }
+  for (PlannedGroup& g : plan.groups) {
+    StepGroup group;
+    group.debug_id = g.debug_id;
+    group.metadata = std::move(g.metadata);
+    for (PlannedStep& s : g.steps) {
+      Step step{std::move(s.primitive), {}};
+      for (const auto& [arg, memory] : s.args) step.args.emplace(arg, memories[static_cast<size_t>(memory)]);
+      if (s.scratchpad.get_size() > 0)
+        step.args.emplace(DNNL_ARG_SCRATCHPAD,
+                          dnnl::memory(s.scratchpad, out->engine, out->scratchpad.data()));
+      group.steps.push_back(std::move(step));
+    }
+    out->groups.push_back(std::move(group));
+  }
+  for (uint32_t t : view.input_tensors) out->arg_numel.push_back(view.tensors[t].numel);
+  for (uint32_t t : view.output_tensors) out->arg_numel.push_back(view.tensors[t].numel);
+  return out;
+}
+
+Status run_partition(CompiledPartition& p, BackendExecutionContext& context, Span<EValue*> args) {
+  if (args.size() != p.arg_numel.size())
+    return fail(Error::InvalidArgument, "onednn: ", std::to_string(args.size()), " arguments, expected ",
+                std::to_string(p.arg_numel.size()));
+  for (size_t a = 0; a < args.size(); ++a) {
+    const EValue* v = args[a];
+    if (v == nullptr || !v->is_tensor() || v->to_tensor().dtype() != DType::Float32 ||
+        v->to_tensor().numel() != p.arg_numel[a] || v->to_tensor().data == nullptr)
+      return fail(Error::InvalidArgument, "onednn: argument ", std::to_string(a),
+                  " is not a float32 tensor of ", std::to_string(p.arg_numel[a]), " elements");
+  }
+  for (auto& [memory, arg] : p.bindings) memory.set_data_handle(args[arg]->to_tensor().data);
+  omp_set_num_threads(p.num_threads);
+  EventTracer* tracer = context.event_tracer();
+  try {
+    for (const StepGroup& g : p.groups) {
+      const bool traced = tracer != nullptr && g.debug_id != kNoDebugId;
+      const EventTracerEntry event =
+          traced ? tracer->start_profiling_delegate({}, g.debug_id) : EventTracerEntry{};
+      for (const Step& s : g.steps) s.primitive.execute(p.stream, s.args);
+      if (traced) {
+        p.stream.wait();
+        tracer->end_profiling_delegate(event, g.metadata.data(), g.metadata.size());
+      }
+    }
+    p.stream.wait();
+  } catch (const dnnl::error& e) {
+    return fail(Error::DelegateInvalidHandle, "onednn: a primitive failed: ", e.what());
+  }
+  return Status::Ok();
+}
+
+}  // namespace etc::onednn

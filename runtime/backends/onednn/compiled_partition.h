@@ -1,0 +1,79 @@
+#pragma once
+// A oneDNN partition ready to run: its primitives, created at init for this
+// CPU from a verified blob (blob_reader.h), with the memory they use.
+//
+// Layouts: each primitive picks the layouts it runs fastest in (blocked,
+// e.g. nChw16c, or NHWC), and a tensor is converted (a reorder) only where
+// a reader needs another layout than its writer chose: at the partition's
+// edges, where ONNX's row-major order meets the primitives', and between
+// primitives that disagree. Weights are reordered once, here.
+//
+// Memory: activations live in one arena whose offsets are planned here from
+// each buffer's first and last use; a convolution whose sum post-op reads a
+// residual that nothing reads later writes over that residual in place. The
+// delegate's arguments are bound (not copied) where the edge layout is
+// row-major. One scratchpad serves every primitive (they run in turn).
+//
+// Errors: init failures name the blob node and oneDNN's reason.
+
+#include <dnnl.hpp>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "runtime/backend/context.h"
+#include "runtime/backends/onednn/blob_reader.h"
+#include "runtime/core/aligned_buffer.h"
+#include "runtime/core/evalue.h"
+#include "runtime/core/result.h"
+#include "runtime/core/span.h"
+
+namespace etc::onednn {
+
+// Which 3x3 stride-1 convolutions run as Winograd (compile spec "winograd").
+enum class WinogradMode { kOff, kAuto, kOn };
+
+struct CompileOptions {
+  WinogradMode winograd = WinogradMode::kAuto;
+  int num_threads = 1;
+};
+
+struct Step {
+  dnnl::primitive primitive;
+  std::unordered_map<int, dnnl::memory> args;
+};
+
+// One blob node's work: the reorders it needs, its primitive, and the
+// reorder of its output to the delegate's argument; one profiling event.
+struct StepGroup {
+  std::vector<Step> steps;
+  uint32_t debug_id = kNoDebugId;
+  std::string metadata;  // "implementation=...;reorders=N"
+};
+
+struct CompiledPartition {
+  dnnl::engine engine;
+  dnnl::stream stream;
+  std::vector<StepGroup> groups;
+  // Memories whose data is a delegate argument's (index: inputs, then
+  // outputs), rebound at every execute.
+  std::vector<std::pair<dnnl::memory, size_t>> bindings;
+  std::vector<int64_t> arg_numel;  // expected elements of each argument
+  AlignedBuffer arena;
+  AlignedBuffer scratchpad;
+  std::vector<AlignedBuffer> owned;  // reordered weights, copied constants
+  int num_threads = 1;
+  size_t winograd_convolutions = 0;
+};
+
+// Errors: InvalidProgram when oneDNN refuses a node (naming it);
+// DelegateMemoryAllocationFailed.
+Result<std::unique_ptr<CompiledPartition>> compile_partition(const BlobView& view,
+                                                             const CompileOptions& options);
+
+// Binds the arguments (float32, numel as the blob declares) and runs every
+// step. Profiling events carry each group's debug id and metadata.
+Status run_partition(CompiledPartition& partition, BackendExecutionContext& context, Span<EValue*> args);
+
+}  // namespace etc::onednn

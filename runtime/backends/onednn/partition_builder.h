@@ -1,0 +1,62 @@
+#pragma once
+// build_partition: creates one blob's primitives in node order and plans
+// what compile_partition (compiled_partition.h) then allocates and binds:
+// buffers with their lives in steps, memories (a layout over a buffer) and
+// steps (a primitive and its arguments, by memory index).
+//
+// Per node:
+//   1. create the primitive descriptor, letting it choose its layouts
+//      (format "any") except where its input's layout can be kept;
+//   2. convert each input into the layout the primitive chose (a reorder
+//      step, shared by later readers of the same tensor in that layout);
+//   3. place the output: a delegate argument when the layout is row-major,
+//      the residual's buffer for a sum post-op whose residual dies here, else
+//      a new buffer; then a reorder to the argument when it is not.
+// Constants are converted at once (weights into the primitive's layout),
+// into owned buffers. Throws dnnl::error where oneDNN refuses.
+
+#include <dnnl.hpp>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "runtime/backends/onednn/compiled_partition.h"
+
+namespace etc::onednn {
+
+struct BufferPlan {
+  size_t bytes = 0;
+  int first = INT32_MAX, last = -1;  // steps writing first and reading last
+  size_t offset = 0;                 // into the arena
+  int64_t arg = -1;                  // a delegate argument's data
+  void* fixed = nullptr;             // owned data (constants)
+};
+
+struct MemoryPlan {
+  dnnl::memory::desc desc;
+  int buffer = -1;
+};
+
+struct PlannedStep {
+  dnnl::primitive primitive;
+  std::vector<std::pair<int, int>> args;  // DNNL_ARG_* -> memory index
+  dnnl::memory::desc scratchpad;
+};
+
+struct PlannedGroup {
+  std::vector<PlannedStep> steps;
+  uint32_t debug_id = kNoDebugId;
+  std::string metadata;
+};
+
+struct PartitionPlan {
+  std::vector<BufferPlan> buffers;
+  std::vector<MemoryPlan> memories;
+  std::vector<PlannedGroup> groups;
+  size_t scratchpad_bytes = 0;
+};
+
+Status build_partition(const BlobView& view, const CompileOptions& options, CompiledPartition& out,
+                       PartitionPlan& plan);
+
+}  // namespace etc::onednn

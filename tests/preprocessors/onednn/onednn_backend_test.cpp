@@ -1,0 +1,141 @@
+// The oneDNN backend end to end: graphs lowered whole to oneDNN (partition,
+// preprocess, init, execute) give the portable kernels' outputs, at 1 and 2
+// threads and with every node traced; folded post-ops (activation, residual
+// sum written in place or over a copy), Winograd forced on and off, pooling
+// in ceil mode, concat of blocked tensors, broadcast operands, a reshape to
+// the delegate's output, batch norm, softmax and the fully connected head.
+#include <catch2/catch.hpp>
+#include <random>
+#include <vector>
+
+#include "partitioners/onednn/onednn_partitioner.h"
+#include "tests/support/backend_differential.h"
+#include "tests/support/graph_builder.h"
+
+namespace etc {
+namespace {
+
+using testing::GraphBuilder;
+
+std::vector<float> randoms(size_t n, uint32_t seed, float scale = 0.2f) {
+  std::mt19937 rng(seed);
+  std::vector<float> v = testing::random_floats(n, rng);
+  for (float& x : v) x *= scale;
+  return v;
+}
+
+ir::Attrs conv_attrs(int64_t group, std::vector<int64_t> pads, std::vector<int64_t> strides = {1, 1}) {
+  return ir::Attrs{
+      {"strides", strides}, {"pads", pads}, {"dilations", std::vector<int64_t>{1, 1}}, {"group", group}};
+}
+
+ir::Attrs pool_attrs(std::vector<int64_t> k, std::vector<int64_t> s, std::vector<int64_t> p,
+                     int64_t ceil = 0) {
+  return ir::Attrs{{"kernel_shape", k}, {"strides", s},
+                   {"pads", p},         {"dilations", std::vector<int64_t>{1, 1}},
+                   {"ceil_mode", ceil}, {"count_include_pad", int64_t{0}}};
+}
+
+ir::ValueId conv(GraphBuilder& b, ir::ValueId x, int64_t cin, int64_t cout, int64_t k, uint32_t seed,
+                 std::vector<int64_t> strides = {1, 1}, int64_t group = 1) {
+  const auto w = b.constant_f32("w" + std::to_string(seed), {cout, cin / group, k, k},
+                                randoms(static_cast<size_t>(cout * cin / group * k * k), seed));
+  const auto bias =
+      b.constant_f32("b" + std::to_string(seed), {cout}, randoms(static_cast<size_t>(cout), seed + 100));
+  const int64_t p = k / 2;
+  return b.op(EdgeOp::Conv, {x, w, bias}, conv_attrs(group, {p, p, p, p}, strides));
+}
+
+void check(const ir::ExportedProgram& program, std::vector<CompileSpec> specs = {}) {
+  RuntimeOptions one, two, traced;
+  one.num_threads = 1;
+  two.num_threads = 2;
+  traced.num_threads = 1;
+  traced.delegate_detail = DelegateDetail::kPerNode;
+  testing::check_backend_matches_portable(
+      program, onednn::OnednnPartitioner(std::move(specs)), &onednn::OnednnPartitioner::is_supported,
+      testing::BackendCheck{-2.0f, 2.0f, 1e-5f, true, {one, two, traced}});
+}
+
+// A residual block: conv -> relu -> conv -> add(x) -> relu, then a strided
+// conv with a downsampling branch, global pooling and a linear head.
+ir::ExportedProgram residual_net(int64_t c) {
+  GraphBuilder b;
+  const auto x = b.input("x", DType::Float32, {1, c, 14, 14});
+  const auto stem = b.op(EdgeOp::Relu, {conv(b, x, c, c, 3, 1)});
+  const auto branch = conv(b, b.op(EdgeOp::Relu, {conv(b, stem, c, c, 3, 2)}), c, c, 3, 3);
+  const auto block = b.op(EdgeOp::Relu, {b.op(EdgeOp::Add, {branch, stem})});
+  const auto down = conv(b, block, c, 2 * c, 1, 4, {2, 2});
+  const auto strided =
+      conv(b, b.op(EdgeOp::Relu, {conv(b, block, c, 2 * c, 3, 5, {2, 2})}), 2 * c, 2 * c, 3, 6);
+  const auto merged = b.op(EdgeOp::Relu, {b.op(EdgeOp::Add, {down, strided})});
+  const auto pooled = b.op(EdgeOp::ReduceMean, {merged},
+                           ir::Attrs{{"axes", std::vector<int64_t>{2, 3}}, {"keepdims", int64_t{0}}});
+  const auto wf = b.constant_f32("wf", {10, 2 * c}, randoms(static_cast<size_t>(20 * c), 7));
+  const auto bf = b.constant_f32("bf", {10}, randoms(10, 8));
+  b.output(b.op(EdgeOp::Gemm, {pooled, wf, bf},
+                ir::Attrs{{"trans_a", int64_t{0}}, {"trans_b", int64_t{1}}, {"alpha", 0.5f}, {"beta", 2.0f}}),
+           "logits");
+  return b.build();
+}
+
+TEST_CASE("oneDNN runs a residual network with folded sums, Winograd on, off and chosen", "[onednn]") {
+  for (const char* winograd : {"auto", "on", "off"}) {
+    INFO("winograd=" << winograd);
+    check(residual_net(32), {CompileSpec::from_string("winograd", winograd)});
+  }
+  check(residual_net(8));  // few channels: blocked layouts pad them
+}
+
+TEST_CASE("oneDNN keeps a residual that is read later and sums a delegate input", "[onednn]") {
+  GraphBuilder b;
+  const auto x = b.input("x", DType::Float32, {1, 16, 9, 9});
+  const auto y = b.op(EdgeOp::Add, {conv(b, x, 16, 16, 3, 11), x});  // residual is the delegate's input
+  const auto z = b.op(EdgeOp::Relu, {conv(b, y, 16, 16, 3, 12)});
+  const auto sum = b.op(EdgeOp::Add, {conv(b, z, 16, 16, 1, 13), z});
+  b.output(b.op(EdgeOp::Mul, {sum, z}), "out");  // z read after the sum: not written over
+  b.output(y, "y");
+  check(b.build());
+}
+
+TEST_CASE("oneDNN pools in ceil mode, concatenates blocked tensors and broadcasts", "[onednn]") {
+  GraphBuilder b;
+  const auto x = b.input("x", DType::Float32, {2, 12, 11, 11});
+  const auto a = b.op(EdgeOp::Relu, {conv(b, x, 12, 20, 3, 21)});
+  // 11 -> 6: max pooling adds a window in ceil mode, averaging pads.
+  const auto m = b.op(EdgeOp::MaxPool, {a}, pool_attrs({2, 2}, {2, 2}, {0, 0, 0, 0}, 1));
+  const auto v = b.op(EdgeOp::AvgPool, {a}, pool_attrs({3, 3}, {2, 2}, {1, 1, 1, 1}));
+  const auto cat = b.op(EdgeOp::Concat, {m, v, b.op(EdgeOp::Sigmoid, {m})}, ir::Attrs{{"axis", int64_t{1}}});
+  const auto scale = b.constant_f32("scale", {60, 1, 1}, randoms(60, 22, 1.0f));
+  const auto scaled = b.op(EdgeOp::Mul, {scale, cat});  // first operand broadcasts: swapped
+  const auto offset = b.constant_f32("offset", {}, {0.25f});
+  const auto shifted = b.op(EdgeOp::Sub, {scaled, offset});
+  const auto clipped = b.op(EdgeOp::Clip, {shifted}, ir::Attrs{{"min", -0.5f}, {"max", 0.75f}});
+  b.output(b.op(EdgeOp::Reshape, {clipped}, ir::Attrs{{"shape", std::vector<int64_t>{2, 60, 36}}}), "flat");
+  check(b.build());
+}
+
+TEST_CASE("oneDNN runs batch norm, depthwise convolution, softmax and matmul", "[onednn]") {
+  GraphBuilder b;
+  const auto x = b.input("x", DType::Float32, {1, 24, 8, 8});
+  const auto d =
+      b.op(EdgeOp::Clip, {conv(b, x, 24, 24, 3, 31, {1, 1}, 24)}, ir::Attrs{{"min", 0.0f}, {"max", 6.0f}});
+  std::vector<float> var = randoms(24, 33, 1.0f);
+  for (float& v : var) v = v * v + 0.5f;
+  const auto bn =
+      b.op(EdgeOp::BatchNorm,
+           {d, b.constant_f32("s", {24}, randoms(24, 32, 1.0f)), b.constant_f32("t", {24}, randoms(24, 34)),
+            b.constant_f32("m", {24}, randoms(24, 35)), b.constant_f32("v", {24}, var)},
+           ir::Attrs{{"epsilon", 1e-5f}});
+  const auto hs = b.op(EdgeOp::HardSwish, {bn});
+  const auto flat = b.op(EdgeOp::Reshape, {hs}, ir::Attrs{{"shape", std::vector<int64_t>{1, 24 * 64}}});
+  const auto w = b.constant_f32("w", {24 * 64, 32}, randoms(24 * 64 * 32, 36, 0.05f));
+  const auto logits = b.op(EdgeOp::MatMul, {flat, w});
+  b.output(b.op(EdgeOp::Softmax, {logits}, ir::Attrs{{"axis", int64_t{1}}, {"flatten", int64_t{0}}}), "p");
+  b.output(b.op(EdgeOp::LogSoftmax, {logits}, ir::Attrs{{"axis", int64_t{1}}, {"flatten", int64_t{0}}}),
+           "logp");
+  check(b.build());
+}
+
+}  // namespace
+}  // namespace etc
