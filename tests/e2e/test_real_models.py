@@ -55,6 +55,8 @@ MODES = [
      ["--threads", "1"]),
     # The portable program with XNNPACK taken at load time.
     ("runtime_delegate_xnnpack", [], ["--runtime-delegate", "xnnpack", "--threads", "2"]),
+    # oneDNN first, XNNPACK for what oneDNN leaves.
+    ("onednn_xnnpack", ["--backend", "onednn", "--backend", "xnnpack"], ["--threads", "2"]),
 ]
 
 

@@ -5,10 +5,13 @@
 // in ceil mode, concat of blocked tensors, broadcast operands, a reshape to
 // the delegate's output, batch norm, softmax and the fully connected head.
 #include <catch2/catch.hpp>
+#include <cstring>
 #include <random>
 #include <vector>
 
 #include "partitioners/onednn/onednn_partitioner.h"
+#include "runtime/backends/onednn/blob_reader.h"
+#include "runtime/backends/onednn/compiled_partition.h"
 #include "tests/support/backend_differential.h"
 #include "tests/support/graph_builder.h"
 
@@ -135,6 +138,49 @@ TEST_CASE("oneDNN runs batch norm, depthwise convolution, softmax and matmul", "
   b.output(b.op(EdgeOp::LogSoftmax, {logits}, ir::Attrs{{"axis", int64_t{1}}, {"flatten", int64_t{0}}}),
            "logp");
   check(b.build());
+}
+
+}  // namespace
+}  // namespace etc
+
+namespace etc {
+namespace {
+
+// A damaged blob (truncated, or bytes flipped anywhere) is refused with an
+// error, or, where the flip leaves a valid blob, creates its primitives;
+// never a crash or an out-of-bounds access (run under ASan in CI).
+TEST_CASE("oneDNN refuses damaged blobs without crashing", "[onednn]") {
+  register_builtin_partitioners();
+  register_builtin_preprocessors();
+  const ir::ExportedProgram lowered = to_backend(residual_net(8), onednn::OnednnPartitioner());
+  REQUIRE(lowered.delegates.size() == 1);
+  const std::vector<uint8_t>& blob = lowered.delegates[0].processed_bytes;
+  AlignedBuffer copy = AlignedBuffer::allocate(blob.size());
+  const auto read = [&](size_t size) {
+    Result<onednn::BlobView> view = onednn::read_onednn_blob(copy.data(), size);
+    if (!view.ok()) return view.message();
+    onednn::CompileOptions options;
+    Result<std::unique_ptr<onednn::CompiledPartition>> compiled = onednn::compile_partition(*view, options);
+    return compiled.ok() ? std::string() : compiled.message();
+  };
+  std::memcpy(copy.data(), blob.data(), blob.size());
+  REQUIRE(read(blob.size()).empty());
+  for (size_t cut : {size_t{0}, size_t{7}, size_t{64}, blob.size() / 2, blob.size() - 1}) {
+    INFO("truncated to " << cut);
+    const std::string error = read(cut);
+    CHECK(error.rfind("onednn blob: ", 0) == 0);
+  }
+  std::mt19937 rng(17);
+  uint32_t flat = 0;
+  std::memcpy(&flat, blob.data(), 4);
+  size_t refused = 0;
+  for (int trial = 0; trial < 300; ++trial) {
+    std::memcpy(copy.data(), blob.data(), blob.size());
+    const size_t at = rng() % (size_t{flat} + 4);  // within the flatbuffer
+    copy.data()[at] ^= static_cast<uint8_t>(1u << (rng() % 8));
+    if (!read(blob.size()).empty()) ++refused;
+  }
+  CHECK(refused > 0);
 }
 
 }  // namespace
