@@ -40,6 +40,10 @@ class Partitioner {
   // Short name used on the command line ("demo", "xnnpack").
   virtual std::string name() const = 0;
   virtual PartitionResult partition(const ir::ExportedProgram& program) const = 0;
+  // How costly this backend estimates a node it takes, relative to a
+  // typical backend (1.0); below 1 where it is known to run the node
+  // faster. A CompositePartitioner planning by cost weighs backends by it.
+  virtual double relative_cost(const ir::Graph& /*graph*/, const ir::Node& /*node*/) const { return 1.0; }
 };
 
 // Partitioners by name, for the CLI. Built-in ones are registered by

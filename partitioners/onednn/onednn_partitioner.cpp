@@ -60,6 +60,14 @@ Support OnednnPartitioner::is_supported(const ir::Graph& graph, const ir::Node& 
   return s.supported ? rule(graph, node) : s;
 }
 
+double OnednnPartitioner::relative_cost(const ir::Graph& graph, const ir::Node& node) const {
+  if (node.op != EdgeOp::Conv) return 1.0;
+  if (is_winograd_candidate(graph, node)) return 0.75;
+  // Grouped (depthwise) convolutions: the XNNPACK backend's own kernels
+  // ran mobilenet_v2 and efficientnet_b0 as fast or faster.
+  return ir::attr_int(node, "group", 1) > 1 ? 1.25 : 1.0;
+}
+
 PartitionResult OnednnPartitioner::partition(const ir::ExportedProgram& program) const {
   CapabilityOptions options = options_;
   if (!options.is_compute) options.is_compute = [](const ir::Node& n) { return !is_data_movement(n.op); };

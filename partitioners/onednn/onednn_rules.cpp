@@ -61,6 +61,17 @@ bool is_same_shape_binary(const ir::Graph& g, const ir::Node& n) {
          shape_of(g, n.inputs[1]) == shape_of(g, n.outputs[0]);
 }
 
+bool is_winograd_candidate(const ir::Graph& g, const ir::Node& n) {
+  if (n.op != EdgeOp::Conv || !is_constant(g, n.inputs[1])) return false;
+  const Shape& w = shape_of(g, n.inputs[1]);
+  if (w.rank() != 4 || w[2] != 3 || w[3] != 3 || w[0] < 32 || w[1] < 32 || attr_int(n, "group", 1) != 1)
+    return false;
+  for (const char* name : {"strides", "dilations"})
+    for (int64_t v : attr_ints(n, name))
+      if (v != 1) return false;
+  return true;
+}
+
 Support conv_rule(const ir::Graph& g, const ir::Node& n) {
   Support s = spatial_rank(g, n);
   if (s.supported) s = constant_weights(g, n);

@@ -55,8 +55,8 @@ MODES = [
      ["--threads", "1"]),
     # The portable program with XNNPACK taken at load time.
     ("runtime_delegate_xnnpack", [], ["--runtime-delegate", "xnnpack", "--threads", "2"]),
-    # oneDNN first, XNNPACK for what oneDNN leaves.
-    ("onednn_xnnpack", ["--backend", "onednn", "--backend", "xnnpack"], ["--threads", "2"]),
+    # oneDNN takes all it can, XNNPACK what it leaves: both in one program.
+    ("onednn_xnnpack", ["--backend", "onednn", "--backend", "xnnpack", "--assign", "priority"], ["--threads", "2"]),
 ]
 
 

@@ -32,6 +32,10 @@ std::pair<std::string, CompileSpec> parse_compile_spec(const std::string& flag) 
 void add_backend_flags(CLI::App& cmd, BackendFlags& flags) {
   cmd.add_option("--backend", flags.backends,
                  "Delegate to this backend (repeatable; earlier ones take precedence)");
+  cmd.add_option("--assign", flags.assign,
+                 "With several backends: 'cost' (default) weighs each backend's cost and the boundaries "
+                 "between them; 'priority' gives a node to the first backend that takes it")
+      ->check(CLI::IsMember({"cost", "priority"}));
   cmd.add_option("--compile-spec", flags.compile_specs,
                  "Pass a backend option: BACKEND:KEY=VALUE (repeatable)");
   cmd.add_option("--require-coverage", flags.require_coverage,
@@ -60,7 +64,9 @@ std::unique_ptr<Partitioner> make_requested_partitioner(const BackendFlags& flag
     children.push_back(make_partitioner(backend, specs[backend]));
   }
   if (children.size() == 1) return std::move(children.front());
-  return std::make_unique<CompositePartitioner>(std::move(children));
+  return std::make_unique<CompositePartitioner>(
+      std::move(children), flags.assign == "priority" ? CompositePartitioner::Planning::kPriority
+                                                      : CompositePartitioner::Planning::kCost);
 }
 
 std::string check_gates(const BackendFlags& flags, const PartitionReport& report) {

@@ -14,6 +14,7 @@ namespace etc::cli {
 
 struct BackendFlags {
   std::vector<std::string> backends;       // in priority order
+  std::string assign = "cost";             // several backends: cost | priority
   std::vector<std::string> compile_specs;  // BACKEND:KEY=VALUE
   double require_coverage = -1;            // percent of nodes; < 0: no gate
   double require_flops_coverage = -1;      // percent of FLOPs; < 0: no gate
