@@ -28,7 +28,7 @@ uint32_t conv_filter(Lowering& l, ir::ValueId w) {
   return l.constant(w, kConvFilter, [&] {
     const Shape& s = shape_of(l.graph(), w);
     const int64_t m = s[0], c = s[1], kh = s[2], kw = s[3];
-    const std::vector<float> src = l.floats(w);
+    const std::span<const float> src = l.float_view(w);
     std::vector<float> dst(src.size());
     for (int64_t o = 0; o < m; ++o)
       for (int64_t i = 0; i < c; ++i)
@@ -43,7 +43,7 @@ uint32_t depthwise_filter(Lowering& l, ir::ValueId w) {
   return l.constant(w, kDepthwiseFilter, [&] {
     const Shape& s = shape_of(l.graph(), w);
     const int64_t m = s[0], khw = s[2] * s[3];
-    const std::vector<float> src = l.floats(w);
+    const std::span<const float> src = l.float_view(w);
     std::vector<float> dst(src.size());
     for (int64_t o = 0; o < m; ++o)
       for (int64_t p = 0; p < khw; ++p) dst[p * m + o] = src[o * khw + p];
@@ -55,7 +55,7 @@ uint32_t deconv_filter(Lowering& l, ir::ValueId w, int64_t groups) {
   return l.constant(w, kDeconvFilter, [&] {
     const Shape& s = shape_of(l.graph(), w);
     const int64_t cin = s[0], mg = s[1], kh = s[2], kw = s[3], cg = cin / groups;
-    const std::vector<float> src = l.floats(w);
+    const std::span<const float> src = l.float_view(w);
     std::vector<float> dst(src.size());
     for (int64_t gi = 0; gi < groups; ++gi)
       for (int64_t o = 0; o < mg; ++o)

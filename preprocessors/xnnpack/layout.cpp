@@ -156,13 +156,16 @@ uint32_t Lowering::add_transpose(uint32_t in, const std::vector<uint64_t>& in_di
   return out;
 }
 
-std::vector<float> Lowering::floats(ir::ValueId v) const {
+std::span<const float> Lowering::float_view(ir::ValueId v) const {
   const ir::Value& val = g_.value(v);
   if (!val.is_constant() || val.spec.dtype != DType::Float32)
     throw CompileError("xnnpack: value '" + val.name + "' is not a float32 constant");
-  std::vector<float> out(static_cast<size_t>(val.spec.shape.numel()));
-  if (!out.empty()) std::memcpy(out.data(), val.constant->data(), out.size() * sizeof(float));
-  return out;
+  return {val.constant_as<float>(), static_cast<size_t>(val.spec.shape.numel())};
+}
+
+std::vector<float> Lowering::floats(ir::ValueId v) const {
+  const std::span<const float> view = float_view(v);
+  return std::vector<float>(view.begin(), view.end());
 }
 
 NodeRecord& Lowering::add_node(fb::NodeType type, const ir::Node& edge) {

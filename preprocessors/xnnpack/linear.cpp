@@ -13,8 +13,7 @@ namespace etc::xnnpack {
 namespace {
 
 // B [K, N] (or [N, K] when transposed) → filter [N, K], scaled by alpha.
-std::vector<float> filter_of(const std::vector<float>& b, int64_t k, int64_t n, bool transposed,
-                             float alpha) {
+std::vector<float> filter_of(std::span<const float> b, int64_t k, int64_t n, bool transposed, float alpha) {
   std::vector<float> f(b.size());
   for (int64_t o = 0; o < n; ++o)
     for (int64_t i = 0; i < k; ++i) f[o * k + i] = alpha * (transposed ? b[o * k + i] : b[i * n + o]);
@@ -72,7 +71,7 @@ void emit_linear(Lowering& l, const ir::Node& n) {
   // Fully connected multiplies along the last blob axis: ONNX order.
   const uint32_t in = l.value_as(n.inputs[0], false);
   const uint32_t filter = l.blob().add_constant(
-      {uint64_t(channels), uint64_t(k)}, filter_of(l.floats(n.inputs[1]), k, channels, trans_b, alpha));
+      {uint64_t(channels), uint64_t(k)}, filter_of(l.float_view(n.inputs[1]), k, channels, trans_b, alpha));
   const ir::Node* add = l.bias_add(n);
   const ir::ValueId c = add ? bias_operand(l.graph(), *add) : present(n, 2) ? n.inputs[2] : ir::kNoValue;
   const uint32_t bias = l.blob().add_constant({uint64_t(channels)}, bias_of(l, c, channels, beta));

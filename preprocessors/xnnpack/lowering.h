@@ -12,6 +12,7 @@
 
 #include <cstdint>
 #include <map>
+#include <span>
 #include <utility>
 #include <vector>
 
@@ -79,6 +80,9 @@ class Lowering {
     return id;
   }
   std::vector<float> floats(ir::ValueId v) const;  // a float32 constant's values
+  // The same values read in place (valid while the partition lives): no
+  // copy of a large filter only to relayout it.
+  std::span<const float> float_view(ir::ValueId v) const;
 
   // Appends an XNNPACK node that computes (part of) `edge`, whose debug
   // handles it takes. The reference is valid until the next add_node.
