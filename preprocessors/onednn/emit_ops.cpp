@@ -20,7 +20,7 @@ void emit_inner_product(Lowering& l, const ir::Node& n) {
   const bool transposed = n.op == EdgeOp::Gemm && attr_int(n, "trans_b", 0) != 0;
   const int64_t k = transposed ? b[1] : b[0], m = transposed ? b[0] : b[1];
   const float alpha = n.op == EdgeOp::Gemm ? attr_float(n, "alpha", 1.0f) : 1.0f;
-  const std::vector<float> src = l.floats(n.inputs[1]);
+  const std::span<const float> src = l.floats(n.inputs[1]);
   std::vector<float> w(src.size());
   for (int64_t o = 0; o < m; ++o)
     for (int64_t i = 0; i < k; ++i)
@@ -29,7 +29,7 @@ void emit_inner_product(Lowering& l, const ir::Node& n) {
   fb::NodeT& ip = l.add(fb::NodeKind::InnerProduct, n);
   ip.inputs = {l.tensor(n.inputs[0]), l.constant({m, k}, std::move(w))};
   if (n.op == EdgeOp::Gemm && present(n, 2)) {
-    const std::vector<float> c = l.floats(n.inputs[2]);
+    const std::span<const float> c = l.floats(n.inputs[2]);
     const float beta = attr_float(n, "beta", 1.0f);
     std::vector<float> bias(static_cast<size_t>(m));
     for (size_t o = 0; o < bias.size(); ++o) bias[o] = beta * c[c.size() == 1 ? 0 : o];
@@ -70,7 +70,8 @@ void emit_binary(Lowering& l, const ir::Node& n) {
     // A lower-rank constant: the same elements with leading ones.
     std::vector<int64_t> dims(static_cast<size_t>(y.rank() - o.rank()), 1);
     for (int i = 0; i < o.rank(); ++i) dims.push_back(o[i]);
-    second = l.constant(dims, l.floats(other));
+    const std::span<const float> values = l.floats(other);
+    second = l.constant(dims, std::vector<float>(values.begin(), values.end()));
   }
   b.inputs = {l.tensor(full), second};
   b.outputs = {l.tensor(n.outputs[0])};

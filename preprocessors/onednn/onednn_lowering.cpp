@@ -46,8 +46,16 @@ Lowering::Lowering(const ir::ExportedProgram& partition) : graph_(partition.grap
 uint32_t Lowering::tensor(ir::ValueId v) {
   if (auto it = tensors_.find(v); it != tensors_.end()) return it->second;
   const ir::Value& value = graph_.value(v);
-  const uint32_t id = value.is_constant() ? constant(dims_of(value.spec.shape), floats(v))
-                                          : intermediate(dims_of(value.spec.shape));
+  uint32_t id = 0;
+  if (value.is_constant()) {
+    id = intermediate(dims_of(value.spec.shape));
+    const std::span<const float> data = floats(v);
+    blob_.tensors[id]->constant_size = data.size() * sizeof(float);
+    constant_data_.push_back(data);
+    constant_tensors_.push_back(id);
+  } else {
+    id = intermediate(dims_of(value.spec.shape));
+  }
   if (value.spec.shape.rank() == 0) blob_.tensors[id]->dims = {1};
   tensors_[v] = id;
   return id;
@@ -56,7 +64,8 @@ uint32_t Lowering::tensor(ir::ValueId v) {
 uint32_t Lowering::constant(std::vector<int64_t> dims, std::vector<float> data) {
   const uint32_t id = intermediate(std::move(dims));
   blob_.tensors[id]->constant_size = data.size() * sizeof(float);
-  constant_data_.push_back(std::move(data));
+  owned_data_.push_back(std::move(data));
+  constant_data_.push_back(owned_data_.back());
   constant_tensors_.push_back(id);
   return id;
 }
@@ -68,14 +77,11 @@ uint32_t Lowering::intermediate(std::vector<int64_t> dims) {
   return static_cast<uint32_t>(blob_.tensors.size() - 1);
 }
 
-std::vector<float> Lowering::floats(ir::ValueId v) const {
+std::span<const float> Lowering::floats(ir::ValueId v) const {
   const ir::Value& value = graph_.value(v);
   if (!value.is_constant() || value.spec.dtype != DType::Float32)
     throw CompileError("onednn: value '" + value.name + "' is not a float32 constant");
-  const size_t n = static_cast<size_t>(value.spec.shape.numel());
-  std::vector<float> out(n);
-  std::memcpy(out.data(), value.constant->data(), n * sizeof(float));
-  return out;
+  return {value.constant_as<float>(), static_cast<size_t>(value.spec.shape.numel())};
 }
 
 fb::NodeT& Lowering::add(fb::NodeKind kind, const ir::Node& covers) {
@@ -108,8 +114,8 @@ std::vector<uint8_t> Lowering::finish(const std::vector<uint32_t>& debug_ids) {
     bytes.resize(base + blob_.tensors[constant_tensors_[c]]->constant_offset, 0);
     const auto* data = reinterpret_cast<const uint8_t*>(constant_data_[c].data());
     bytes.insert(bytes.end(), data, data + constant_data_[c].size() * sizeof(float));
-    std::vector<float>().swap(constant_data_[c]);
   }
+  owned_data_.clear();
   bytes.resize(base + size, 0);
   return bytes;
 }

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <span>
 #include <vector>
 
 #include "compiler/ir/graph.h"
@@ -34,8 +35,8 @@ class Lowering {
   uint32_t constant(std::vector<int64_t> dims, std::vector<float> data);
   // An internal tensor the blob adds (between a pooling and its reshape).
   uint32_t intermediate(std::vector<int64_t> dims);
-  // The float data of a constant edge value.
-  std::vector<float> floats(ir::ValueId v) const;
+  // The float data of a constant edge value, read in place.
+  std::span<const float> floats(ir::ValueId v) const;
   // Adds a node computing `covers`; its inputs and outputs are set by the
   // caller.
   fb::NodeT& add(fb::NodeKind kind, const ir::Node& covers);
@@ -49,7 +50,10 @@ class Lowering {
   const ir::Graph& graph_;
   fb::GraphT blob_;
   std::map<ir::ValueId, uint32_t> tensors_;
-  std::vector<std::vector<float>> constant_data_;  // by constant, in tensor order
+  // By constant, in tensor order: derived data the lowering owns, or a
+  // graph constant read in place at finish (the partition outlives it).
+  std::vector<std::vector<float>> owned_data_;
+  std::vector<std::span<const float>> constant_data_;
   std::vector<uint32_t> constant_tensors_;
   std::vector<LoweredNode> nodes_;
 };
