@@ -9,6 +9,9 @@
 #include "partitioners/onednn/onednn_partitioner.h"
 #include "partitioners/onednn/onednn_rules.h"
 #include "preprocessors/onednn/onednn_lowering.h"
+#ifdef ETC_HAVE_ONEDNN_BACKEND
+#include "runtime/backends/onednn/prepack.h"
+#endif
 
 namespace etc::onednn {
 namespace {
@@ -103,6 +106,38 @@ void emit_chain(Lowering& l, const ir::Graph& g, const Chain& chain) {
   lowered.node->outputs = {l.tensor(previous)};
 }
 
+std::string spec(std::span<const CompileSpec> specs, const std::string& key, const std::string& fallback,
+                 std::initializer_list<const char*> allowed) {
+  for (const CompileSpec& s : specs) {
+    if (s.key != key) continue;
+    const std::string value = s.value_string();
+    for (const char* a : allowed)
+      if (value == a) return value;
+    std::string list;
+    for (const char* a : allowed) list += (list.empty() ? "" : ", ") + std::string(a);
+    throw CompileError("onednn: compile spec " + key + "='" + value + "' (expected " + list + ")");
+  }
+  return fallback;
+}
+
+// prepack=on: the weights in the layouts this machine's primitives choose.
+std::vector<uint8_t> prepack(std::vector<uint8_t> blob, std::span<const CompileSpec> specs) {
+  const std::string winograd = spec(specs, "winograd", "auto", {"auto", "on", "off"});
+  if (spec(specs, "prepack", "off", {"on", "off"}) == "off") return blob;
+#ifdef ETC_HAVE_ONEDNN_BACKEND
+  CompileOptions options;
+  options.winograd = winograd == "on"    ? WinogradMode::kOn
+                     : winograd == "off" ? WinogradMode::kOff
+                                         : WinogradMode::kAuto;
+  Result<std::vector<uint8_t>> packed = prepack_blob(blob, options);
+  if (!packed.ok()) throw CompileError("onednn: cannot prepack: " + packed.message());
+  return std::move(*packed);
+#else
+  throw CompileError(
+      "onednn: compile spec prepack=on needs a build with the oneDNN backend (ETC_BACKEND_ONEDNN)");
+#endif
+}
+
 bool has_valid_handle(const LoweredNode& n) {
   for (const ir::Node* e : n.covers)
     for (int32_t h : e->meta.debug_handles)
@@ -113,7 +148,7 @@ bool has_valid_handle(const LoweredNode& n) {
 }  // namespace
 
 PreprocessResult OnednnBackendDetails::preprocess(const ir::ExportedProgram& partition,
-                                                  std::span<const CompileSpec> /*compile_specs*/) const {
+                                                  std::span<const CompileSpec> compile_specs) const {
   const ir::Graph& g = partition.graph;
   Lowering lowering(partition);
   const std::vector<Chain> chains = fold_chains(g);
@@ -149,7 +184,7 @@ PreprocessResult OnednnBackendDetails::preprocess(const ir::ExportedProgram& par
     debug_ids.push_back(static_cast<uint32_t>(std::get<int64_t>(id)));
   }
   PreprocessResult result;
-  result.processed_bytes = lowering.finish(debug_ids);
+  result.processed_bytes = prepack(lowering.finish(debug_ids), compile_specs);
   result.debug_handle_map = builder.get_delegate_mapping();
   return result;
 }

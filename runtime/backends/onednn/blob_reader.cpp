@@ -1,5 +1,7 @@
 #include "runtime/backends/onednn/blob_reader.h"
 
+#include <dnnl.h>
+
 #include <cmath>
 #include <cstring>
 #include <string>
@@ -36,14 +38,25 @@ Status read_tensors(const fb::Graph& g, size_t constants_size, const uint8_t* co
       info.numel *= d;
       if (info.numel > kMaxTensorElements) return bad(name + " is too large");
     }
+    if (ft.packed_desc() != nullptr) {
+      // Checked against the primitive's own descriptor when used.
+      if (ft.packed_desc()->size() != sizeof(dnnl_memory_desc_t) || ft.constant_size() == 0 ||
+          ft.constant_size() % sizeof(float) != 0)
+        return bad(name + ": a packed constant with a malformed descriptor or size");
+      info.packed_desc = ft.packed_desc()->data();
+      info.packed_for = ft.packed_for() != nullptr ? ft.packed_for()->str() : "";
+      view.has_packed = true;
+    }
     if (ft.constant_size() != 0) {
-      const uint64_t bytes = static_cast<uint64_t>(info.numel) * sizeof(float);
+      const uint64_t bytes = info.packed_desc != nullptr ? ft.constant_size()
+                                                         : static_cast<uint64_t>(info.numel) * sizeof(float);
       if (ft.constant_size() != bytes || ft.constant_offset() % alignof(float) != 0 ||
           ft.constant_offset() > constants_size || constants_size - ft.constant_offset() < bytes)
         return bad(name + ": its constant data is outside the blob or of the wrong size");
       if (ft.external_input() >= 0 || ft.external_output() >= 0)
         return bad(name + " is constant and external");
       info.constant = reinterpret_cast<const float*>(constants + ft.constant_offset());
+      info.constant_bytes = bytes;
     }
     info.external_input = ft.external_input();
     info.external_output = ft.external_output();

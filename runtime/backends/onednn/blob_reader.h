@@ -28,12 +28,18 @@ struct TensorInfo {
   std::vector<int64_t> dims;
   int64_t numel = 1;
   const float* constant = nullptr;  // into the blob; null when not a constant
+  uint64_t constant_bytes = 0;
+  // Prepacked weights (onednn_blob.fbs): the descriptor's raw bytes, of
+  // sizeof(dnnl_memory_desc_t); null when the data is row-major.
+  const uint8_t* packed_desc = nullptr;
+  std::string packed_for;
   int32_t external_input = -1;
   int32_t external_output = -1;
   bool is_constant() const { return constant != nullptr; }
 };
 
 struct BlobView {
+  bool has_packed = false;  // some constant is prepacked
   const fb::Graph* graph = nullptr;
   std::vector<TensorInfo> tensors;
   std::vector<uint32_t> input_tensors;   // tensor id of each delegate input

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <climits>
 #include <cstring>
+#include <thread>
 
 #include "runtime/backends/onednn/partition_builder.h"
 
@@ -48,16 +49,22 @@ size_t plan_arena(std::vector<BufferPlan>& buffers) {
 
 }  // namespace
 
+int creation_threads() { return static_cast<int>(std::max(1u, std::thread::hardware_concurrency())); }
+
 Result<std::unique_ptr<CompiledPartition>> compile_partition(const BlobView& view,
                                                              const CompileOptions& options) {
   auto out = std::make_unique<CompiledPartition>();
-  out->num_threads = std::max(1, options.num_threads);
+  out->num_threads = std::clamp(options.num_threads, 1, creation_threads());
   PartitionPlan plan;
   try {
     out->engine = dnnl::engine(dnnl::engine::kind::cpu, 0);
     out->stream = dnnl::stream(out->engine);
-    // Weights reorders at init use the same threads as execute.
-    omp_set_num_threads(out->num_threads);
+    // Primitives are created for every core of this machine, whatever
+    // --threads says: oneDNN sizes their scratchpads and picks some weight
+    // layouts (Winograd's) for the thread count at creation, and may run
+    // them on fewer threads, not on more. So the layouts do not depend on
+    // --threads, and weights prepacked on this machine match at any count.
+    omp_set_num_threads(creation_threads());
     ETC_TRY(build_partition(view, options, *out, plan));
   } catch (const dnnl::error& e) {
     return fail(Error::InvalidProgram, "onednn: ", e.what());

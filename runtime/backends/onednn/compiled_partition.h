@@ -39,6 +39,14 @@ struct CompileOptions {
   int num_threads = 1;
 };
 
+// A constant the primitives read in another layout than the blob's: what
+// prepacking (prepack.h) writes into the blob in its place.
+struct PackedConstant {
+  uint32_t tensor = 0;
+  dnnl::memory::desc desc;
+  const void* data = nullptr;  // owned by the partition
+};
+
 struct Step {
   dnnl::primitive primitive;
   std::unordered_map<int, dnnl::memory> args;
@@ -65,7 +73,16 @@ struct CompiledPartition {
   std::vector<AlignedBuffer> owned;  // reordered weights, copied constants
   int num_threads = 1;
   size_t winograd_convolutions = 0;
+  // Memories read blob bytes in place (prepacked weights, and then every
+  // constant whose layout matches): the blob must outlive the partition.
+  bool reads_blob = false;
+  AlignedBuffer blob_copy;  // the blob, when it had to be copied to be aligned
+  std::vector<PackedConstant> packed;
 };
+
+// The thread count primitives are created for: one per core of this
+// machine (execute may use fewer).
+int creation_threads();
 
 // Errors: InvalidProgram when oneDNN refuses a node (naming it);
 // DelegateMemoryAllocationFailed.

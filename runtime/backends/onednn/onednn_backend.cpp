@@ -55,8 +55,13 @@ class OnednnBackend final : public BackendInterface {
     options.num_threads =
         threads > 0 ? threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
     ETC_ASSIGN_OR_RETURN(std::unique_ptr<CompiledPartition> partition, compile_partition(view, options));
-    // Weights are reordered and constants copied: the blob is not needed.
-    processed->free();
+    if (partition->reads_blob) {
+      // Prepacked weights are read in place: the blob stays with the method.
+      partition->blob_copy = std::move(copy);
+    } else {
+      // Weights are reordered and constants copied: the blob is not needed.
+      processed->free();
+    }
     return static_cast<DelegateHandle*>(partition.release());
   }
 

@@ -12,7 +12,7 @@
 namespace etc::onednn {
 
 inline constexpr char kOnednnBackendId[] = "onednn";
-inline constexpr uint32_t kOnednnBlobVersion = 1;
+inline constexpr uint32_t kOnednnBlobVersion = 2;
 inline constexpr char kOnednnBlobIdentifier[] = "EDN1";
 inline constexpr size_t kOnednnConstantAlignment = 64;
 inline constexpr uint32_t kNoDebugId = 0xFFFFFFFFu;

@@ -2,6 +2,9 @@
 
 #include <cstring>
 #include <set>
+#include <stdexcept>
+
+#include "runtime/backends/onednn/prepack.h"
 
 namespace etc::onednn {
 namespace {
@@ -85,6 +88,9 @@ class Builder {
       } catch (const dnnl::error& e) {
         return fail(Error::InvalidProgram, "onednn: node ", std::to_string(n), " (",
                     fb::EnumNameNodeKind(node.kind()), "): oneDNN cannot create it: ", e.what());
+      } catch (const std::runtime_error& e) {
+        return fail(Error::DelegateInvalidCompatibility, "onednn: node ", std::to_string(n), " (",
+                    fb::EnumNameNodeKind(node.kind()), "): ", e.what());
       }
       if (reorders_ > 0) group_->metadata += ";reorders=" + std::to_string(reorders_);
       reorders_ = 0;
@@ -151,23 +157,49 @@ class Builder {
     return c;
   }
 
-  // A constant in layout `want`, converted now into an owned buffer.
-  // `source` describes the blob's bytes (row-major, maybe with other dims).
+  // A constant in layout `want`: the blob's bytes in place where they are
+  // in that layout and the blob stays (it has prepacked weights), else
+  // converted now into an owned buffer. `source` describes row-major blob
+  // bytes (maybe with other dims, e.g. grouped weights).
   int constant(uint32_t t, const md& source, const md& want) {
     for (int c : converted_[t])
       if (desc_of(c) == want) return c;
+    const TensorInfo& info = tensor(t);
+    void* blob = const_cast<float*>(info.constant);  // read only: in place or a reorder's source
+    if (info.packed_desc != nullptr) {
+      // Used only where it is exactly the layout this primitive chose
+      // here; the descriptor is never trusted to describe anything else.
+      dnnl_memory_desc_t stored;
+      std::memcpy(&stored, info.packed_desc, sizeof(stored));
+      if (stored.ndims == want.data.ndims && stored.format_kind == want.data.format_kind &&
+          dnnl_memory_desc_equal(&stored, &want.data) && want.get_size() == info.constant_bytes)
+        return in_place(t, want, blob);
+      throw std::runtime_error("tensor " + std::to_string(t) +
+                               ": weights were packed in a layout this CPU's " + "primitive does not use (" +
+                               info.packed_for + ", here " + packing_target() +
+                               "); compile without onednn:prepack=on, or on this machine");
+    } else if (view_.has_packed && source == want) {
+      return in_place(t, want, blob);
+    }
     AlignedBuffer data = AlignedBuffer::allocate(want.get_size());
     if (!data) throw dnnl::error(dnnl_out_of_memory, "cannot allocate a constant");
-    void* blob = const_cast<float*>(tensor(t).constant);  // read only: a reorder's source
     if (source == want) {
       std::memcpy(data.data(), blob, want.get_size());
     } else {
-      memory from(source, out_.engine, blob), to(want, out_.engine, data.data());
-      dnnl::reorder(from, to).execute(out_.stream, from, to);
+      memory src(source, out_.engine, blob), dst(want, out_.engine, data.data());
+      dnnl::reorder(src, dst).execute(out_.stream, src, dst);
       out_.stream.wait();
+      out_.packed.push_back(PackedConstant{t, want, data.data()});
     }
     const int m = new_memory(want, new_buffer(want.get_size(), -1, data.data()));
     out_.owned.push_back(std::move(data));
+    converted_[t].push_back(m);
+    return m;
+  }
+
+  int in_place(uint32_t t, const md& want, void* blob) {
+    out_.reads_blob = true;
+    const int m = new_memory(want, new_buffer(want.get_size(), -1, blob));
     converted_[t].push_back(m);
     return m;
   }

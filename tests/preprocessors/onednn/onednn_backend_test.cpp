@@ -90,6 +90,36 @@ TEST_CASE("oneDNN runs a residual network with folded sums, Winograd on, off and
   check(residual_net(8));  // few channels: blocked layouts pad them
 }
 
+TEST_CASE("oneDNN weights prepacked at compile time are used in place", "[onednn]") {
+  for (const char* winograd : {"auto", "off"}) {
+    INFO("winograd=" << winograd);
+    check(residual_net(32),
+          {CompileSpec::from_string("prepack", "on"), CompileSpec::from_string("winograd", winograd)});
+  }
+  register_builtin_partitioners();
+  register_builtin_preprocessors();
+  const std::vector<CompileSpec> on = {CompileSpec::from_string("prepack", "on")};
+  const ir::ExportedProgram lowered = to_backend(residual_net(32), onednn::OnednnPartitioner(on));
+  const std::vector<uint8_t>& blob = lowered.delegates.at(0).processed_bytes;
+  AlignedBuffer copy = AlignedBuffer::allocate(blob.size());
+  std::memcpy(copy.data(), blob.data(), blob.size());
+  Result<onednn::BlobView> view = onednn::read_onednn_blob(copy.data(), blob.size());
+  REQUIRE(view.ok());
+  REQUIRE(view->has_packed);
+  Result<std::unique_ptr<onednn::CompiledPartition>> compiled = onednn::compile_partition(*view, {});
+  REQUIRE(compiled.ok());
+  CHECK((*compiled)->reads_blob);
+  CHECK((*compiled)->packed.empty());  // nothing reordered at init
+}
+
+TEST_CASE("oneDNN refuses a prepack spec it does not know", "[onednn]") {
+  register_builtin_partitioners();
+  register_builtin_preprocessors();
+  const std::vector<CompileSpec> bad = {CompileSpec::from_string("prepack", "yes")};
+  CHECK_THROWS_WITH(to_backend(residual_net(8), onednn::OnednnPartitioner(bad)),
+                    Catch::Contains("compile spec prepack='yes' (expected on, off)"));
+}
+
 TEST_CASE("oneDNN keeps a residual that is read later and sums a delegate input", "[onednn]") {
   GraphBuilder b;
   const auto x = b.input("x", DType::Float32, {1, 16, 9, 9});
@@ -152,7 +182,11 @@ namespace {
 TEST_CASE("oneDNN refuses damaged blobs without crashing", "[onednn]") {
   register_builtin_partitioners();
   register_builtin_preprocessors();
-  const ir::ExportedProgram lowered = to_backend(residual_net(8), onednn::OnednnPartitioner());
+  const bool prepacked = GENERATE(false, true);
+  INFO("prepacked " << prepacked);
+  std::vector<CompileSpec> specs;
+  if (prepacked) specs.push_back(CompileSpec::from_string("prepack", "on"));
+  const ir::ExportedProgram lowered = to_backend(residual_net(8), onednn::OnednnPartitioner(specs));
   REQUIRE(lowered.delegates.size() == 1);
   const std::vector<uint8_t>& blob = lowered.delegates[0].processed_bytes;
   AlignedBuffer copy = AlignedBuffer::allocate(blob.size());
