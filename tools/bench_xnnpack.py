@@ -10,7 +10,7 @@ output; ORT: session creation plus first run) and peak RSS of each process.
 
     tools/bench_xnnpack.py [--etc build/tools/etc] [--threads 1,2] [--iterations 30]
                            [--rounds 3] [--models resnet18,mobilenet_v2] [--load-time]
-                           [--backend onednn [--backend xnnpack]]
+                           [--backend onednn [--backend xnnpack]] [--compile-spec onednn:prepack=on]
 
 --backend (repeatable, default xnnpack) is passed to `etc preprocess` in
 order: `--backend onednn --backend xnnpack` gives oneDNN first pick.
@@ -54,7 +54,7 @@ OTHER_MODELS = {
     "ppocr_rec": ("ppocr_rec.onnx", ["x=1x3x48x320"]),
     "lraspp": ("lraspp.onnx", []),
 }
-BENCHMARK_SET = ["resnet18", "mobilenet_v2", "mobilenet_v3_small", "efficientnet_b0", *OTHER_MODELS]
+BENCHMARK_SET = ["resnet18", "resnet50", "googlenet", "mobilenet_v2", "mobilenet_v3_small", "efficientnet_b0", *OTHER_MODELS]
 
 
 def run_measured(cmd):
@@ -104,13 +104,15 @@ def main():
     ap.add_argument("--load-time", action="store_true",
                     help="also run each model compiled without --backend with --runtime-delegate xnnpack")
     ap.add_argument("--backend", action="append", help="etc preprocess --backend (repeatable; default xnnpack)")
+    ap.add_argument("--compile-spec", action="append", default=[], help="etc preprocess --compile-spec (repeatable)")
     ap.add_argument("--models", default=",".join(DEFAULT_MODELS),
                     help="comma-separated names, or 'all' (the benchmark set: " + ",".join(BENCHMARK_SET) + ")")
     args = ap.parse_args()
     threads = [int(t) for t in args.threads.split(",")]
     models = BENCHMARK_SET if args.models == "all" else args.models.split(",")
     backend_flags = [f for b in (args.backend or ["xnnpack"]) for f in ("--backend", b)]
-    print("etc backends: " + " ".join(args.backend or ["xnnpack"]))
+    backend_flags += [f for c in args.compile_spec for f in ("--compile-spec", c)]
+    print("etc preprocess " + " ".join(backend_flags))
 
     subprocess.run([os.path.join(MODELS_DIR, "prepare_models.sh")], check=True, stdout=subprocess.DEVNULL)
     subprocess.run(["/usr/bin/python3", os.path.join(MODELS_DIR, "export_torchvision.py"), FETCHED,

@@ -219,6 +219,38 @@ class DelegationCli(TempDirCase):
         self.assertIn("needs --backend", proc.stderr)
         self.assertFalse(os.path.exists(self.path("n.etp")))
 
+    def test_onednn_programs_plain_and_prepacked_run_like_the_portable_one(self):
+        model = os.path.join(EXAMPLES, "mini_cnn.onnx")
+        image = self.path("image.npy")
+        np.save(image, np.random.default_rng(3).standard_normal((1, 3, 64, 64)).astype(np.float32))
+        self.etc("preprocess", model, "-o", self.path("p.etp"))
+        self.etc("run", self.path("p.etp"), "--input", f"image={image}", "--output-dir", self.path("o_p"))
+        out = os.listdir(self.path("o_p"))[0]
+        reference = np.load(os.path.join(self.path("o_p"), out))
+        for name, specs in (("plain", []), ("packed", ["--compile-spec", "onednn:prepack=on"])):
+            prog = self.path(name + ".etp")
+            self.etc("preprocess", model, "-o", prog, "--backend", "onednn", *specs)
+            for threads in ("1", "2"):
+                proc = self.etc("-v", "run", prog, "--input", f"image={image}", "--output-dir", self.path(name + threads),
+                                "--threads", threads)
+                self.assertIn("backend 'onednn') initialised", proc.stderr)
+                got = np.load(os.path.join(self.path(name + threads), out))
+                np.testing.assert_allclose(got, reference, rtol=1e-4, atol=1e-5 * np.abs(reference).max())
+        self.assertGreater(os.path.getsize(self.path("packed.etp")), 0)
+        proc = self.etc("preprocess", model, "-o", self.path("bad.etp"), "--backend", "onednn",
+                        "--compile-spec", "onednn:prepack=maybe", code=1)
+        self.assertIn("prepack='maybe' (expected on, off)", proc.stderr)
+        self.assertFalse(os.path.exists(self.path("bad.etp")))
+
+    def test_several_backends_are_planned_by_cost_unless_priority_is_asked(self):
+        def partitions(*extra):
+            report = json.loads(self.etc("partition", MIXED, "--backend", "demo", "--backend", "xnnpack",
+                                         "--format", "json", *extra).stdout)
+            return len(report["partitions"])
+        cost, priority = partitions(), partitions("--assign", "priority")
+        self.assertLess(cost, priority)
+        self.etc("partition", MIXED, "--backend", "demo", "--assign", "first", code=2)
+
     def test_compile_specs_reach_the_program_and_the_runtime(self):
         prog = self.path("limited.etp")
         self.etc("preprocess", MIXED, "--backend", "demo", "--compile-spec", "demo:max_input_elements=100",
