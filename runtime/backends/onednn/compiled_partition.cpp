@@ -89,6 +89,8 @@ Result<std::unique_ptr<CompiledPartition>> compile_partition(const BlobView& vie
     StepGroup group;
     group.debug_id = g.debug_id;
     group.metadata = std::move(g.metadata);
+    group.logs_output = g.logs_output;
+    group.output_shape = g.output_shape;
     for (PlannedStep& s : g.steps) {
       Step step{std::move(s.primitive), {}};
       for (const auto& [arg, memory] : s.args) step.args.emplace(arg, memories[static_cast<size_t>(memory)]);
@@ -118,8 +120,9 @@ Status run_partition(CompiledPartition& p, BackendExecutionContext& context, Spa
   for (auto& [memory, arg] : p.bindings) memory.set_data_handle(args[arg]->to_tensor().data);
   omp_set_num_threads(p.num_threads);
   EventTracer* tracer = context.event_tracer();
-  try {
-    for (const StepGroup& g : p.groups) {
+  const bool log = event_tracer_logs_intermediate_outputs(tracer);
+  for (const StepGroup& g : p.groups) {
+    try {
       const bool traced = tracer != nullptr && g.debug_id != kNoDebugId;
       const EventTracerEntry event =
           traced ? tracer->start_profiling_delegate({}, g.debug_id) : EventTracerEntry{};
@@ -128,11 +131,17 @@ Status run_partition(CompiledPartition& p, BackendExecutionContext& context, Spa
         p.stream.wait();
         tracer->end_profiling_delegate(event, g.metadata.data(), g.metadata.size());
       }
+      if (log && g.logs_output) {
+        p.stream.wait();
+        event_tracer_log_output_delegate(
+            tracer, {}, g.debug_id, Tensor{TensorSpec{DType::Float32, g.output_shape}, p.log_buffer.data()});
+      }
+    } catch (const dnnl::error& e) {
+      if (g.debug_id != kNoDebugId) context.set_failed_node({}, g.debug_id);
+      return fail(Error::DelegateInvalidHandle, "onednn: a primitive failed: ", e.what());
     }
-    p.stream.wait();
-  } catch (const dnnl::error& e) {
-    return fail(Error::DelegateInvalidHandle, "onednn: a primitive failed: ", e.what());
   }
+  p.stream.wait();
   return Status::Ok();
 }
 

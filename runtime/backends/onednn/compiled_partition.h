@@ -37,6 +37,9 @@ enum class WinogradMode { kOff, kAuto, kOn };
 struct CompileOptions {
   WinogradMode winograd = WinogradMode::kAuto;
   int num_threads = 1;
+  // Each node's output is also reordered to row-major after it runs, to be
+  // logged as an intermediate output (DelegateDetail::kNodeOutputs).
+  bool log_outputs = false;
 };
 
 // A constant the primitives read in another layout than the blob's: what
@@ -57,7 +60,11 @@ struct Step {
 struct StepGroup {
   std::vector<Step> steps;
   uint32_t debug_id = kNoDebugId;
-  std::string metadata;  // "implementation=...;reorders=N"
+  std::string metadata;  // "impl=...;reorders=N"
+  // With CompileOptions::log_outputs: the last step wrote the node's output
+  // row-major into the partition's log buffer, with this shape.
+  bool logs_output = false;
+  Shape output_shape;
 };
 
 struct CompiledPartition {
@@ -76,7 +83,8 @@ struct CompiledPartition {
   // Memories read blob bytes in place (prepacked weights, and then every
   // constant whose layout matches): the blob must outlive the partition.
   bool reads_blob = false;
-  AlignedBuffer blob_copy;  // the blob, when it had to be copied to be aligned
+  AlignedBuffer log_buffer;  // CompileOptions::log_outputs
+  AlignedBuffer blob_copy;   // the blob, when it had to be copied to be aligned
   std::vector<PackedConstant> packed;
 };
 

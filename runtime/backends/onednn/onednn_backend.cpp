@@ -51,6 +51,7 @@ class OnednnBackend final : public BackendInterface {
     ETC_ASSIGN_OR_RETURN(BlobView view, read_onednn_blob(blob, processed->size()));
     CompileOptions options;
     ETC_ASSIGN_OR_RETURN(options.winograd, winograd_spec(compile_specs));
+    options.log_outputs = context.options().delegate_detail == DelegateDetail::kNodeOutputs;
     const int threads = context.options().num_threads;
     options.num_threads =
         threads > 0 ? threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));

@@ -72,6 +72,13 @@ class Builder {
         converted_(view.tensors.size()) {}
 
   Status build() {
+    if (options_.log_outputs) {
+      size_t largest = 0;
+      for (const TensorInfo& t : view_.tensors) largest = std::max(largest, static_cast<size_t>(t.numel));
+      out_.log_buffer = AlignedBuffer::allocate(largest * sizeof(float));
+      if (!out_.log_buffer)
+        return fail(Error::DelegateMemoryAllocationFailed, "onednn: cannot allocate a log buffer");
+    }
     for (size_t i = 0; i < view_.input_tensors.size(); ++i) {
       const uint32_t t = view_.input_tensors[i];
       held_[t] = new_memory(plain(view_.tensors[t].dims), new_buffer(0, static_cast<int64_t>(i)));
@@ -85,6 +92,7 @@ class Builder {
       node_ = n;
       try {
         build_node(node);
+        if (options_.log_outputs && node.debug_id() != kNoDebugId) log_output(node.outputs()->Get(0));
       } catch (const dnnl::error& e) {
         return fail(Error::InvalidProgram, "onednn: node ", std::to_string(n), " (",
                     fb::EnumNameNodeKind(node.kind()), "): oneDNN cannot create it: ", e.what());
@@ -215,6 +223,15 @@ class Builder {
                                                             : new_memory(desc, new_buffer(desc.get_size()));
     held_[t] = m;
     return m;
+  }
+
+  // The node's output, row-major into the log buffer, after the node.
+  void log_output(uint32_t t) {
+    const md row_major = plain(tensor(t).dims);
+    reorder(held_[t], new_memory(row_major, new_buffer(row_major.get_size(), -1, out_.log_buffer.data())));
+    --reorders_;  // not the node's own
+    group_->logs_output = true;
+    group_->output_shape = Shape(Span<const int64_t>(tensor(t).dims.data(), tensor(t).dims.size()));
   }
 
   // A delegate output held in another layout is reordered into its argument.

@@ -47,6 +47,8 @@ struct PlannedGroup {
   std::vector<PlannedStep> steps;
   uint32_t debug_id = kNoDebugId;
   std::string metadata;
+  bool logs_output = false;
+  Shape output_shape;
 };
 
 struct PartitionPlan {

@@ -50,14 +50,15 @@ ir::ValueId conv(GraphBuilder& b, ir::ValueId x, int64_t cin, int64_t cout, int6
 }
 
 void check(const ir::ExportedProgram& program, std::vector<CompileSpec> specs = {}) {
-  RuntimeOptions one, two, traced;
+  RuntimeOptions one, two, traced, logged;
   one.num_threads = 1;
   two.num_threads = 2;
   traced.num_threads = 1;
   traced.delegate_detail = DelegateDetail::kPerNode;
+  logged.delegate_detail = DelegateDetail::kNodeOutputs;  // every node's output also copied out
   testing::check_backend_matches_portable(
       program, onednn::OnednnPartitioner(std::move(specs)), &onednn::OnednnPartitioner::is_supported,
-      testing::BackendCheck{-2.0f, 2.0f, 1e-5f, true, {one, two, traced}});
+      testing::BackendCheck{-2.0f, 2.0f, 1e-5f, true, {one, two, traced, logged}});
 }
 
 // A residual block: conv -> relu -> conv -> add(x) -> relu, then a strided
