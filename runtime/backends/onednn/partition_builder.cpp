@@ -1,5 +1,6 @@
 #include "runtime/backends/onednn/partition_builder.h"
 
+#include <cstddef>
 #include <cstring>
 #include <set>
 #include <stdexcept>
@@ -177,9 +178,14 @@ class Builder {
     if (info.packed_desc != nullptr) {
       // Used only where it is exactly the layout this primitive chose
       // here; the descriptor is never trusted to describe anything else.
+      // Its enum fields are read as plain integers: a damaged blob may
+      // hold values no enumerator has.
       dnnl_memory_desc_t stored;
       std::memcpy(&stored, info.packed_desc, sizeof(stored));
-      if (stored.ndims == want.data.ndims && stored.format_kind == want.data.format_kind &&
+      int32_t ndims = 0, kind = 0;
+      std::memcpy(&ndims, info.packed_desc + offsetof(dnnl_memory_desc_t, ndims), sizeof(ndims));
+      std::memcpy(&kind, info.packed_desc + offsetof(dnnl_memory_desc_t, format_kind), sizeof(kind));
+      if (ndims == want.data.ndims && kind == static_cast<int32_t>(want.data.format_kind) &&
           dnnl_memory_desc_equal(&stored, &want.data) && want.get_size() == info.constant_bytes)
         return in_place(t, want, blob);
       throw std::runtime_error("tensor " + std::to_string(t) +
