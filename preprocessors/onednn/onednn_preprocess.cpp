@@ -111,6 +111,7 @@ std::string spec(std::span<const CompileSpec> specs, const std::string& key, con
   for (const CompileSpec& s : specs) {
     if (s.key != key) continue;
     const std::string value = s.value_string();
+    if (allowed.size() == 0) return value;
     for (const char* a : allowed)
       if (value == a) return value;
     std::string list;
@@ -126,6 +127,17 @@ std::vector<uint8_t> prepack(std::vector<uint8_t> blob, std::span<const CompileS
   if (spec(specs, "prepack", "off", {"on", "off"}) == "off") return blob;
 #ifdef ETC_HAVE_ONEDNN_BACKEND
   CompileOptions options;
+  // The threads the program will run on: compile spec threads (default:
+  // this machine's cores).
+  const std::string threads = spec(specs, "threads", "0", {});
+  options.num_threads = machine_threads();
+  if (threads != "0") {
+    char* end = nullptr;
+    const long n = std::strtol(threads.c_str(), &end, 10);
+    if (end == threads.c_str() || *end != '\0' || n < 1 || n > 1024)
+      throw CompileError("onednn: compile spec threads='" + threads + "' (expected 1 to 1024)");
+    options.num_threads = static_cast<int>(n);
+  }
   options.winograd = winograd == "on"    ? WinogradMode::kOn
                      : winograd == "off" ? WinogradMode::kOff
                                          : WinogradMode::kAuto;

@@ -289,6 +289,8 @@ Result<BlobView> read_onednn_blob(const void* data, size_t size) {
   const size_t base = onednn_constant_base(fb_size);
   const size_t constants_size = base < size ? size - base : 0;
   ETC_TRY(read_tensors(*view.graph, constants_size, bytes + (base < size ? base : size), view));
+  view.packed_threads = view.graph->packed_threads();
+  if (view.packed_threads > 1024) return bad("packed for more than 1024 threads");
   ETC_TRY(read_nodes(*view.graph, view));
   return view;
 }

@@ -40,6 +40,7 @@ struct TensorInfo {
 
 struct BlobView {
   bool has_packed = false;  // some constant is prepacked
+  uint32_t packed_threads = 0;
   const fb::Graph* graph = nullptr;
   std::vector<TensorInfo> tensors;
   std::vector<uint32_t> input_tensors;   // tensor id of each delegate input

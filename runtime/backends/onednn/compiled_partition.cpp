@@ -49,22 +49,18 @@ size_t plan_arena(std::vector<BufferPlan>& buffers) {
 
 }  // namespace
 
-int creation_threads() { return static_cast<int>(std::max(1u, std::thread::hardware_concurrency())); }
+int machine_threads() { return static_cast<int>(std::max(1u, std::thread::hardware_concurrency())); }
 
 Result<std::unique_ptr<CompiledPartition>> compile_partition(const BlobView& view,
                                                              const CompileOptions& options) {
   auto out = std::make_unique<CompiledPartition>();
-  out->num_threads = std::clamp(options.num_threads, 1, creation_threads());
+  out->num_threads = std::clamp(options.num_threads, 1, machine_threads());
   PartitionPlan plan;
   try {
     out->engine = dnnl::engine(dnnl::engine::kind::cpu, 0);
     out->stream = dnnl::stream(out->engine);
-    // Primitives are created for every core of this machine, whatever
-    // --threads says: oneDNN sizes their scratchpads and picks some weight
-    // layouts (Winograd's) for the thread count at creation, and may run
-    // them on fewer threads, not on more. So the layouts do not depend on
-    // --threads, and weights prepacked on this machine match at any count.
-    omp_set_num_threads(creation_threads());
+    // oneDNN's primitives run on the threads they were created for.
+    omp_set_num_threads(out->num_threads);
     ETC_TRY(build_partition(view, options, *out, plan));
   } catch (const dnnl::error& e) {
     return fail(Error::InvalidProgram, "onednn: ", e.what());
@@ -90,6 +86,7 @@ Result<std::unique_ptr<CompiledPartition>> compile_partition(const BlobView& vie
     group.debug_id = g.debug_id;
     group.metadata = std::move(g.metadata);
     group.logs_output = g.logs_output;
+    group.threads = g.threads;
     group.output_shape = g.output_shape;
     for (PlannedStep& s : g.steps) {
       Step step{std::move(s.primitive), {}};
@@ -126,7 +123,10 @@ Status run_partition(CompiledPartition& p, BackendExecutionContext& context, Spa
       const bool traced = tracer != nullptr && g.debug_id != kNoDebugId;
       const EventTracerEntry event =
           traced ? tracer->start_profiling_delegate({}, g.debug_id) : EventTracerEntry{};
+      // oneDNN primitives run on the threads they were made for.
+      if (g.threads != 0) omp_set_num_threads(g.threads);
       for (const Step& s : g.steps) s.primitive.execute(p.stream, s.args);
+      if (g.threads != 0) omp_set_num_threads(p.num_threads);
       if (traced) {
         p.stream.wait();
         tracer->end_profiling_delegate(event, g.metadata.data(), g.metadata.size());

@@ -61,6 +61,7 @@ struct StepGroup {
   std::vector<Step> steps;
   uint32_t debug_id = kNoDebugId;
   std::string metadata;  // "impl=...;reorders=N"
+  int threads = 0;       // a primitive made for prepacked weights' thread count (0: the partition's)
   // With CompileOptions::log_outputs: the last step wrote the node's output
   // row-major into the partition's log buffer, with this shape.
   bool logs_output = false;
@@ -88,9 +89,8 @@ struct CompiledPartition {
   std::vector<PackedConstant> packed;
 };
 
-// The thread count primitives are created for: one per core of this
-// machine (execute may use fewer).
-int creation_threads();
+// This machine's cores: the most threads a partition uses.
+int machine_threads();
 
 // Errors: InvalidProgram when oneDNN refuses a node (naming it);
 // DelegateMemoryAllocationFailed.

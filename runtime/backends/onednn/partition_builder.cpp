@@ -1,5 +1,7 @@
 #include "runtime/backends/onednn/partition_builder.h"
 
+#include <omp.h>
+
 #include <cstddef>
 #include <cstring>
 #include <set>
@@ -178,19 +180,10 @@ class Builder {
     if (info.packed_desc != nullptr) {
       // Used only where it is exactly the layout this primitive chose
       // here; the descriptor is never trusted to describe anything else.
-      // Its enum fields are read as plain integers: a damaged blob may
-      // hold values no enumerator has.
-      dnnl_memory_desc_t stored;
-      std::memcpy(&stored, info.packed_desc, sizeof(stored));
-      int32_t ndims = 0, kind = 0;
-      std::memcpy(&ndims, info.packed_desc + offsetof(dnnl_memory_desc_t, ndims), sizeof(ndims));
-      std::memcpy(&kind, info.packed_desc + offsetof(dnnl_memory_desc_t, format_kind), sizeof(kind));
-      if (ndims == want.data.ndims && kind == static_cast<int32_t>(want.data.format_kind) &&
-          dnnl_memory_desc_equal(&stored, &want.data) && want.get_size() == info.constant_bytes)
-        return in_place(t, want, blob);
+      if (packed_matches(info, want)) return in_place(t, want, blob);
       throw std::runtime_error("tensor " + std::to_string(t) +
                                ": weights were packed in a layout this CPU's " + "primitive does not use (" +
-                               info.packed_for + ", here " + packing_target() +
+                               info.packed_for + ", here " + packing_target(out_.num_threads) +
                                "); compile without onednn:prepack=on, or on this machine");
     } else if (view_.has_packed && source == want) {
       return in_place(t, want, blob);
@@ -209,6 +202,63 @@ class Builder {
     out_.owned.push_back(std::move(data));
     converted_[t].push_back(m);
     return m;
+  }
+
+  // Whether prepacked tensor t holds exactly layout `want`. The stored
+  // descriptor's enum fields are read as plain integers: a damaged blob may
+  // hold values no enumerator has.
+  bool packed_matches(const TensorInfo& info, const md& want) const {
+    dnnl_memory_desc_t stored;
+    std::memcpy(&stored, info.packed_desc, sizeof(stored));
+    int32_t ndims = 0, kind = 0;
+    std::memcpy(&ndims, info.packed_desc + offsetof(dnnl_memory_desc_t, ndims), sizeof(ndims));
+    std::memcpy(&kind, info.packed_desc + offsetof(dnnl_memory_desc_t, format_kind), sizeof(kind));
+    return ndims == want.data.ndims && kind == static_cast<int32_t>(want.data.format_kind) &&
+           dnnl_memory_desc_equal(&stored, &want.data) && want.get_size() == info.constant_bytes;
+  }
+
+  // The primitive `make` creates, for weights prepacked with another thread
+  // count made again at that count where the layout then matches (oneDNN
+  // picks some layouts, Winograd's, by the threads at creation; the
+  // primitive then runs on that many threads).
+  template <typename Make>
+  auto matching_packed(const Make& make, uint32_t weights) {
+    auto pd = make();
+    const TensorInfo& info = tensor(weights);
+    const int packed = static_cast<int>(view_.packed_threads);
+    if (info.packed_desc == nullptr || packed_matches(info, pd.weights_desc()) || packed == 0 ||
+        packed == out_.num_threads)
+      return pd;
+    omp_set_num_threads(packed);
+    try {
+      auto retry = make();
+      omp_set_num_threads(out_.num_threads);
+      if (packed_matches(info, retry.weights_desc())) {
+        group_->metadata_suffix = ";threads=" + std::to_string(packed);
+        group_->threads = packed;
+        return retry;
+      }
+    } catch (...) {
+      omp_set_num_threads(out_.num_threads);
+      throw;
+    }
+    return pd;  // constant() names the mismatch
+  }
+
+  // The primitive of `pd`, made at the thread count its descriptor was
+  // (a primitive sizes its work split when made).
+  template <typename Primitive, typename PrimitiveDesc>
+  Primitive made_for_group(const PrimitiveDesc& pd) {
+    if (group_->threads == 0) return Primitive(pd);
+    omp_set_num_threads(group_->threads);
+    try {
+      Primitive primitive(pd);
+      omp_set_num_threads(out_.num_threads);
+      return primitive;
+    } catch (...) {
+      omp_set_num_threads(out_.num_threads);
+      throw;
+    }
   }
 
   int in_place(uint32_t t, const md& want, void* blob) {
@@ -289,7 +339,7 @@ class Builder {
   }
 
   void describe(const dnnl::primitive_desc_base& pd) {
-    group_->metadata = std::string("impl=") + pd.impl_info_str();
+    group_->metadata = std::string("impl=") + pd.impl_info_str() + group_->metadata_suffix;
   }
 
   void build_node(const fb::Node& node) {
@@ -403,31 +453,30 @@ void Builder::convolution(const fb::Node& node) {
     if (prefer != nullptr) prefer_implementation(pd, prefer);
     return pd;
   };
-  dnnl::convolution_forward::primitive_desc pd;
-  bool created = false;
-  if (winograd_candidate(node, wd)) {
-    try {
-      pd = make(dnnl::algorithm::convolution_winograd, any(tensor(x).dims), winograd_tile(tensor(y).dims));
-      created = true;
-      ++out_.winograd_convolutions;
-    } catch (const dnnl::error&) {
-      // Refused for this shape or CPU: direct below.
+  const auto choose = [&] {
+    if (winograd_candidate(node, wd)) {
+      try {
+        return make(dnnl::algorithm::convolution_winograd, any(tensor(x).dims),
+                    winograd_tile(tensor(y).dims));
+      } catch (const dnnl::error&) {
+        // Refused for this shape or CPU: direct below.
+      }
     }
-  }
-  if (!created) {
     try {
-      pd = make(dnnl::algorithm::convolution_direct, src);
+      return make(dnnl::algorithm::convolution_direct, src);
     } catch (const dnnl::error&) {
-      pd = make(dnnl::algorithm::convolution_direct, any(tensor(x).dims));
+      return make(dnnl::algorithm::convolution_direct, any(tensor(x).dims));
     }
-  }
+  };
+  const dnnl::convolution_forward::primitive_desc pd = matching_packed(choose, w);
+  if (std::string(pd.impl_info_str()).find("wino") != std::string::npos) ++out_.winograd_convolutions;
   std::vector<std::pair<int, int>> args = {
       {DNNL_ARG_SRC, input(x, pd.src_desc())},
       {DNNL_ARG_WEIGHTS, constant(w, plain(grouped), pd.weights_desc())}};
   if (has_bias) args.emplace_back(DNNL_ARG_BIAS, constant(in->Get(2), plain({wd[0]}), pd.bias_desc()));
   args.emplace_back(DNNL_ARG_DST, place(node, pd.dst_desc()));
   describe(pd);
-  add_step(dnnl::convolution_forward(pd), pd, std::move(args));
+  add_step(made_for_group<dnnl::convolution_forward>(pd), pd, std::move(args));
   finish_output(y);
 }
 
@@ -521,13 +570,14 @@ void Builder::inner_product(const fb::Node& node) {
       has_bias
           ? dnnl::inner_product_forward::desc(kInference, any(xd), any(wd), any({wd[0]}), any(tensor(y).dims))
           : dnnl::inner_product_forward::desc(kInference, any(xd), any(wd), any(tensor(y).dims));
-  dnnl::inner_product_forward::primitive_desc pd(d, attr(post_ops(node)), out_.engine);
+  const auto pd = matching_packed(
+      [&] { return dnnl::inner_product_forward::primitive_desc(d, attr(post_ops(node)), out_.engine); }, w);
   std::vector<std::pair<int, int>> args = {{DNNL_ARG_SRC, input(x, pd.src_desc())},
                                            {DNNL_ARG_WEIGHTS, constant(w, plain(wd), pd.weights_desc())}};
   if (has_bias) args.emplace_back(DNNL_ARG_BIAS, constant(in->Get(2), plain({wd[0]}), pd.bias_desc()));
   args.emplace_back(DNNL_ARG_DST, place_output(y, pd.dst_desc()));
   describe(pd);
-  add_step(dnnl::inner_product_forward(pd), pd, std::move(args));
+  add_step(made_for_group<dnnl::inner_product_forward>(pd), pd, std::move(args));
   finish_output(y);
 }
 

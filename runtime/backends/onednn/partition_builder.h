@@ -47,6 +47,8 @@ struct PlannedGroup {
   std::vector<PlannedStep> steps;
   uint32_t debug_id = kNoDebugId;
   std::string metadata;
+  std::string metadata_suffix;  // ";threads=N" for a primitive made at another thread count
+  int threads = 0;              // that count (0: the partition's): it runs on as many
   bool logs_output = false;
   Shape output_shape;
 };

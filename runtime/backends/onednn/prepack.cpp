@@ -9,7 +9,7 @@
 
 namespace etc::onednn {
 
-std::string packing_target() {
+std::string packing_target(int threads) {
   const dnnl_version_t* v = dnnl_version();
   char isa[16];
   std::snprintf(isa, sizeof(isa), "0x%x", static_cast<unsigned>(dnnl::get_effective_cpu_isa()));
@@ -34,7 +34,8 @@ Result<std::vector<uint8_t>> prepack_blob(std::span<const uint8_t> blob, const C
   for (const auto& [tensor, count] : layouts)
     if (count > 1) packed.erase(tensor);
   std::unique_ptr<fb::GraphT> graph(view.graph->UnPack());
-  const std::string target = packing_target();
+  graph->packed_threads = packed.empty() ? 0 : static_cast<uint32_t>(partition->num_threads);
+  const std::string target = packing_target(partition->num_threads);
   // Constants in tensor order, packed or as they were.
   std::vector<std::pair<const void*, size_t>> data;
   uint64_t size = 0;

@@ -10,7 +10,10 @@
 // program compiled with --fallback portable then runs its fallback).
 //
 // Runs the backend's own init on the blob (blob_reader.h,
-// compiled_partition.h), so it fails where init would.
+// compiled_partition.h) for options.num_threads threads, so it fails where
+// init would. Some layouts depend on the thread count: init at another
+// count makes those primitives again at the packing count (they then run on
+// that many threads) rather than refuse.
 
 #include <cstdint>
 #include <span>
@@ -23,7 +26,7 @@ namespace etc::onednn {
 
 Result<std::vector<uint8_t>> prepack_blob(std::span<const uint8_t> blob, const CompileOptions& options);
 
-// "oneDNN 2.6.3, CPU ISA 0x27": what packed weights are valid for.
-std::string packing_target();
+// "oneDNN 2.6.3, CPU ISA 0x27, 2 thread(s)": what packed weights are for.
+std::string packing_target(int threads);
 
 }  // namespace etc::onednn
