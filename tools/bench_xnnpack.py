@@ -125,16 +125,24 @@ def main():
         for name in models:
             file, fixed = OTHER_MODELS.get(name, (f"{name}_op13.onnx", []))
             onnx_path = os.path.join(FETCHED, file)
-            program = os.path.join(tmp, name + ".etp")
             shape_flags = [f for s in fixed for f in ("--input-shape", s)]
-            compiled = json.loads(run_measured([args.etc, "preprocess", onnx_path, *backend_flags,
-                                                "-o", program, "--json", *shape_flags])[0])
+            # Weights prepacked by oneDNN are packed for a thread count: one
+            # program per thread count then, each run at its own.
+            per_threads = any("prepack=on" in c for c in args.compile_spec)
+            programs = {}
+            for t in threads:
+                programs[t] = os.path.join(tmp, f"{name}.{t if per_threads else 'all'}.etp")
+                extra = ["--compile-spec", f"onednn:threads={t}"] if per_threads else []
+                if per_threads or t == threads[0]:
+                    compiled = json.loads(run_measured([args.etc, "preprocess", onnx_path, *backend_flags, *extra,
+                                                        "-o", programs[t], "--json", *shape_flags])[0])
             part = compiled.get("partitioning", {})
             shapes = fixed or input_flags(onnx_path)
             portable = os.path.join(tmp, name + ".portable.etp")
             if args.load_time:
                 run_measured([args.etc, "preprocess", onnx_path, "-o", portable, *shape_flags])
             for t in threads:
+                program = programs[t]
                 etc_ms, ort_ms, load_ms = [], [], []
                 order = ["etc", "ort"] + (["load"] if args.load_time else [])
                 for r in range(args.rounds):  # alternate them, round by round, each first in turn
@@ -163,7 +171,7 @@ def main():
                                       statistics.median(lo / e for lo, e in zip(load_ms, etc_ms))))
             # Cold start and peak RSS, one thread count (the last), fresh processes.
             t = threads[-1]
-            _, etc_wall, etc_rss = run_with_rss([args.etc, "run", program, "--random-inputs", "--threads", str(t),
+            _, etc_wall, etc_rss = run_with_rss([args.etc, "run", programs[t], "--random-inputs", "--threads", str(t),
                                                  "--iterations", "1", "--json"])
             out, _, ort_rss = run_with_rss(["node", ort_bench, onnx_path, str(t), "1", "0", *shapes])
             ort = json.loads(out)
