@@ -36,15 +36,7 @@ void emit_inner_product(Lowering& l, const ir::Node& n) {
     ip.inputs.push_back(l.constant({m}, std::move(bias)));
   }
   ip.outputs = {l.tensor(n.outputs[0])};
-  const Activation clamp = fused_clamp(n);
-  if (clamp.algorithm != fb::Algorithm::None) {
-    auto p = std::make_unique<fb::PostOpT>();
-    p->kind = fb::PostOpKind::Eltwise;
-    p->algorithm = clamp.algorithm;
-    p->alpha = clamp.alpha;
-    p->beta = clamp.beta;
-    ip.post_ops.push_back(std::move(p));
-  }
+  add_activation(ip, fused_clamp(n));
 }
 
 void emit_binary(Lowering& l, const ir::Node& n) {

@@ -148,8 +148,6 @@ Activation fused_clamp(const ir::Node& n) {
   return {fb::Algorithm::Clip, lo, hi};
 }
 
-namespace {
-
 void add_activation(fb::NodeT& node, const Activation& a) {
   if (a.algorithm == fb::Algorithm::None) return;
   auto p = std::make_unique<fb::PostOpT>();
@@ -159,8 +157,6 @@ void add_activation(fb::NodeT& node, const Activation& a) {
   p->beta = a.beta;
   node.post_ops.push_back(std::move(p));
 }
-
-}  // namespace
 
 void emit_conv(Lowering& l, const ir::Node& n) {
   const ir::Graph& g = l.graph();

@@ -78,5 +78,7 @@ Activation activation_of(const ir::Node& n);
 // A conv/gemm/matmul's fused clamp_min/clamp_max (fuse_activation), as an
 // eltwise post-op; Algorithm::None when it has none.
 Activation fused_clamp(const ir::Node& n);
+// Appends `a` to the node's post-ops (nothing for Algorithm::None).
+void add_activation(fb::NodeT& node, const Activation& a);
 
 }  // namespace etc::onednn

@@ -74,17 +74,10 @@ std::vector<Chain> fold_chains(const ir::Graph& g) {
 }
 
 void add_post_op(Lowering& l, fb::NodeT& node, const ir::Node& follower, ir::ValueId previous) {
+  if (follower.op != EdgeOp::Add) return add_activation(node, activation_of(follower));
   auto p = std::make_unique<fb::PostOpT>();
-  if (follower.op == EdgeOp::Add) {
-    p->kind = fb::PostOpKind::Sum;
-    p->operand = l.tensor(follower.inputs[follower.inputs[0] == previous ? 1 : 0]);
-  } else {
-    const Activation a = activation_of(follower);
-    p->kind = fb::PostOpKind::Eltwise;
-    p->algorithm = a.algorithm;
-    p->alpha = a.alpha;
-    p->beta = a.beta;
-  }
+  p->kind = fb::PostOpKind::Sum;
+  p->operand = l.tensor(follower.inputs[follower.inputs[0] == previous ? 1 : 0]);
   node.post_ops.push_back(std::move(p));
 }
 
