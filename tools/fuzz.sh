@@ -12,7 +12,7 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 seconds=${1:-600}
 shift || true
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(onnx_import onnx_graph program xnnpack_blob demo_blob etdump tensor_file)
+[ ${#targets[@]} -gt 0 ] || targets=(onnx_import onnx_graph program xnnpack_blob demo_blob onednn_blob etdump tensor_file)
 out="$root/build-fuzz"
 
 CC=clang CXX=clang++ cmake -S "$root" -B "$out" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DETC_FUZZ=ON >/dev/null
@@ -35,6 +35,9 @@ if [ ! -d "$seeds" ]; then
     "$out/tools/etc" preprocess "$model" --backend xnnpack -o "$seeds/program/$name-xnnpack.etp" -q
     "$out/tools/etc" preprocess "$model" --backend demo -o "$seeds/program/$name-demo.etp" -q || true
     "$out/tools/etc" preprocess "$model" --backend xnnpack --fallback portable -o "$seeds/program/$name-fallback.etp" -q
+    "$out/tools/etc" preprocess "$model" --backend onednn -o "$seeds/program/$name-onednn.etp" -q || true
+    "$out/tools/etc" preprocess "$model" --backend onednn --compile-spec onednn:prepack=on \
+      -o "$seeds/program/$name-onednn-packed.etp" -q || true
     "$out/tools/etc" run "$seeds/program/$name.etp" --random-inputs --runtime-delegate xnnpack --profile \
       --etdump "$seeds/etdump/$name-load-time.etdump" -q >/dev/null 2>&1 || true
     for p in "$seeds/program/$name"*.etp; do
@@ -43,7 +46,7 @@ if [ ! -d "$seeds" ]; then
     done
   done
   "$out/tests/fuzz/etc_fuzz_extract_blobs" "$seeds/blobs" "$seeds"/program/*.etp >/dev/null
-  mkdir -p "$seeds/blobs/xnnpack" "$seeds/blobs/demo"
+  mkdir -p "$seeds/blobs/xnnpack" "$seeds/blobs/demo" "$seeds/blobs/onednn"
   # Input tensors: .npy (selector byte 1) and .pb (selector byte 0).
   for f in "$root"/tests/models/example/*.npy; do { printf '\x01'; cat "$f"; } >"$seeds/tensor_file/$(basename "$f")"; done
   for f in $(ls "$data"/test_*/test_data_set_0/input_0.pb | awk 'NR % 16 == 0'); do
@@ -55,6 +58,7 @@ seed_dir() {
   case $1 in
     xnnpack_blob) echo "$seeds/blobs/xnnpack" ;;
     demo_blob) echo "$seeds/blobs/demo" ;;
+    onednn_blob) echo "$seeds/blobs/onednn" ;;
     *) echo "$seeds/$1" ;;
   esac
 }

@@ -24,6 +24,11 @@ bool is_pool(fb::Algorithm a) { return a >= fb::Algorithm::PoolMax && a <= fb::A
 Status read_tensors(const fb::Graph& g, size_t constants_size, const uint8_t* constants, BlobView& view) {
   const auto* tensors = g.tensors();
   if (tensors == nullptr || tensors->size() == 0) return bad("no tensors");
+  // Each delegate argument is a tensor of its own: the counts are bounded
+  // before anything is sized by them.
+  if (g.num_inputs() > tensors->size() || g.num_outputs() > tensors->size() - g.num_inputs())
+    return bad(std::to_string(g.num_inputs()) + " inputs and " + std::to_string(g.num_outputs()) +
+               " outputs but " + std::to_string(tensors->size()) + " tensors");
   view.input_tensors.assign(g.num_inputs(), UINT32_MAX);
   view.output_tensors.assign(g.num_outputs(), UINT32_MAX);
   for (uint32_t t = 0; t < tensors->size(); ++t) {
