@@ -6,6 +6,8 @@
 #include <cstring>
 #include <string>
 
+#include "runtime/core/vector_alignment.h"
+
 namespace etc::onednn {
 namespace {
 
@@ -20,6 +22,23 @@ std::string node_name(size_t n, const fb::Node& node) {
 bool is_eltwise(fb::Algorithm a) { return a >= fb::Algorithm::Relu && a <= fb::Algorithm::GeluTanh; }
 bool is_binary(fb::Algorithm a) { return a >= fb::Algorithm::Add && a <= fb::Algorithm::Min; }
 bool is_pool(fb::Algorithm a) { return a >= fb::Algorithm::PoolMax && a <= fb::Algorithm::PoolAvgExcludePad; }
+
+// Every [long] vector is 8-byte aligned before it is read
+// (runtime/core/vector_alignment.h).
+Status check_alignment(const fb::Graph& g) {
+  if (const auto* tensors = g.tensors())
+    for (uint32_t t = 0; t < tensors->size(); ++t)
+      if (misaligned_8(tensors->Get(t)->dims()))
+        return bad("tensor " + std::to_string(t) + ": misaligned dims");
+  if (const auto* nodes = g.nodes())
+    for (uint32_t n = 0; n < nodes->size(); ++n) {
+      const fb::Node& node = *nodes->Get(n);
+      if (misaligned_8(node.kernel()) || misaligned_8(node.strides()) || misaligned_8(node.dilations()) ||
+          misaligned_8(node.pads_begin()) || misaligned_8(node.pads_end()))
+        return bad("node " + std::to_string(n) + ": misaligned parameters");
+    }
+  return Status::Ok();
+}
 
 Status read_tensors(const fb::Graph& g, size_t constants_size, const uint8_t* constants, BlobView& view) {
   const auto* tensors = g.tensors();
@@ -291,6 +310,7 @@ Result<BlobView> read_onednn_blob(const void* data, size_t size) {
     return fail(Error::DelegateInvalidCompatibility, "onednn blob: format version ",
                 std::to_string(view.graph->version()), ", this runtime reads ",
                 std::to_string(kOnednnBlobVersion));
+  ETC_TRY(check_alignment(*view.graph));
   const size_t base = onednn_constant_base(fb_size);
   const size_t constants_size = base < size ? size - base : 0;
   ETC_TRY(read_tensors(*view.graph, constants_size, bytes + (base < size ? base : size), view));
