@@ -12,6 +12,7 @@ run at three of them.
 Models come from tests/models/prepare_models.sh. Metric: max|etc - ref| / max|ref|.
     ETC_BIN=build/tools/etc /usr/bin/python3 tests/e2e/test_real_models.py
 """
+import json
 import os
 import subprocess
 import sys
@@ -24,6 +25,22 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 MODELS = os.path.join(HERE, "..", "models", "fetched")
 ETC = os.environ.get("ETC_BIN", os.path.join(HERE, "..", "..", "build", "tools", "etc"))
 TOLERANCE = 1e-4
+
+
+def runtime_backends():
+    """Backends this etc can run here (a build may leave oneDNN out)."""
+    listing = json.loads(subprocess.run([ETC, "backends", "--json"], capture_output=True, text=True,
+                                        check=True).stdout)["backends"]
+    return {b["name"] for b in listing if b["runtime"] and b["available"]}
+
+
+RUNTIME_BACKENDS = runtime_backends()
+
+
+def skip_without_backends(test, mode_flags):
+    for i, flag in enumerate(mode_flags[:-1]):
+        if flag == "--backend" and mode_flags[i + 1] not in RUNTIME_BACKENDS:
+            test.skipTest(f"this build cannot run backend {mode_flags[i + 1]}")
 
 # (model file, input name, input file, reference file, extra preprocess flags)
 CASES = [
@@ -69,6 +86,7 @@ def run(*args):
 
 class RealModels(unittest.TestCase):
     def check_model(self, model, input_name, input_file, reference, flags, mode_flags, run_flags):
+        skip_without_backends(self, mode_flags)
         path = os.path.join(MODELS, model)
         if not os.path.exists(path):
             self.fail(f"{path} missing: run tests/models/prepare_models.sh")
@@ -89,6 +107,7 @@ class RealModels(unittest.TestCase):
 
 class StreamingVad(unittest.TestCase):
     def check_vad(self, sr, samples, mode_flags, run_flags):
+        skip_without_backends(self, mode_flags)
         path = os.path.join(MODELS, "silero_vad_v5.onnx")
         if not os.path.exists(path):
             self.fail(f"{path} missing: run tests/models/prepare_models.sh")
