@@ -68,7 +68,10 @@ Status read_tensors(const fb::Graph& g, size_t constants_size, const uint8_t* co
           ft.constant_size() % sizeof(float) != 0)
         return bad(name + ": a packed constant with a malformed descriptor or size");
       info.packed_desc = ft.packed_desc()->data();
-      info.packed_for = ft.packed_for() != nullptr ? ft.packed_for()->str() : "";
+      // Shown in error messages: printable characters only.
+      info.packed_for = ft.packed_for() != nullptr ? ft.packed_for()->str().substr(0, 80) : "";
+      for (char& c : info.packed_for)
+        if (c < 0x20 || c > 0x7e) c = '?';
       view.has_packed = true;
     }
     if (ft.constant_size() != 0) {
