@@ -45,16 +45,18 @@ std::vector<int64_t> pool_ceil_padding(const Graph& g, const Node& n) {
   const Shape& y = shape_of(g, n.outputs[0]);
   const std::vector<int64_t> k = attr_ints(n, "kernel_shape"), st = attr_ints(n, "strides"),
                              d = attr_ints(n, "dilations"), p = attr_ints(n, "pads");
-  std::vector<int64_t> extra(2, 0);
-  for (int i = 0; i < 2; ++i) {
+  const int dims = x.rank() - 2;
+  std::vector<int64_t> extra(static_cast<size_t>(dims), 0);
+  for (int i = 0; i < dims; ++i) {
     const int64_t extent = (k[i] - 1) * d[i] + 1;
-    const int64_t padded = x[2 + i] + p[i] + p[2 + i];
+    const int64_t padded = x[2 + i] + p[i] + p[dims + i];
     if (padded < extent) return {};
     const int64_t rounded_down = (padded - extent) / st[i] + 1;
     if (y[2 + i] == rounded_down) continue;
     // ceil_mode's extra window starts inside the input or its begin padding
-    // (ONNX's rule); XNNPACK computes it given that much more end padding,
-    // which neither max pooling nor padding-excluding averaging count.
+    // (ONNX's rule); a floor-rounding backend computes it given that much
+    // more end padding, which neither max pooling nor padding-excluding
+    // averaging count.
     const int64_t last_start = (y[2 + i] - 1) * st[i];
     if (y[2 + i] != rounded_down + 1 || last_start >= x[2 + i] + p[i]) return {};
     extra[i] = last_start + extent - padded;

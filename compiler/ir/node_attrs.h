@@ -25,9 +25,11 @@ bool present(const Node& n, size_t input);    // the optional input is given
 // avg_pool whose window is the whole H×W with no padding, or reduce_mean over
 // H and W of a 4-D tensor (keeping dims or not).
 bool is_global_avg_pool(const Graph& g, const Node& n);
-// Extra bottom/right padding that makes a floor-rounded pooling output size
-// (XNNPACK's, oneDNN's) equal a 2-D pooling node's ceil_mode output size
-// ({0, 0} without ceil_mode); empty when no padding can.
+// Extra end padding per spatial dim that makes a floor-rounded pooling
+// output size (XNNPACK's, oneDNN's) equal a pooling node's ceil_mode output
+// size (zeros without ceil_mode); empty when no padding can. The node has
+// kernel_shape, strides and dilations of one value per spatial dim and pads
+// of two.
 std::vector<int64_t> pool_ceil_padding(const Graph& g, const Node& n);
 
 }  // namespace etc::ir

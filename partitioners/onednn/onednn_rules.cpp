@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "compiler/ir/node_attrs.h"
+#include "runtime/backends/onednn/winograd_rule.h"
 
 namespace etc::onednn {
 namespace {
@@ -64,12 +65,11 @@ bool is_same_shape_binary(const ir::Graph& g, const ir::Node& n) {
 bool is_winograd_candidate(const ir::Graph& g, const ir::Node& n) {
   if (n.op != EdgeOp::Conv || !is_constant(g, n.inputs[1])) return false;
   const Shape& w = shape_of(g, n.inputs[1]);
-  if (w.rank() != 4 || w[2] != 3 || w[3] != 3 || w[0] < 32 || w[1] < 32 || attr_int(n, "group", 1) != 1)
-    return false;
+  if (w.rank() != 4) return false;
+  bool unit = true;
   for (const char* name : {"strides", "dilations"})
-    for (int64_t v : attr_ints(n, name))
-      if (v != 1) return false;
-  return true;
+    for (int64_t v : attr_ints(n, name)) unit = unit && v == 1;
+  return winograd_applies(WinogradMode::kAuto, w[2], w[3], attr_int(n, "group", 1), unit, w[0], w[1]);
 }
 
 Support conv_rule(const ir::Graph& g, const ir::Node& n) {
@@ -88,26 +88,17 @@ Support pool_rule(const ir::Graph& g, const ir::Node& n) {
   if (n.op == EdgeOp::AvgPool)
     for (int64_t v : d)
       if (v != 1) return no("avg_pool with dilations (oneDNN average pooling has none)");
-  // ceil_mode: the extra window must start inside the input or its begin
-  // padding (then more end padding reproduces it; averaging that counts
-  // padding would count it too, which ONNX does not).
-  const Shape& x = shape_of(g, n.inputs[0]);
-  const Shape& y = shape_of(g, n.outputs[0]);
-  const std::vector<int64_t> k = attr_ints(n, "kernel_shape"), st = attr_ints(n, "strides"),
-                             p = attr_ints(n, "pads");
-  const size_t dims = static_cast<size_t>(x.rank() - 2);
-  if (k.size() != dims || st.size() != dims || d.size() != dims || p.size() != 2 * dims)
+  const size_t dims = static_cast<size_t>(shape_of(g, n.inputs[0]).rank() - 2);
+  if (attr_ints(n, "kernel_shape").size() != dims || attr_ints(n, "strides").size() != dims ||
+      d.size() != dims || attr_ints(n, "pads").size() != 2 * dims)
     return no(op_word(n) + " without explicit window attributes");
-  for (size_t i = 0; i < dims; ++i) {
-    const int64_t extent = (k[i] - 1) * d[i] + 1, padded = x[2 + i] + p[i] + p[dims + i];
-    if (padded < extent) return no(op_word(n) + " with a window larger than its padded input");
-    const int64_t floor_size = (padded - extent) / st[i] + 1;
-    if (y[2 + i] == floor_size) continue;
-    if (y[2 + i] != floor_size + 1 || (y[2 + i] - 1) * st[i] >= x[2 + i] + p[i])
-      return no(op_word(n) + " whose output size oneDNN cannot reproduce");
-    if (n.op == EdgeOp::AvgPool && attr_int(n, "count_include_pad", 0) != 0)
+  // ceil_mode: more end padding reproduces the extra window; averaging that
+  // counts padding would count it too, which ONNX does not.
+  const std::vector<int64_t> extra = ir::pool_ceil_padding(g, n);
+  if (extra.empty()) return no(op_word(n) + " whose output size oneDNN cannot reproduce");
+  for (int64_t e : extra)
+    if (e > 0 && n.op == EdgeOp::AvgPool && attr_int(n, "count_include_pad", 0) != 0)
       return no("avg_pool with count_include_pad=1 and ceil_mode=1 adding an output position");
-  }
   return Support::yes();
 }
 

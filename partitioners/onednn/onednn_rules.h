@@ -15,8 +15,8 @@ bool is_data_movement(EdgeOp op);
 // the preceding convolution can take as a sum post-op).
 bool is_same_shape_binary(const ir::Graph& g, const ir::Node& n);
 
-// A 3x3 stride-1 undilated convolution of one group with at least 32 input
-// and output channels: what the runtime runs as Winograd by default.
+// A convolution the runtime runs as Winograd by default
+// (runtime/backends/onednn/winograd_rule.h).
 bool is_winograd_candidate(const ir::Graph& g, const ir::Node& n);
 
 Support conv_rule(const ir::Graph& g, const ir::Node& n);

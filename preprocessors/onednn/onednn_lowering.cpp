@@ -46,16 +46,8 @@ Lowering::Lowering(const ir::ExportedProgram& partition) : graph_(partition.grap
 uint32_t Lowering::tensor(ir::ValueId v) {
   if (auto it = tensors_.find(v); it != tensors_.end()) return it->second;
   const ir::Value& value = graph_.value(v);
-  uint32_t id = 0;
-  if (value.is_constant()) {
-    id = intermediate(dims_of(value.spec.shape));
-    const std::span<const float> data = floats(v);
-    blob_.tensors[id]->constant_size = data.size() * sizeof(float);
-    constant_data_.push_back(data);
-    constant_tensors_.push_back(id);
-  } else {
-    id = intermediate(dims_of(value.spec.shape));
-  }
+  const uint32_t id = intermediate(dims_of(value.spec.shape));
+  if (value.is_constant()) add_constant_data(id, floats(v));
   if (value.spec.shape.rank() == 0) blob_.tensors[id]->dims = {1};
   tensors_[v] = id;
   return id;
@@ -63,11 +55,15 @@ uint32_t Lowering::tensor(ir::ValueId v) {
 
 uint32_t Lowering::constant(std::vector<int64_t> dims, std::vector<float> data) {
   const uint32_t id = intermediate(std::move(dims));
-  blob_.tensors[id]->constant_size = data.size() * sizeof(float);
   owned_data_.push_back(std::move(data));
-  constant_data_.push_back(owned_data_.back());
-  constant_tensors_.push_back(id);
+  add_constant_data(id, owned_data_.back());
   return id;
+}
+
+void Lowering::add_constant_data(uint32_t id, std::span<const float> data) {
+  blob_.tensors[id]->constant_size = data.size() * sizeof(float);
+  constant_data_.push_back(data);
+  constant_tensors_.push_back(id);
 }
 
 uint32_t Lowering::intermediate(std::vector<int64_t> dims) {
@@ -204,13 +200,9 @@ void emit_pool(Lowering& l, const ir::Node& n) {
     p.pads_begin.assign(pads.begin(), pads.begin() + static_cast<long>(dims));
     p.pads_end.assign(pads.begin() + static_cast<long>(dims), pads.end());
     // ceil_mode: the end padding that makes oneDNN's floor-rounded size
-    // the node's (the partitioner checked that the extra window is valid).
-    for (size_t i = 0; i < dims; ++i) {
-      const int in = static_cast<int>(2 + i);
-      const int64_t extent = (p.kernel[i] - 1) * p.dilations[i] + 1;
-      const int64_t need = (y[in] - 1) * p.strides[i] + extent - x[in] - p.pads_begin[i];
-      if (need > p.pads_end[i]) p.pads_end[i] = need;
-    }
+    // the node's (the partitioner checked that one can).
+    const std::vector<int64_t> extra = ir::pool_ceil_padding(g, n);
+    for (size_t i = 0; i < dims && i < extra.size(); ++i) p.pads_end[i] += extra[i];
   }
   if (y.rank() == x.rank()) {
     p.outputs = {l.tensor(n.outputs[0])};

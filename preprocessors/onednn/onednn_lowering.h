@@ -47,6 +47,9 @@ class Lowering {
   std::vector<uint8_t> finish(const std::vector<uint32_t>& debug_ids);
 
  private:
+  // Makes tensor `id` a constant holding `data` (alive until finish).
+  void add_constant_data(uint32_t id, std::span<const float> data);
+
   const ir::Graph& graph_;
   fb::GraphT blob_;
   std::map<ir::ValueId, uint32_t> tensors_;

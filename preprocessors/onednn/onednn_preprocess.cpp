@@ -1,5 +1,6 @@
 #include "preprocessors/onednn/onednn_preprocess.h"
 
+#include <optional>
 #include <set>
 
 #include "compiler/backend/delegate_mapping_builder.h"
@@ -9,6 +10,7 @@
 #include "partitioners/onednn/onednn_partitioner.h"
 #include "partitioners/onednn/onednn_rules.h"
 #include "preprocessors/onednn/onednn_lowering.h"
+#include "runtime/backends/onednn/winograd_rule.h"
 #ifdef ETC_HAVE_ONEDNN_BACKEND
 #include "runtime/backends/onednn/prepack.h"
 #endif
@@ -99,41 +101,44 @@ void emit_chain(Lowering& l, const ir::Graph& g, const Chain& chain) {
   lowered.node->outputs = {l.tensor(previous)};
 }
 
-std::string spec(std::span<const CompileSpec> specs, const std::string& key, const std::string& fallback,
-                 std::initializer_list<const char*> allowed) {
-  for (const CompileSpec& s : specs) {
-    if (s.key != key) continue;
-    const std::string value = s.value_string();
-    if (allowed.size() == 0) return value;
-    for (const char* a : allowed)
-      if (value == a) return value;
-    std::string list;
-    for (const char* a : allowed) list += (list.empty() ? "" : ", ") + std::string(a);
-    throw CompileError("onednn: compile spec " + key + "='" + value + "' (expected " + list + ")");
-  }
-  return fallback;
+// The value of compile spec `key`, if given.
+std::optional<std::string> spec(std::span<const CompileSpec> specs, const std::string& key) {
+  for (const CompileSpec& s : specs)
+    if (s.key == key) return s.value_string();
+  return std::nullopt;
 }
 
+CompileError bad_spec(const std::string& key, const std::string& value, const std::string& expected) {
+  return CompileError("onednn: compile spec " + key + "='" + value + "' (expected " + expected + ")");
+}
+
+// Compile spec "threads": the thread count prepacked weights are for
+// (default: this machine's cores).
+#ifdef ETC_HAVE_ONEDNN_BACKEND
+int packing_threads(std::span<const CompileSpec> specs) {
+  const std::optional<std::string> value = spec(specs, "threads");
+  if (!value) return machine_threads();
+  char* end = nullptr;
+  const long n = std::strtol(value->c_str(), &end, 10);
+  if (end == value->c_str() || *end != '\0' || n < 1 || n > 1024)
+    throw bad_spec("threads", *value, "1 to 1024");
+  return static_cast<int>(n);
+}
+#endif
+
 // prepack=on: the weights in the layouts this machine's primitives choose.
+// Every spec is checked whether or not it is used.
 std::vector<uint8_t> prepack(std::vector<uint8_t> blob, std::span<const CompileSpec> specs) {
-  const std::string winograd = spec(specs, "winograd", "auto", {"auto", "on", "off"});
-  if (spec(specs, "prepack", "off", {"on", "off"}) == "off") return blob;
+  const std::string winograd = spec(specs, "winograd").value_or("auto");
+  const std::optional<WinogradMode> mode = parse_winograd_mode(winograd);
+  if (!mode) throw bad_spec("winograd", winograd, "auto, on, off");
+  const std::string prepack = spec(specs, "prepack").value_or("off");
+  if (prepack != "on" && prepack != "off") throw bad_spec("prepack", prepack, "on, off");
+  if (prepack == "off") return blob;
 #ifdef ETC_HAVE_ONEDNN_BACKEND
   CompileOptions options;
-  // The threads the program will run on: compile spec threads (default:
-  // this machine's cores).
-  const std::string threads = spec(specs, "threads", "0", {});
-  options.num_threads = machine_threads();
-  if (threads != "0") {
-    char* end = nullptr;
-    const long n = std::strtol(threads.c_str(), &end, 10);
-    if (end == threads.c_str() || *end != '\0' || n < 1 || n > 1024)
-      throw CompileError("onednn: compile spec threads='" + threads + "' (expected 1 to 1024)");
-    options.num_threads = static_cast<int>(n);
-  }
-  options.winograd = winograd == "on"    ? WinogradMode::kOn
-                     : winograd == "off" ? WinogradMode::kOff
-                                         : WinogradMode::kAuto;
+  options.num_threads = packing_threads(specs);
+  options.winograd = *mode;
   Result<std::vector<uint8_t>> packed = prepack_blob(blob, options);
   if (!packed.ok()) throw CompileError("onednn: cannot prepack: " + packed.message());
   return std::move(*packed);

@@ -24,15 +24,13 @@
 
 #include "runtime/backend/context.h"
 #include "runtime/backends/onednn/blob_reader.h"
+#include "runtime/backends/onednn/winograd_rule.h"
 #include "runtime/core/aligned_buffer.h"
 #include "runtime/core/evalue.h"
 #include "runtime/core/result.h"
 #include "runtime/core/span.h"
 
 namespace etc::onednn {
-
-// Which 3x3 stride-1 convolutions run as Winograd (compile spec "winograd").
-enum class WinogradMode { kOff, kAuto, kOn };
 
 struct CompileOptions {
   WinogradMode winograd = WinogradMode::kAuto;
@@ -80,7 +78,6 @@ struct CompiledPartition {
   AlignedBuffer scratchpad;
   std::vector<AlignedBuffer> owned;  // reordered weights, copied constants
   int num_threads = 1;
-  size_t winograd_convolutions = 0;
   // Memories read blob bytes in place (prepacked weights, and then every
   // constant whose layout matches): the blob must outlive the partition.
   bool reads_blob = false;

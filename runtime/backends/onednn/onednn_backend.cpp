@@ -2,8 +2,8 @@
 
 #include <cstring>
 #include <memory>
+#include <optional>
 #include <string>
-#include <thread>
 
 #include "runtime/backends/onednn/blob_reader.h"
 #include "runtime/backends/onednn/compiled_partition.h"
@@ -15,9 +15,7 @@ Result<WinogradMode> winograd_spec(Span<const CompileSpecView> specs) {
   for (const CompileSpecView& s : specs) {
     if (s.key != "winograd") continue;
     const std::string value(reinterpret_cast<const char*>(s.value.data()), s.value.size());
-    if (value == "auto") return WinogradMode::kAuto;
-    if (value == "on") return WinogradMode::kOn;
-    if (value == "off") return WinogradMode::kOff;
+    if (const std::optional<WinogradMode> mode = parse_winograd_mode(value)) return *mode;
     return fail(Error::InvalidArgument, "onednn: compile spec winograd='", value,
                 "' (expected auto, on or off)");
   }
@@ -53,8 +51,7 @@ class OnednnBackend final : public BackendInterface {
     ETC_ASSIGN_OR_RETURN(options.winograd, winograd_spec(compile_specs));
     options.log_outputs = context.options().delegate_detail == DelegateDetail::kNodeOutputs;
     const int threads = context.options().num_threads;
-    options.num_threads =
-        threads > 0 ? threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+    options.num_threads = threads > 0 ? threads : machine_threads();
     ETC_ASSIGN_OR_RETURN(std::unique_ptr<CompiledPartition> partition, compile_partition(view, options));
     if (partition->reads_blob) {
       // Prepacked weights are read in place: the blob stays with the method.
