@@ -35,9 +35,9 @@ class RunKernel : public DelegateKernel {
     FreeableBuffer processed(blob_.data(), blob_.size());
     BackendInitContext context(event_tracer(), "forward", &options_, may_resize_);
     ETC_ASSIGN_OR_RETURN(handle_, backend_->init(context, &processed, {}));
-    // A delegate that may resize derives other sizes from the blob; else it
-    // is no longer needed.
-    if (!may_resize_) std::vector<uint8_t>().swap(blob_);
+    // The backend frees the bytes it no longer reads (it keeps reading
+    // them to resize, or for weights packed ahead of time).
+    if (processed.data() == nullptr) std::vector<uint8_t>().swap(blob_);
     return Status::Ok();
   }
   Status execute() override {

@@ -1,5 +1,7 @@
 #include "preprocessors/xnnpack/blob_writer.h"
 
+#include <algorithm>
+#include <cstdint>
 #include <cstring>
 
 namespace etc::xnnpack {
@@ -15,32 +17,56 @@ const std::vector<T>* field(const std::vector<T>& v) {
 
 uint32_t BlobWriter::add_tensor(TensorRecord tensor) {
   tensors_.push_back(std::move(tensor));
+  constant_of_.push_back(SIZE_MAX);
   return static_cast<uint32_t>(tensors_.size() - 1);
 }
 
 uint32_t BlobWriter::add_constant(std::vector<uint64_t> dims, std::vector<float> data) {
-  const size_t offset = (constants_size_ + kXnnpackConstantAlignment - 1) / kXnnpackConstantAlignment *
-                        kXnnpackConstantAlignment;
-  const size_t bytes = data.size() * sizeof(float);
-  constants_size_ = offset + bytes;
   TensorRecord t;
   t.dims = std::move(dims);
   t.constant = true;
-  t.constant_size = bytes;
-  t.constant_offset = offset;
-  constants_.push_back(Constant{offset, std::move(data)});
-  return add_tensor(std::move(t));
+  t.constant_size = data.size() * sizeof(float);
+  const uint32_t id = add_tensor(std::move(t));
+  constant_of_[id] = constants_.size();
+  constants_.push_back(Constant{id, std::move(data)});
+  return id;
+}
+
+const std::vector<float>& BlobWriter::constant_data(uint32_t id) const {
+  return constants_[constant_of_[id]].data;
+}
+
+void BlobWriter::repack_constant(uint32_t id, std::vector<float> data, fb::WeightPacking packing) {
+  tensors_[id].constant_size = data.size() * sizeof(float);
+  tensors_[id].packing = packing;
+  constants_[constant_of_[id]].data = std::move(data);
 }
 
 std::vector<uint8_t> BlobWriter::finish(uint32_t num_inputs, uint32_t num_outputs,
                                         const std::vector<uint32_t>& debug_ids) {
+  // Each constant 64-byte aligned, in the order they were added, those
+  // packed for the native kernel last: the runtime reads them in place
+  // after init and releases the pages of the rest, which then share none
+  // of their pages (nor the neighbourhood a page fault maps around itself).
+  std::stable_partition(constants_.begin(), constants_.end(), [&](const Constant& c) {
+    return tensors_[c.tensor].packing == fb::WeightPacking::Plain;
+  });
+  for (size_t i = 0; i < constants_.size(); ++i) constant_of_[constants_[i].tensor] = i;
+  size_t constants_size = 0;
+  for (const Constant& c : constants_) {
+    const size_t offset = (constants_size + kXnnpackConstantAlignment - 1) / kXnnpackConstantAlignment *
+                          kXnnpackConstantAlignment;
+    tensors_[c.tensor].constant_offset = offset;
+    constants_size = offset + tensors_[c.tensor].constant_size;
+  }
   flatbuffers::FlatBufferBuilder fbb;
   std::vector<flatbuffers::Offset<fb::Tensor>> tensors;
   for (const TensorRecord& t : tensors_) {
     // The schema marks constants by a non-zero size; every constant written
     // here holds at least one element (the partitioner refuses empty tensors).
     tensors.push_back(fb::CreateTensorDirect(fbb, &t.dims, t.constant_size, t.constant_offset,
-                                             t.external_input, t.external_output, t.layout, t.nchw));
+                                             t.external_input, t.external_output, t.layout, t.nchw,
+                                             t.packing));
   }
   std::vector<flatbuffers::Offset<fb::Node>> nodes;
   for (size_t i = 0; i < nodes_.size(); ++i) {
@@ -61,15 +87,15 @@ std::vector<uint8_t> BlobWriter::finish(uint32_t num_inputs, uint32_t num_output
   // this one (a model's weights are most of the blob).
   const size_t base = xnnpack_constant_base(fbb.GetSize() - 4);
   std::vector<uint8_t> blob;
-  blob.reserve(base + constants_size_);
+  blob.reserve(base + constants_size);
   blob.insert(blob.end(), fbb.GetBufferPointer(), fbb.GetBufferPointer() + fbb.GetSize());
   for (Constant& c : constants_) {
-    blob.resize(base + c.offset, 0);  // alignment padding
+    blob.resize(base + tensors_[c.tensor].constant_offset, 0);  // alignment padding
     const auto* bytes = reinterpret_cast<const uint8_t*>(c.data.data());
     blob.insert(blob.end(), bytes, bytes + c.data.size() * sizeof(float));
     std::vector<float>().swap(c.data);  // its memory goes as the blob's grows
   }
-  blob.resize(base + constants_size_, 0);
+  blob.resize(base + constants_size, 0);
   return blob;
 }
 

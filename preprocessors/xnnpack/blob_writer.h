@@ -2,7 +2,8 @@
 // BlobWriter: collects the tensors, constant data and nodes of one XNNPACK
 // partition and serializes them as the blob runtime/backends/xnnpack reads
 // (xnnpack_blob.fbs): a size-prefixed flatbuffer, zero padding to 64 bytes,
-// then the constants, each 64-byte aligned.
+// then the constants, each 64-byte aligned, those packed for the native
+// kernel (native_weights.h) last.
 
 #include <cmath>
 #include <cstdint>
@@ -22,6 +23,7 @@ struct TensorRecord {
   int32_t external_output = -1;
   fb::BoundaryLayout layout = fb::BoundaryLayout::Same;
   bool nchw = false;  // a 4-D activation held in ONNX order
+  fb::WeightPacking packing = fb::WeightPacking::Plain;
 };
 
 // One xnn_define_* call; field meanings as in xnnpack_blob.fbs.
@@ -63,9 +65,15 @@ class BlobWriter {
   // as given until finish() moves it into the blob (freeing it as it goes;
   // the writer holds no constant data afterwards).
   uint32_t add_constant(std::vector<uint64_t> dims, std::vector<float> data);
+  // The data of constant tensor `id`, and a replacement for it in another
+  // layout (its size follows the data).
+  const std::vector<float>& constant_data(uint32_t id) const;
+  void repack_constant(uint32_t id, std::vector<float> data, fb::WeightPacking packing);
   TensorRecord& tensor(uint32_t id) { return tensors_[id]; }
+  const TensorRecord& tensor(uint32_t id) const { return tensors_[id]; }
   size_t num_tensors() const { return tensors_.size(); }
   std::vector<NodeRecord>& nodes() { return nodes_; }
+  const std::vector<NodeRecord>& nodes() const { return nodes_; }
 
   // `debug_ids[i]`: debug_id of node i.
   std::vector<uint8_t> finish(uint32_t num_inputs, uint32_t num_outputs,
@@ -74,12 +82,13 @@ class BlobWriter {
  private:
   std::vector<TensorRecord> tensors_;
   std::vector<NodeRecord> nodes_;
+  // Constant data in tensor order; offsets are given out by finish().
   struct Constant {
-    size_t offset;  // into the constant data, 64-byte aligned
+    uint32_t tensor;
     std::vector<float> data;
   };
   std::vector<Constant> constants_;
-  size_t constants_size_ = 0;
+  std::vector<size_t> constant_of_;  // per tensor: index into constants_, or SIZE_MAX
 };
 
 }  // namespace etc::xnnpack

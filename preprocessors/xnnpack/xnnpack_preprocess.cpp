@@ -10,7 +10,9 @@
 #include "partitioners/xnnpack/xnnpack_partitioner.h"
 #include "partitioners/xnnpack/xnnpack_rules.h"
 #include "preprocessors/xnnpack/lowering.h"
+#include "preprocessors/xnnpack/native_weights.h"
 #include "runtime/backends/xnnpack/blob_resize.h"
+#include "runtime/backends/xnnpack/native_plan.h"
 
 namespace etc::xnnpack {
 namespace {
@@ -38,8 +40,9 @@ bool has_valid_handle(const NodeRecord& r) {
 }  // namespace
 
 PreprocessResult XnnpackBackendDetails::preprocess(const ir::ExportedProgram& partition,
-                                                   std::span<const CompileSpec> /*compile_specs*/) const {
+                                                   std::span<const CompileSpec> compile_specs) const {
   const ir::Graph& g = partition.graph;
+  const NativePacking packing = native_packing(compile_specs);
   BlobWriter blob;
   Lowering lowering(partition, blob);
   fold_into_matmuls(lowering);
@@ -57,6 +60,7 @@ PreprocessResult XnnpackBackendDetails::preprocess(const ir::ExportedProgram& pa
     }
   }
   fold_clamps(blob);
+  pack_native_filters(blob, packing);
   DelegateMappingBuilder builder(/*generated_identifiers=*/true);
   std::vector<uint32_t> debug_ids;
   for (const NodeRecord& r : blob.nodes()) {
@@ -85,12 +89,51 @@ std::unique_ptr<fb::GraphT> unpack_blob(std::span<const uint8_t> blob) {
   return std::unique_ptr<fb::GraphT>(fb::GetSizePrefixedGraph(blob.data())->UnPack());
 }
 
+// The constant data of `graph` (read from `constants`) with every filter
+// packed for the native kernel unpacked, and `graph` changed to match: the
+// same values whatever the packing, which may differ between sizes (it
+// follows the output size; the runtime reads either at any size).
+std::vector<uint8_t> plain_constants(fb::GraphT& graph, std::span<const uint8_t> constants) {
+  std::vector<uint8_t> plain;
+  for (auto& t : graph.tensors) {
+    if (t->constant_size == 0) continue;
+    uint64_t numel = 1;
+    for (uint64_t d : t->dims) numel *= d;
+    if (t->constant_offset > constants.size() || t->constant_size > constants.size() - t->constant_offset)
+      throw CompileError("xnnpack: a blob to compare has a constant out of range");
+    const uint8_t* from = constants.data() + t->constant_offset;
+    const size_t offset = (plain.size() + kXnnpackConstantAlignment - 1) / kXnnpackConstantAlignment *
+                          kXnnpackConstantAlignment;
+    plain.resize(offset + numel * sizeof(float), 0);
+    if (t->packing == fb::WeightPacking::NativePanels && !t->dims.empty() &&
+        t->constant_size == native_panels_floats(t->dims[0], numel / t->dims[0]) * sizeof(float)) {
+      std::vector<float> panels(t->constant_size / sizeof(float));
+      std::memcpy(panels.data(), from, t->constant_size);
+      std::vector<float> filter(numel);
+      unpack_native_panels(panels.data(), t->dims[0], numel / t->dims[0], filter.data());
+      std::memcpy(plain.data() + offset, filter.data(), numel * sizeof(float));
+    } else if (t->packing == fb::WeightPacking::Plain && t->constant_size == numel * sizeof(float)) {
+      std::memcpy(plain.data() + offset, from, t->constant_size);
+    } else {
+      throw CompileError("xnnpack: a blob to compare has a constant of the wrong size");
+    }
+    t->packing = fb::WeightPacking::Plain;
+    t->constant_size = numel * sizeof(float);
+    t->constant_offset = offset;
+  }
+  return plain;
+}
+
 }  // namespace
 
 std::string XnnpackBackendDetails::check_resize(std::span<const uint8_t> largest,
                                                 std::span<const uint8_t> other) const {
   std::unique_ptr<fb::GraphT> resized = unpack_blob(largest);
   const std::unique_ptr<fb::GraphT> expected = unpack_blob(other);
+  const std::vector<uint8_t> a = plain_constants(*resized,
+                                                 xnnpack_constant_data(largest.data(), largest.size())),
+                             b = plain_constants(*expected,
+                                                 xnnpack_constant_data(other.data(), other.size()));
   std::vector<BlobDims> dims(expected->num_inputs);
   for (const auto& t : expected->tensors)
     if (t->external_input >= 0 && static_cast<size_t>(t->external_input) < dims.size())
@@ -104,8 +147,6 @@ std::string XnnpackBackendDetails::check_resize(std::span<const uint8_t> largest
     expected->nodes[n]->to_end = resized->nodes[n]->to_end;
   }
   if (std::string difference = first_difference(*resized, *expected); !difference.empty()) return difference;
-  const std::span<const uint8_t> a = xnnpack_constant_data(largest.data(), largest.size()),
-                                 b = xnnpack_constant_data(other.data(), other.size());
   if (a.size() != b.size() || !std::equal(a.begin(), a.end(), b.begin()))
     return "the constant data differs (a constant the backend computed from the input's size)";
   return "";

@@ -119,10 +119,11 @@ Status Method::create_delegate_step(const Program& program, const fb::DelegateCa
   dc.delegate = call.delegate();
   dc.instruction = index;
   const Span<const uint8_t> bytes = processed_bytes(program, delegate);
-  // The bytes live in the program: freeing them returns their whole pages
-  // to the operating system when the program is a mapped file.
-  dc.processed =
-      FreeableBuffer(bytes.data(), bytes.size(), &release_program_bytes, const_cast<Program*>(&program));
+  // The bytes live in the program: freeing them, or a part of them, returns
+  // their whole pages to the operating system when the program is a mapped
+  // file (they stay readable).
+  dc.processed = FreeableBuffer(bytes.data(), bytes.size(), &release_program_bytes,
+                                const_cast<Program*>(&program), /*releases_parts=*/true);
   Step step;
   if (call.inputs())
     for (int32_t v : *call.inputs()) {

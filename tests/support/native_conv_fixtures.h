@@ -19,6 +19,7 @@
 
 #include "runtime/backends/xnnpack/blob_reader.h"
 #include "runtime/backends/xnnpack/native_conv.h"
+#include "runtime/backends/xnnpack/native_plan.h"
 #include "runtime/backends/xnnpack/stages.h"
 #include "tests/support/random.h"
 #include "tests/support/xnnpack_blob_builder.h"
@@ -157,12 +158,24 @@ inline void set_window(testing::XnnpackNodeSpec& node, const Geometry& g) {
   node.output_max = g.hi;
 }
 
-// The delegate: input 0 -> Convolution2d -> output 0.
-inline std::vector<uint8_t> conv_blob(const Geometry& g, const ConvData& d, uint32_t flags = 0) {
+// The filter of a one-group convolution in the native kernel's panels
+// (native_plan.h), as preprocess packs it ahead of time.
+inline std::vector<float> native_panels(const Geometry& g, const ConvData& d) {
+  const size_t depth = size_t{g.kh} * g.kw * g.c;
+  std::vector<float> panels(xnnpack::native_panels_floats(g.o, depth));
+  xnnpack::pack_native_panels(d.filter.data(), g.bias ? d.bias.data() : nullptr, g.o, depth, panels.data());
+  return panels;
+}
+
+// The delegate: input 0 -> Convolution2d -> output 0; with `packed`, its
+// filter packed ahead of time.
+inline std::vector<uint8_t> conv_blob(const Geometry& g, const ConvData& d, uint32_t flags = 0,
+                                      bool packed = false) {
   XnnpackBlobBuilder b;
   const uint32_t x =
       b.input({g.n, g.h, g.w, g.c}, 0, g.nchw ? BoundaryLayout::NchwToNhwc : BoundaryLayout::Same);
-  const uint32_t filter = b.constant({g.o, g.kh, g.kw, g.c / g.groups}, d.filter);
+  const uint32_t filter = packed ? b.packed_constant({g.o, g.kh, g.kw, g.c}, native_panels(g, d))
+                                 : b.constant({g.o, g.kh, g.kw, g.c / g.groups}, d.filter);
   std::vector<uint32_t> inputs = {x, filter};
   if (g.bias) inputs.push_back(b.constant({g.o}, d.bias));
   const uint32_t y =
@@ -198,9 +211,9 @@ inline Shape shape_of(std::initializer_list<uint64_t> dims) {
 
 // Runs the single-convolution blob once; returns the output in NHWC.
 inline std::vector<float> run_conv(const Geometry& g, const ConvData& d, const std::vector<Spec>& specs,
-                                   int threads = 0) {
+                                   int threads = 0, bool packed = false) {
   SpecRunner runner(threads);
-  const Status s = runner.init(conv_blob(g, d), specs);
+  const Status s = runner.init(conv_blob(g, d, 0, packed), specs);
   INFO(s.message());
   REQUIRE(s.ok());
   std::vector<float> x = g.nchw ? nhwc_to_nchw(d.x, g.n, g.h * g.w, g.c) : d.x;

@@ -15,6 +15,8 @@
 //   conv.group_output_channels = 4;
 //   const std::vector<uint8_t> blob = b.build();
 
+#include <algorithm>
+#include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <deque>
@@ -72,6 +74,14 @@ class XnnpackBlobBuilder {
     constants_.insert(constants_.end(), bytes, bytes + data.size() * sizeof(float));
     return id;
   }
+  // A constant of `dims` holding `bytes` as they are, marked `packing`
+  // (e.g. a filter packed for the native kernel, or a defective one).
+  uint32_t packed_constant(std::vector<uint64_t> dims, const std::vector<float>& data,
+                           xfb::WeightPacking packing = xfb::WeightPacking::NativePanels) {
+    const uint32_t id = constant(std::move(dims), data);
+    tensors_[id].packing = packing;
+    return id;
+  }
   // The reference stays valid (nodes live in a deque).
   XnnpackNodeSpec& node(xfb::NodeType type, std::vector<uint32_t> inputs, std::vector<uint32_t> outputs) {
     nodes_.push_back(XnnpackNodeSpec{});
@@ -89,7 +99,8 @@ class XnnpackBlobBuilder {
     std::vector<flatbuffers::Offset<xfb::Tensor>> tensors;
     for (const TensorSpec& t : tensors_)
       tensors.push_back(xfb::CreateTensorDirect(fbb, &t.dims, t.constant_size, t.constant_offset,
-                                                t.external_input, t.external_output, t.layout));
+                                                t.external_input, t.external_output, t.layout,
+                                                /*nchw=*/false, t.packing));
     std::vector<flatbuffers::Offset<xfb::Node>> nodes;
     for (const XnnpackNodeSpec& n : nodes_) nodes.push_back(build_node(fbb, n));
     const auto tensor_vector = fbb.CreateVector(tensors);
@@ -113,6 +124,7 @@ class XnnpackBlobBuilder {
     uint64_t constant_size = 0, constant_offset = 0;
     int32_t external_input = -1, external_output = -1;
     xfb::BoundaryLayout layout = xfb::BoundaryLayout::Same;
+    xfb::WeightPacking packing = xfb::WeightPacking::Plain;
   };
 
   uint32_t add(std::vector<uint64_t> dims, int input, int output, xfb::BoundaryLayout layout) {
@@ -195,16 +207,17 @@ class XnnpackRunner {
   XnnpackRunner(const XnnpackRunner&) = delete;
   XnnpackRunner& operator=(const XnnpackRunner&) = delete;
 
-  // Keeps its own copy of `blob`, `misalign` bytes into its storage,
-  // available as blob() to scribble on after init (to show that execute no
-  // longer reads it).
+  // Keeps its own copy of `blob`, `misalign` bytes past a 64-byte boundary
+  // of its storage, available as blob() to scribble on after init (to show
+  // that execute no longer reads it).
   Status init(const std::vector<uint8_t>& blob, size_t misalign = 0) {
     reset();
-    blob_.assign(misalign, 0);
-    blob_.insert(blob_.end(), blob.begin(), blob.end());
+    blob_.assign(blob.size() + 64 + misalign, 0);
+    const size_t offset = (64 - reinterpret_cast<uintptr_t>(blob_.data()) % 64) % 64 + misalign;
+    std::copy(blob.begin(), blob.end(), blob_.begin() + static_cast<std::ptrdiff_t>(offset));
     freed_ = false;
     {
-      FreeableBuffer processed(blob_.data() + misalign, blob.size(), &mark_freed, &freed_);
+      FreeableBuffer processed(blob_.data() + offset, blob.size(), &mark_freed, &freed_);
       handle_ = backend_->init(init_context_, &processed, {});
       freed_by_init_ = freed_;
     }

@@ -3,6 +3,7 @@
 #include <cstring>
 #include <string>
 
+#include "runtime/backends/xnnpack/native_plan.h"
 #include "runtime/backends/xnnpack/node_checks.h"
 #include "runtime/core/vector_alignment.h"
 
@@ -39,10 +40,22 @@ Status read_tensor(const fb::Tensor& tensor, size_t index, const uint8_t* consta
 
   const uint64_t constant_size = tensor.constant_size();
   const uint64_t constant_offset = tensor.constant_offset();
+  info.packing = tensor.packing();
+  if (info.packing != fb::WeightPacking::Plain && info.packing != fb::WeightPacking::NativePanels)
+    return invalid(tensor_name(index) + ": unknown weight packing " +
+                   std::to_string(static_cast<int>(info.packing)));
+  if (info.packing == fb::WeightPacking::NativePanels && (constant_size == 0 || rank < 2))
+    return invalid(tensor_name(index) +
+                   ": only a constant of rank 2 or more can be packed for the native kernel");
   if (constant_size != 0) {
-    if (constant_size != numel * 4)
+    const uint64_t expected = info.packing == fb::WeightPacking::NativePanels
+                                  ? native_panels_floats(info.dims[0], info.numel / info.dims[0]) * 4
+                                  : numel * 4;
+    if (constant_size != expected)
       return invalid(tensor_name(index) + ": constant of " + std::to_string(constant_size) + " bytes for " +
-                     dims_string(info) + " float32 (" + std::to_string(numel * 4) + " bytes)");
+                     dims_string(info) + " float32" +
+                     (info.packing == fb::WeightPacking::NativePanels ? " packed in native panels" : "") +
+                     " (" + std::to_string(expected) + " bytes)");
     if (constant_offset > constants_size || constant_size > constants_size - constant_offset)
       return invalid(tensor_name(index) + ": constant bytes [" + std::to_string(constant_offset) + ", +" +
                      std::to_string(constant_size) + ") outside the " + std::to_string(constants_size) +
@@ -121,10 +134,26 @@ Status check_nodes(const BlobView& view) {
   std::vector<bool> defined(view.tensors.size(), false);
   for (size_t t = 0; t < view.tensors.size(); ++t)
     defined[t] = view.tensors[t].is_constant() || view.tensors[t].external_input >= 0;
+  // A constant packed for the native kernel is the filter of one node that
+  // kernel can run, with as many output channels as its first dimension.
+  std::vector<bool> packed_read(view.tensors.size(), false);
   const size_t num_nodes = nodes == nullptr ? 0 : nodes->size();
   for (size_t n = 0; n < num_nodes; ++n) {
     const fb::Node* node = nodes->Get(static_cast<flatbuffers::uoffset_t>(n));
     ETC_TRY(check_node(view, *node, n));
+    for (flatbuffers::uoffset_t i = 0; i < node->inputs()->size(); ++i) {
+      const uint32_t id = node->inputs()->Get(i);
+      if (view.tensors[id].packing != fb::WeightPacking::NativePanels) continue;
+      const bool gemm =
+          node->flags() == 0 && ((node->type() == fb::NodeType::Convolution2d && node->groups() == 1 &&
+                                  node->group_output_channels() == view.tensors[id].dims[0]) ||
+                                 node->type() == fb::NodeType::FullyConnected);
+      if (i != 1 || !gemm || packed_read[id])
+        return invalid(node_name(*node, n) + ": reads tensor " + std::to_string(id) +
+                       ", packed for the native kernel, as input " + std::to_string(i) +
+                       " (only the filter of one one-group convolution or fully connected node can be)");
+      packed_read[id] = true;
+    }
     for (uint32_t id : *node->inputs())
       if (!defined[id])
         return invalid(node_name(*node, n) + ": input tensor " + std::to_string(id) +

@@ -33,6 +33,9 @@ struct TensorInfo {
   int32_t external_output = -1;
   fb::BoundaryLayout layout = fb::BoundaryLayout::Same;
   bool nhwc = false;  // a 4-D tensor in NHWC order (not marked nchw)
+  // A constant's layout: NativePanels is read in place by the native
+  // convolution, unpacked for XNNPACK (xnnpack_blob.fbs).
+  fb::WeightPacking packing = fb::WeightPacking::Plain;
 
   bool is_constant() const { return constant != nullptr; }
   bool is_external() const { return external_input >= 0 || external_output >= 0; }

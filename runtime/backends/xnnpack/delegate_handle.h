@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <utility>
 #include <variant>
 #include <vector>
 
@@ -78,6 +79,9 @@ struct XnnpackHandle {
   std::vector<float*> data;    // per tensor: where a shared tensor lives
   std::vector<Argument> args;
   std::vector<AlignedBuffer> owned;  // staging and shared buffers, run-time constants
+  // Weights packed ahead of time that native convolutions read in place
+  // from the blob, which must then outlive the instance: [begin, end).
+  std::vector<std::pair<const uint8_t*, const uint8_t*>> blob_reads;
   // Where a rank-4 output is turned into the program's NCHW before it is
   // logged; null unless outputs are logged.
   float* log_buffer = nullptr;

@@ -35,6 +35,7 @@ struct NativeConv : NativeEpilogue {
   float lo = -INFINITY, hi = INFINITY;
   size_t panels = 0, panel_floats = 0, tiles = 0;
   AlignedBuffer packed;                   // per panel: 32 biases, then [taps][in_c][32] weights
+  const float* panels_data = nullptr;     // packed, or the blob's prepacked panels
   AlignedBuffer zeros;                    // in_c zeros read for padding taps
   std::vector<const float*> indirection;  // [tile][tap][kRows] input pixel rows
   const float* indirection_input = nullptr;
@@ -95,6 +96,18 @@ bool uses_padded_rows(const BlobView& view, const fb::Node& node) {
          dim(node.dilation(), 1, 1) == 1;
 }
 
+NativeGemmShape gemm_shape(const BlobView& view, const fb::Node& node) {
+  const TensorInfo& y = view.tensors[node.outputs()->Get(0)];
+  const TensorInfo& w = view.tensors[node.inputs()->Get(1)];
+  NativeGemmShape s;
+  s.out_c = node.type() == fb::NodeType::FullyConnected ? y.dims[y.rank - 1] : node.group_output_channels();
+  if (s.out_c == 0) return s;
+  s.pixels = y.numel / s.out_c;
+  s.depth = w.numel / s.out_c;  // taps x input channels
+  s.padded_rows = uses_padded_rows(view, node);
+  return s;
+}
+
 }  // namespace
 
 bool can_run_natively(const fb::Node& node) {
@@ -105,18 +118,7 @@ bool can_run_natively(const fb::Node& node) {
 
 bool runs_natively(const BlobView& view, const fb::Node& node, bool folds_activation) {
   if (!can_run_natively(node)) return false;
-  const TensorInfo& out = view.tensors[node.outputs()->Get(0)];
-  const uint64_t out_c =
-      node.type() == fb::NodeType::FullyConnected ? out.dims[out.rank - 1] : node.group_output_channels();
-  // A last panel of at most 16 channels runs the 16-wide kernel.
-  const uint64_t rest = out_c % kChannels;
-  const uint64_t padded = out_c - rest + (rest == 0 ? 0 : rest <= 16 ? 16 : kChannels);
-  const TensorInfo& y = view.tensors[node.outputs()->Get(0)];
-  const TensorInfo& w = view.tensors[node.inputs()->Get(1)];
-  const uint64_t pixels = y.numel / out_c;
-  const uint64_t depth = w.numel / out_c;  // taps x input channels
-  const uint64_t min_depth = uses_padded_rows(view, node) || folds_activation ? 16 : 32;
-  return padded * 3 <= out_c * 4 && pixels >= 4 * kRows && depth >= min_depth;
+  return native_gemm_pays(gemm_shape(view, node), folds_activation);
 }
 
 namespace {
@@ -186,15 +188,31 @@ Result<NativeConvPtr> compile_native_conv(const BlobView& view, const fb::Node& 
   c.lo = node.output_min(), c.hi = node.output_max();
   c.out_stride = c.out_c;
 
-  // The filter is OHWI: [out_c][taps][in_c].
-  const auto* filter = reinterpret_cast<const float*>(view.tensors[node.inputs()->Get(1)].constant);
+  // The filter is OHWI, [out_c][taps][in_c], or packed ahead of time in
+  // the kernel's panels (native_plan.h).
+  const TensorInfo& filter_info = view.tensors[node.inputs()->Get(1)];
+  const auto* filter = reinterpret_cast<const float*>(filter_info.constant);
+  const bool prepacked = filter_info.packing == fb::WeightPacking::NativePanels;
   const float* bias = node.inputs()->size() > 2
                           ? reinterpret_cast<const float*>(view.tensors[node.inputs()->Get(2)].constant)
                           : nullptr;
+  const size_t k_total = c.kernel_h * c.kernel_w * c.in_c;
   if (options.winograd != WinogradMode::kOff && winograd_applies(node)) {
     const WinogradShape shape{c.batch, c.in_h,  c.in_w,    c.in_c,    c.out_h,
                               c.out_w, c.out_c, c.pad_top, c.pad_left};
     if (options.winograd == WinogradMode::kOn || winograd_pays(shape, options.threads)) {
+      // Packed for the direct kernel (Winograd pays at this thread count
+      // but did not where it was compiled): the transform reads OHWI.
+      std::vector<float> unpacked;
+      if (prepacked) {
+        try {
+          unpacked.resize(c.out_c * k_total);
+        } catch (const std::bad_alloc&) {
+          return fail(Error::DelegateMemoryAllocationFailed, "xnnpack: cannot unpack convolution weights");
+        }
+        unpack_native_panels(filter, c.out_c, k_total, unpacked.data());
+        filter = unpacked.data();
+      }
       ETC_ASSIGN_OR_RETURN(c.winograd, compile_winograd(shape, filter, bias, options.threads));
       return conv;
     }
@@ -202,23 +220,14 @@ Result<NativeConvPtr> compile_native_conv(const BlobView& view, const fb::Node& 
 
   c.panels = (c.out_c + kChannels - 1) / kChannels;
   c.panel_floats = kChannels + c.taps() * c.in_c * kChannels;
-  c.packed = zeroed_floats(c.panels * c.panel_floats);
   c.zeros = zeroed_floats(c.in_c);
-  if (!c.packed || !c.zeros)
+  if (!prepacked) c.packed = zeroed_floats(c.panels * c.panel_floats);
+  if ((!prepacked && !c.packed) || !c.zeros)
     return fail(Error::DelegateMemoryAllocationFailed, "xnnpack: cannot allocate packed convolution weights");
-  const size_t k_total = c.taps() * c.in_c;
-  for (size_t p = 0; p < c.panels; ++p) {
-    float* panel = c.packed.as<float>() + p * c.panel_floats;
-    const size_t channels = std::min(kChannels, c.out_c - p * kChannels);
-    for (size_t j = 0; j < channels; ++j) {
-      const size_t o = p * kChannels + j;
-      if (bias != nullptr) std::memcpy(&panel[j], &bias[o], sizeof(float));
-      const float* row = filter + o * k_total;
-      for (size_t k = 0; k < k_total; ++k)
-        std::memcpy(&panel[kChannels + k * kChannels + j], &row[k], sizeof(float));
-    }
-  }
-  c.weights = c.packed.as<float>();
+  if (!prepacked) pack_native_panels(filter, bias, c.out_c, k_total, c.packed.as<float>());
+  // Prepacked weights are read in place, from the blob.
+  c.panels_data = prepacked ? filter : c.packed.as<float>();
+  c.weights = c.panels_data;
   c.tiles = (c.pixels() + kRows - 1) / kRows;
   c.padded_rows = uses_padded_rows(view, node);
   // One pointer per tile, tap and row: refused rather than thrown when a
@@ -454,7 +463,7 @@ namespace {
 void scale_weights(NativeConv& c, const float* s) {
   const size_t depth = c.taps() * c.in_c;
   for (size_t p = 0; p < c.panels; ++p) {
-    const float* from = c.packed.as<float>() + p * c.panel_floats;
+    const float* from = c.panels_data + p * c.panel_floats;
     float* to = c.scaled.as<float>() + p * c.panel_floats;
     std::memcpy(to, from, kChannels * sizeof(float));
     for (size_t k = 0; k < depth; ++k) {

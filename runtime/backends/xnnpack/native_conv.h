@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "runtime/backends/xnnpack/blob_reader.h"
+#include "runtime/backends/xnnpack/native_plan.h"
 #include "runtime/backends/xnnpack/native_winograd.h"
 #include "runtime/backends/xnnpack/stages.h"
 #include "runtime/core/aligned_buffer.h"
@@ -35,26 +36,14 @@ bool native_convolution_available();
 // The bytes of the cache private to one core (L2), 1 MiB where the CPU
 // does not say.
 size_t core_cache_bytes();
-// Whether a checked node is a convolution the kernel takes: one group, no
-// flags, an output channel count that leaves at most a quarter of the panel
-// lanes idle (32-channel panels; a last panel of at most 16 channels runs a
-// 16-wide kernel; XNNPACK's 16-wide tiles leave a third idle at 24
-// channels), at least 48 output pixels (four 12-pixel tiles) and a
-// reduction depth (taps x input channels) of at least 32, or 16 with fewer
-// than 16 input channels (the zero-bordered copy) or when
-// `folds_activation` (a swish or hardswish follows that the native
-// epilogue computes, saving a pass XNNPACK would make). XNNPACK keeps the
-// rest: it has narrower kernels for few pixels and shallow depth (a 16->96
-// 1x1 convolution at 112x112 took twice as long on the native kernel).
+// Whether a checked node is a convolution the kernel takes: one it can run
+// (can_run_natively) on which it beats XNNPACK's (native_plan.h
+// native_gemm_pays; `folds_activation`: a swish or hardswish follows that
+// the native epilogue computes).
 bool runs_natively(const BlobView& view, const fb::Node& node, bool folds_activation = false);
 // Whether the kernel can compute a checked node at all: a Convolution2d with
 // one group or a FullyConnected, without flags.
 bool can_run_natively(const fb::Node& node);
-
-// The micro-kernel's tile: output rows (pixels) per call, output channels
-// per packed panel.
-inline constexpr size_t kNativeGemmRows = 12;
-inline constexpr size_t kNativeGemmChannels = 32;
 
 // rows x channels (rows <= 12, channels <= 32) of y, rows y_stride floats
 // apart, = rows a[0], ..., a[rows - 1] of `depth` floats times a packed

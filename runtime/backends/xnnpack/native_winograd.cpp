@@ -15,23 +15,14 @@
 namespace etc::xnnpack {
 namespace {
 
-constexpr size_t kTile = 4;     // output pixels per tile side
-constexpr size_t kAlpha = 6;    // input window side
-constexpr size_t kPoints = 36;  // kAlpha * kAlpha products per channel pair
+constexpr size_t kTile = kWinogradTile;      // output pixels per tile side
+constexpr size_t kAlpha = 6;                 // input window side
+constexpr size_t kPoints = kWinogradPoints;  // kAlpha * kAlpha products per channel pair
 constexpr size_t kRows = kNativeGemmRows;
 constexpr size_t kChannels = kNativeGemmChannels;
-// A block's transformed input and products together stay within this.
-constexpr size_t kBlockBytes = size_t{1} << 18;
 
 size_t round_up(size_t v, size_t m) { return (v + m - 1) / m * m; }
 size_t ceil_div(size_t v, size_t m) { return (v + m - 1) / m; }
-
-// Output channels as the GEMM panels pad them: 32-wide panels, a last one
-// of at most 16 channels 16 wide.
-size_t panel_padded(size_t out_c) {
-  const size_t rest = out_c % kChannels;
-  return out_c - rest + (rest == 0 ? 0 : rest <= 16 ? 16 : kChannels);
-}
 
 // The filter transform G (6x3) of F(4x4, 3x3) with points 0, 1, -1, 2, -2
 // and infinity (Lavin and Gray, "Fast Algorithms for Convolutional Neural
@@ -74,52 +65,13 @@ bool winograd_applies(const fb::Node& node) {
          at(node.dilation(), 1) == 1;
 }
 
-namespace {
-
-// Tiles per block: as many as keep a block's scratch within kBlockBytes,
-// in whole 12-row GEMM tiles, at least one GEMM tile, at most the chunk;
-// the whole chunk where its scratch is smaller than the transformed
-// weights, which stream once per block (resnet's 14x14x256 layers: 9.4 MB
-// of weights against 1.2 MB of scratch).
-size_t block_tiles(size_t in_c_pad, size_t out_c_pad, size_t chunk_tiles) {
-  const size_t tile_bytes = kPoints * (in_c_pad + out_c_pad) * sizeof(float);
-  if (chunk_tiles * tile_bytes <= kPoints * in_c_pad * out_c_pad * sizeof(float)) return chunk_tiles;
-  const size_t fit = kBlockBytes / tile_bytes;
-  return std::min(chunk_tiles, std::max(kRows, fit / kRows * kRows));
-}
-
-}  // namespace
-
-bool winograd_pays(const WinogradShape& s, size_t threads) {
-  if (s.in_c < 16 || s.out_c < 16) return false;
-  threads = std::max<size_t>(threads, 1);
-  const double in_c_pad = static_cast<double>(round_up(s.in_c, 16));
-  const double out_pad = static_cast<double>(panel_padded(s.out_c));
-  const size_t tiles = s.batch * ceil_div(s.out_h, kTile) * ceil_div(s.out_w, kTile);
-  const size_t chunk = ceil_div(tiles, threads);
-  const size_t blocks = ceil_div(chunk, block_tiles(round_up(s.in_c, 16), panel_padded(s.out_c), chunk));
-  // Cycles on one core: 32 multiply-adds a cycle (two 16-lane FMA pipes),
-  // the direct kernel at ~93% of that, the Winograd GEMMs (shorter rows
-  // per weight panel) at ~85%; the transformed weights stream once per
-  // block, from L2 when they fit (64 bytes a cycle) or from L3 (16); the
-  // transforms cost about 120 and 100 cycles per tile and 16 channels.
-  const double pixels = static_cast<double>(s.batch * s.out_h * s.out_w);
-  const double direct = pixels * 9 * static_cast<double>(s.in_c) * out_pad / 32 / 0.93 / threads;
-  const double gemm = static_cast<double>(kPoints * chunk) * in_c_pad * out_pad / 32 / 0.85;
-  const double weight_bytes = kPoints * in_c_pad * out_pad * sizeof(float);
-  const double l3_rate = 16.0 / static_cast<double>(threads);  // the threads share L3
-  const double weights = static_cast<double>(blocks) * weight_bytes / (weight_bytes > 1e6 ? l3_rate : 64);
-  const double transforms = static_cast<double>(chunk) * (in_c_pad / 16 * 120 + out_pad / 16 * 100);
-  return gemm + weights + transforms < 0.8 * direct;
-}
-
 Result<WinogradPtr> compile_winograd(const WinogradShape& shape, const float* filter, const float* bias,
                                      size_t threads) {
   WinogradPtr ptr(new Winograd);
   Winograd& w = *ptr;
   w.s = shape;
   w.in_c_pad = round_up(shape.in_c, 16);
-  w.out_c_pad = panel_padded(shape.out_c);
+  w.out_c_pad = native_panel_padded(shape.out_c);
   w.panels = ceil_div(shape.out_c, kChannels);
   w.panel_floats = kChannels + w.in_c_pad * kChannels;
   w.tiles_h = ceil_div(shape.out_h, kTile);
@@ -128,7 +80,7 @@ Result<WinogradPtr> compile_winograd(const WinogradShape& shape, const float* fi
   w.chunks = std::clamp<size_t>(threads, 1, w.tiles);
   w.chunk_tiles = ceil_div(w.tiles, w.chunks);
   w.chunks = ceil_div(w.tiles, w.chunk_tiles);
-  w.block = block_tiles(w.in_c_pad, w.out_c_pad, w.chunk_tiles);
+  w.block = winograd_block_tiles(w.in_c_pad, w.out_c_pad, w.chunk_tiles);
   w.scratch_floats = kPoints * w.block * (w.in_c_pad + w.out_c_pad);
   w.packed = zeroed_floats(kPoints * w.panels * w.panel_floats);
   w.bias = zeroed_floats(w.out_c_pad);

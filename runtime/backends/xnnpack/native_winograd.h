@@ -26,31 +26,19 @@
 #include <memory>
 
 #include "runtime/backends/xnnpack/blob_reader.h"
+#include "runtime/backends/xnnpack/native_plan.h"
 #include "runtime/backends/xnnpack/stages.h"
 #include "runtime/core/result.h"
 
 namespace etc::xnnpack {
 
-// Which 3x3 convolutions run as Winograd (compile spec "winograd").
+// Which 3x3 convolutions run as Winograd (compile spec "winograd");
+// WinogradShape and winograd_pays are in native_plan.h.
 enum class WinogradMode { kOff, kAuto, kOn };
-
-// One convolution's shape: NHWC input [batch, in_h, in_w, in_c], output
-// [batch, out_h, out_w, out_c], 3x3 window, stride 1.
-struct WinogradShape {
-  size_t batch = 1, in_h = 0, in_w = 0, in_c = 0, out_h = 0, out_w = 0, out_c = 0;
-  size_t pad_top = 0, pad_left = 0;
-};
 
 // Whether a checked node can run as Winograd: a one-group Convolution2d
 // with a 3x3 window, stride 1, dilation 1 and no flags.
 bool winograd_applies(const fb::Node& node);
-
-// Whether Winograd is estimated faster than the direct kernel for `shape`
-// on `threads` threads: it does a quarter of the multiplications but streams
-// weights four times the size once per block of tiles, and each transform
-// costs a pass over its data. Few tiles (small images) with many channels,
-// or few input channels, stay direct.
-bool winograd_pays(const WinogradShape& shape, size_t threads);
 
 struct Winograd;
 struct WinogradDeleter {

@@ -15,6 +15,7 @@
 #include "runtime/backends/xnnpack/blob_resize.h"
 #include "runtime/backends/xnnpack/delegate_handle.h"
 #include "runtime/backends/xnnpack/layout.h"
+#include "runtime/backends/xnnpack/native_plan.h"
 #include "runtime/backends/xnnpack/node_checks.h"
 #include "runtime/backends/xnnpack/profiling_metadata.h"
 #include "runtime/backends/xnnpack/run_stages.h"
@@ -31,22 +32,47 @@ Failure out_of_memory(const std::string& what) {
 // XNNPACK packs convolution, fully-connected and prelu weights when the
 // runtime is created, but other nodes (e.g. add with a constant operand)
 // read their static inputs in place at every run. Those constants are copied
-// here so the processed bytes can be freed after init.
-Result<std::vector<const void*>> place_constants(const BlobView& view, XnnpackHandle& handle) {
-  std::vector<bool> read_at_run_time(view.tensors.size(), false);
+// here so the processed bytes can be freed after init. A filter packed ahead
+// of time for the native kernel (WeightPacking NativePanels) stays in the
+// blob where that kernel runs its node, and is unpacked here for XNNPACK
+// where it does not (a CPU without AVX-512F, native_convolution=off, or
+// another size of a resizable delegate); handle.blob_reads lists the
+// first.
+Result<std::vector<const void*>> place_constants(const BlobView& view, const StagePlan& plan,
+                                                 XnnpackHandle& handle) {
   const auto* nodes = view.graph->nodes();
   const size_t num_nodes = nodes == nullptr ? 0 : nodes->size();
+  std::vector<bool> native(num_nodes, false);
+  for (const Stage& stage : plan.stages)
+    for (size_t n = stage.first_node; n < stage.end_node; ++n) native[n] = stage.native;
+  std::vector<bool> read_at_run_time(view.tensors.size(), false), read_by_xnnpack(view.tensors.size(), false);
   for (size_t n = 0; n < num_nodes; ++n) {
     const fb::Node& node = *nodes->Get(static_cast<flatbuffers::uoffset_t>(n));
-    for (size_t i = 0; i < node.inputs()->size(); ++i)
-      if (is_native_node(node.type()) || !input_is_packed(node, i))
-        read_at_run_time[node.inputs()->Get(static_cast<flatbuffers::uoffset_t>(i))] = true;
+    for (size_t i = 0; i < node.inputs()->size(); ++i) {
+      const uint32_t t = node.inputs()->Get(static_cast<flatbuffers::uoffset_t>(i));
+      if (is_native_node(node.type()) || !input_is_packed(node, i)) read_at_run_time[t] = true;
+      if (!native[n]) read_by_xnnpack[t] = true;
+    }
   }
   std::vector<const void*> data(view.tensors.size(), nullptr);
   for (size_t t = 0; t < view.tensors.size(); ++t) {
     const TensorInfo& info = view.tensors[t];
     if (!info.is_constant()) continue;
     data[t] = info.constant;
+    if (info.packing == fb::WeightPacking::NativePanels) {
+      if (!read_by_xnnpack[t]) {
+        const size_t bytes = native_panels_floats(info.dims[0], info.numel / info.dims[0]) * sizeof(float);
+        handle.blob_reads.emplace_back(info.constant, info.constant + bytes);
+        continue;
+      }
+      AlignedBuffer filter = allocate_floats(info.numel);
+      if (!filter) return out_of_memory("an unpacked filter for tensor " + std::to_string(t));
+      unpack_native_panels(reinterpret_cast<const float*>(info.constant), info.dims[0],
+                           info.numel / info.dims[0], filter.as<float>());
+      data[t] = filter.as<float>();
+      handle.owned.push_back(std::move(filter));
+      continue;
+    }
     if (!read_at_run_time[t]) continue;
     AlignedBuffer copy = allocate_floats(info.numel);
     if (!copy) return out_of_memory("constant tensor " + std::to_string(t));
@@ -320,8 +346,8 @@ struct InstanceOptions {
 // A delegate ready to run the blob `view` describes (its sizes).
 Result<std::unique_ptr<XnnpackHandle>> create_instance(const BlobView& view, const InstanceOptions& options) {
   auto handle = std::make_unique<XnnpackHandle>();
-  ETC_ASSIGN_OR_RETURN(std::vector<const void*> constant_data, place_constants(view, *handle));
   const StagePlan plan = plan_stages(view, options.convolutions, options.detail);
+  ETC_ASSIGN_OR_RETURN(std::vector<const void*> constant_data, place_constants(view, plan, *handle));
   ETC_TRY(place_shared_tensors(plan, constant_data, *handle));
   ETC_TRY(prepare_arguments(view, *handle));
   ETC_ASSIGN_OR_RETURN(handle->pool, SharedThreadpool::acquire(options.num_threads));
@@ -438,11 +464,28 @@ class XnnpackBackend final : public BackendInterface {
     options.detail = context.options().delegate_detail;
     options.num_threads = context.options().num_threads;
     ETC_ASSIGN_OR_RETURN(std::unique_ptr<XnnpackHandle> handle, create_instance(view, options));
+    std::vector<std::pair<const uint8_t*, const uint8_t*>> reads = handle->blob_reads;
     delegate->sizes.push_back(std::move(handle));
-    if (context.may_resize()) {
-      // Other sizes are derived from the blob: it stays with the method.
+    if (context.may_resize() || !reads.empty()) {
+      // Other sizes are derived from the blob, or prepacked weights are
+      // read from it in place: it stays with the method (or its aligned
+      // copy with the delegate, and the processed bytes can go).
       delegate->blob = blob;
       delegate->blob_size = processed->size();
+      if (delegate->aligned_copy) {
+        processed->free();
+      } else if (!context.may_resize()) {
+        // Only the prepacked weights are read again: the rest of the
+        // blob's pages can leave resident memory.
+        std::sort(reads.begin(), reads.end());
+        const auto* at = static_cast<const uint8_t*>(blob);
+        for (const auto& [begin, end] : reads) {
+          if (begin > at) processed->release_part(at, static_cast<size_t>(begin - at));
+          at = std::max(at, end);
+        }
+        const auto* blob_end = static_cast<const uint8_t*>(blob) + processed->size();
+        if (blob_end > at) processed->release_part(at, static_cast<size_t>(blob_end - at));
+      }
     } else {
       // Weights are packed and run-time constants copied: the blob is no
       // longer needed.

@@ -12,7 +12,7 @@
 namespace etc::xnnpack {
 
 inline constexpr char kXnnpackBackendId[] = "xnnpack";
-inline constexpr uint32_t kXnnpackBlobVersion = 4;
+inline constexpr uint32_t kXnnpackBlobVersion = 5;
 inline constexpr char kXnnpackBlobIdentifier[] = "EXN1";
 inline constexpr size_t kXnnpackConstantAlignment = 64;
 // Node.debug_id of a node with no entry in the delegate's debug handle map.

@@ -215,6 +215,66 @@ TEST_CASE("xnnpack preprocess permutes 4-D pads to NHWC after a spatial node", "
   CHECK(n.padding_value() == 1.5f);
 }
 
+// x [1, 64, 16, 16] -> 1x1 conv (64 -> 64, pays on the native kernel) ->
+// 3x3 stride-1 conv (Winograd may pay) -> 3x3 stride-2 conv -> output; with
+// `shared`, a fourth conv reuses the first one's filter.
+ir::ExportedProgram conv_chain(bool shared = false) {
+  GraphBuilder b;
+  const auto x = b.input("x", DType::Float32, {1, 64, 16, 16});
+  const auto w1 = b.constant_f32("w1", {64, 64, 1, 1}, iota(64 * 64));
+  const auto w3 = b.constant_f32("w3", {64, 64, 3, 3}, iota(64 * 64 * 9));
+  const auto ws = b.constant_f32("ws", {64, 64, 3, 3}, iota(64 * 64 * 9));
+  const auto bias = b.constant_f32("b", {64}, iota(64));
+  auto y = b.op(EdgeOp::Conv, {x, w1, bias}, conv_attrs(1, {0, 0, 0, 0}));
+  y = b.op(EdgeOp::Conv, {y, w3, bias}, conv_attrs(1, {1, 1, 1, 1}));
+  ir::Attrs stride2 = conv_attrs(1, {1, 1, 1, 1});
+  stride2.set("strides", std::vector<int64_t>{2, 2});
+  y = b.op(EdgeOp::Conv, {y, ws, bias}, stride2);
+  if (shared) y = b.op(EdgeOp::Conv, {y, w1, bias}, conv_attrs(1, {0, 0, 0, 0}));
+  b.output(y);
+  return b.build();
+}
+
+// Per conv node: whether its filter is packed for the native kernel.
+std::vector<bool> packed_filters(const Blob& blob) {
+  std::vector<bool> packed;
+  for (const fb::Node* n : *blob.graph->nodes())
+    if (n->type() == fb::NodeType::Convolution2d)
+      packed.push_back(blob.tensor(n->inputs()->Get(1)).packing() == fb::WeightPacking::NativePanels);
+  return packed;
+}
+
+TEST_CASE("xnnpack preprocess packs the filters the native kernel takes, unless told not to", "[xnnpack]") {
+  using Specs = std::vector<CompileSpec>;
+  const auto compile = [](const ir::ExportedProgram& p, const Specs& specs) {
+    return Blob(xnnpack::XnnpackBackendDetails().preprocess(p, specs).processed_bytes);
+  };
+  {
+    const Blob blob = compile(conv_chain(), {});
+    // The 3x3 stride-1 conv may run as Winograd, whose transform reads
+    // the filter unpacked.
+    CHECK(packed_filters(blob) == std::vector<bool>{true, false, true});
+    const fb::Node& first = *blob.graph->nodes()->Get(0);
+    const std::vector<float> panels = blob.data(first.inputs()->Get(1));
+    REQUIRE(panels.size() == 2 * (32 + 64 * 32));
+    // Panel 0: biases 0..31, then filter row k of channel j in lane j.
+    CHECK(panels[5] == 5.0f);
+    CHECK(panels[32 + 3 * 32 + 7] == static_cast<float>(7 * 64 + 3));
+    // The second panel: channels 32..63.
+    CHECK(panels[(32 + 64 * 32) + 32 + 10 * 32 + 1] == static_cast<float>(33 * 64 + 10));
+  }
+  CHECK(packed_filters(compile(conv_chain(), {CompileSpec::from_string("winograd", "off")})) ==
+        std::vector<bool>{true, true, true});
+  CHECK(packed_filters(compile(conv_chain(), {CompileSpec::from_string("prepack", "off")})) ==
+        std::vector<bool>{false, false, false});
+  CHECK(packed_filters(compile(conv_chain(), {CompileSpec::from_string("native_convolution", "off")})) ==
+        std::vector<bool>{false, false, false});
+  // A filter two convolutions read stays unpacked.
+  CHECK(packed_filters(compile(conv_chain(true), {})) == std::vector<bool>{false, false, true, false});
+  CHECK_THROWS_WITH(compile(conv_chain(), {CompileSpec::from_string("prepack", "yes")}),
+                    Catch::Contains("prepack='yes'"));
+}
+
 TEST_CASE("xnnpack preprocess names the node it cannot lower", "[xnnpack]") {
   GraphBuilder b;
   const auto x = b.input("x", DType::Float32, {4});

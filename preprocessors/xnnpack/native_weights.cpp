@@ -1,0 +1,102 @@
+#include "preprocessors/xnnpack/native_weights.h"
+
+#include <string>
+#include <vector>
+
+#include "compiler/common/compile_error.h"
+#include "runtime/backends/xnnpack/native_plan.h"
+
+namespace etc::xnnpack {
+namespace {
+
+uint64_t numel(const std::vector<uint64_t>& dims) {
+  uint64_t n = 1;
+  for (uint64_t d : dims) n *= d;
+  return n;
+}
+
+uint32_t at(const std::vector<uint32_t>& v, size_t i, uint32_t fill) { return i < v.size() ? v[i] : fill; }
+
+// Thread counts a program may run at: a node Winograd pays for at any of
+// them keeps its filter unpacked.
+constexpr size_t kThreadCounts[] = {1, 2, 4, 8};
+
+bool may_run_winograd(const BlobWriter& blob, const NodeRecord& r, SpecMode winograd) {
+  if (winograd == SpecMode::kOff || r.type != fb::NodeType::Convolution2d || at(r.kernel, 0, 1) != 3 ||
+      at(r.kernel, 1, 1) != 3 || at(r.stride, 0, 1) != 1 || at(r.stride, 1, 1) != 1 ||
+      at(r.dilation, 0, 1) != 1 || at(r.dilation, 1, 1) != 1)
+    return false;
+  if (winograd == SpecMode::kOn) return true;
+  const std::vector<uint64_t>& x = blob.tensor(r.inputs[0]).dims;
+  const std::vector<uint64_t>& y = blob.tensor(r.outputs[0]).dims;
+  if (x.size() != 4 || y.size() != 4) return true;
+  const WinogradShape shape{
+      x[0], x[1], x[2], x[3], y[1], y[2], y[3], at(r.padding, 0, 0), at(r.padding, 3, 0)};
+  for (size_t threads : kThreadCounts)
+    if (winograd_pays(shape, threads)) return true;
+  return false;
+}
+
+SpecMode mode(const std::string& key, const std::string& value) {
+  if (value == "auto") return SpecMode::kAuto;
+  if (value == "on") return SpecMode::kOn;
+  if (value == "off") return SpecMode::kOff;
+  throw CompileError("xnnpack: compile spec " + key + "='" + value + "' (expected auto, on or off)");
+}
+
+}  // namespace
+
+NativePacking native_packing(std::span<const CompileSpec> specs) {
+  NativePacking p;
+  for (const CompileSpec& s : specs) {
+    if (s.key == "prepack") {
+      const std::string v = s.value_string();
+      if (v != "on" && v != "off")
+        throw CompileError("xnnpack: compile spec prepack='" + v + "' (expected on or off)");
+      p.prepack = v == "on";
+    } else if (s.key == "native_convolution") {
+      p.native = mode(s.key, s.value_string());
+    } else if (s.key == "winograd") {
+      p.winograd = mode(s.key, s.value_string());
+    }
+  }
+  return p;
+}
+
+size_t pack_native_filters(BlobWriter& blob, const NativePacking& packing) {
+  if (!packing.prepack || packing.native == SpecMode::kOff) return 0;
+  std::vector<int> reads(blob.num_tensors(), 0);
+  for (const NodeRecord& r : blob.nodes())
+    for (uint32_t t : r.inputs) ++reads[t];
+  size_t packed = 0;
+  for (const NodeRecord& r : blob.nodes()) {
+    const bool conv = r.type == fb::NodeType::Convolution2d && r.groups == 1;
+    if ((!conv && r.type != fb::NodeType::FullyConnected) || r.flags != 0 || r.inputs.size() < 2) continue;
+    const uint32_t w = r.inputs[1];
+    const TensorRecord& filter = blob.tensor(w);
+    if (!filter.constant || filter.packing != fb::WeightPacking::Plain || reads[w] != 1 ||
+        filter.dims.empty())
+      continue;
+    const std::vector<uint64_t>& x = blob.tensor(r.inputs[0]).dims;
+    const std::vector<uint64_t>& y = blob.tensor(r.outputs[0]).dims;
+    NativeGemmShape shape;
+    shape.out_c = filter.dims[0];
+    if (shape.out_c == 0 || (conv && shape.out_c != r.group_output_channels) || y.empty()) continue;
+    shape.pixels = numel(y) / shape.out_c;
+    shape.depth = numel(filter.dims) / shape.out_c;
+    shape.padded_rows =
+        conv && x.size() == 4 && x[3] < 16 && at(r.kernel, 1, 1) > 1 && at(r.dilation, 1, 1) == 1;
+    const bool takes = packing.native == SpecMode::kOn || native_gemm_pays(shape, false);
+    if (!takes || may_run_winograd(blob, r, packing.winograd)) continue;
+    const float* bias = nullptr;
+    if (r.inputs.size() > 2 && blob.tensor(r.inputs[2]).constant)
+      bias = blob.constant_data(r.inputs[2]).data();
+    std::vector<float> panels(native_panels_floats(shape.out_c, shape.depth));
+    pack_native_panels(blob.constant_data(w).data(), bias, shape.out_c, shape.depth, panels.data());
+    blob.repack_constant(w, std::move(panels), fb::WeightPacking::NativePanels);
+    ++packed;
+  }
+  return packed;
+}
+
+}  // namespace etc::xnnpack

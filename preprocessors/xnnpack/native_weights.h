@@ -1,0 +1,34 @@
+#pragma once
+// Filters packed ahead of time for the XNNPACK backend's own GEMM kernel
+// (runtime/backends/xnnpack/native_plan.h): the runtime reads them in place
+// from the program instead of packing them at init, and unpacks them only
+// where XNNPACK runs the node after all (a CPU without AVX-512F, or a
+// decision that depends on the running machine).
+
+#include <span>
+
+#include "compiler/ir/compile_spec.h"
+#include "preprocessors/xnnpack/blob_writer.h"
+
+namespace etc::xnnpack {
+
+enum class SpecMode { kAuto, kOn, kOff };
+
+// The compile specs this pass reads: "prepack" (on, the default, or off),
+// and "native_convolution" and "winograd" (auto, on, off) as the runtime
+// reads them. Throws CompileError for another value.
+struct NativePacking {
+  bool prepack = true;
+  SpecMode native = SpecMode::kAuto;
+  SpecMode winograd = SpecMode::kAuto;
+};
+NativePacking native_packing(std::span<const CompileSpec> specs);
+
+// Packs the filter of each one-group convolution and fully connected node
+// the runtime's kernel takes on a CPU with AVX-512F (native_gemm_pays, or
+// every one it can run under native_convolution=on), unless the node may
+// run as Winograd (whose transform reads the filter unpacked) or another
+// node reads the same filter. Returns how many filters it packed.
+size_t pack_native_filters(BlobWriter& blob, const NativePacking& packing);
+
+}  // namespace etc::xnnpack

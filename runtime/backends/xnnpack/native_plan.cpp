@@ -1,0 +1,94 @@
+#include "runtime/backends/xnnpack/native_plan.h"
+
+#include <algorithm>
+#include <cstring>
+
+namespace etc::xnnpack {
+namespace {
+
+constexpr size_t kChannels = kNativeGemmChannels;
+// A Winograd block's transformed input and products together stay within this.
+constexpr size_t kBlockBytes = size_t{1} << 18;
+
+size_t round_up(size_t v, size_t m) { return (v + m - 1) / m * m; }
+size_t ceil_div(size_t v, size_t m) { return (v + m - 1) / m; }
+
+}  // namespace
+
+bool native_gemm_pays(const NativeGemmShape& s, bool folds_activation) {
+  if (s.out_c == 0) return false;
+  const uint64_t padded = native_panel_padded(s.out_c);
+  const uint64_t min_depth = s.padded_rows || folds_activation ? 16 : 32;
+  return padded * 3 <= s.out_c * 4 && s.pixels >= 4 * kNativeGemmRows && s.depth >= min_depth;
+}
+
+size_t native_panels_floats(size_t out_c, size_t depth) {
+  return ceil_div(out_c, kChannels) * (kChannels + depth * kChannels);
+}
+
+void pack_native_panels(const float* filter, const float* bias, size_t out_c, size_t depth, float* panels) {
+  const size_t panel_floats = kChannels + depth * kChannels;
+  const size_t count = ceil_div(out_c, kChannels);
+  for (size_t p = 0; p < count; ++p) {
+    float* panel = panels + p * panel_floats;
+    const size_t channels = std::min(kChannels, out_c - p * kChannels);
+    std::fill(panel, panel + panel_floats, 0.0f);
+    if (bias != nullptr) std::memcpy(panel, bias + p * kChannels, channels * sizeof(float));
+    // Eight filter rows at a time: each 32-float row of the panel is
+    // written in stretches of eight, the eight rows read in step.
+    for (size_t j0 = 0; j0 < channels; j0 += 8) {
+      const size_t rows = std::min<size_t>(8, channels - j0);
+      const float* row = filter + (p * kChannels + j0) * depth;
+      float* to = panel + kChannels + j0;
+      for (size_t k = 0; k < depth; ++k)
+        for (size_t j = 0; j < rows; ++j) to[k * kChannels + j] = row[j * depth + k];
+    }
+  }
+}
+
+void unpack_native_panels(const float* panels, size_t out_c, size_t depth, float* filter) {
+  const size_t panel_floats = kChannels + depth * kChannels;
+  for (size_t o = 0; o < out_c; ++o) {
+    const float* from = panels + (o / kChannels) * panel_floats + kChannels + o % kChannels;
+    float* row = filter + o * depth;
+    for (size_t k = 0; k < depth; ++k) row[k] = from[k * kChannels];
+  }
+}
+
+size_t native_panel_padded(size_t out_c) {
+  const size_t rest = out_c % kChannels;
+  return out_c - rest + (rest == 0 ? 0 : rest <= 16 ? 16 : kChannels);
+}
+
+size_t winograd_block_tiles(size_t in_c_pad, size_t out_c_pad, size_t chunk_tiles) {
+  const size_t tile_bytes = kWinogradPoints * (in_c_pad + out_c_pad) * sizeof(float);
+  if (chunk_tiles * tile_bytes <= kWinogradPoints * in_c_pad * out_c_pad * sizeof(float)) return chunk_tiles;
+  const size_t fit = kBlockBytes / tile_bytes;
+  return std::min(chunk_tiles, std::max(kNativeGemmRows, fit / kNativeGemmRows * kNativeGemmRows));
+}
+
+bool winograd_pays(const WinogradShape& s, size_t threads) {
+  if (s.in_c < 16 || s.out_c < 16) return false;
+  threads = std::max<size_t>(threads, 1);
+  const double in_c_pad = static_cast<double>(round_up(s.in_c, 16));
+  const double out_pad = static_cast<double>(native_panel_padded(s.out_c));
+  const size_t tiles = s.batch * ceil_div(s.out_h, kWinogradTile) * ceil_div(s.out_w, kWinogradTile);
+  const size_t chunk = ceil_div(tiles, threads);
+  const size_t blocks =
+      ceil_div(chunk, winograd_block_tiles(round_up(s.in_c, 16), native_panel_padded(s.out_c), chunk));
+  // Cycles on one core: 32 multiply-adds a cycle (two 16-lane FMA pipes),
+  // the direct kernel at ~93% of that, the Winograd GEMMs (shorter rows
+  // per weight panel) at ~85%; the transformed weights stream once per
+  // block, from L2 when they fit (64 bytes a cycle) or from L3 (16); the
+  // transforms cost about 120 and 100 cycles per tile and 16 channels.
+  const double pixels = static_cast<double>(s.batch * s.out_h * s.out_w);
+  const double direct = pixels * 9 * static_cast<double>(s.in_c) * out_pad / 32 / 0.93 / threads;
+  const double gemm = static_cast<double>(kWinogradPoints * chunk) * in_c_pad * out_pad / 32 / 0.85;
+  const double weight_bytes = kWinogradPoints * in_c_pad * out_pad * sizeof(float);
+  const double l3_rate = 16.0 / static_cast<double>(threads);  // the threads share L3
+  const double weights = static_cast<double>(blocks) * weight_bytes / (weight_bytes > 1e6 ? l3_rate : 64);
+  const double transforms = static_cast<double>(chunk) * (in_c_pad / 16 * 120 + out_pad / 16 * 100);
+  return gemm + weights + transforms < 0.8 * direct;
+}
+
+}  // namespace etc::xnnpack

@@ -1,0 +1,81 @@
+#pragma once
+// What the backend's own convolution kernels (native_conv.h,
+// native_winograd.h) take and how they lay out their weights: shared by
+// preprocess, which packs weights ahead of time (xnnpack_blob.fbs
+// WeightPacking), and the runtime. Plain arithmetic: no XNNPACK, no
+// AVX-512, so the compiler builds it on any host.
+
+#include <cstddef>
+#include <cstdint>
+
+namespace etc::xnnpack {
+
+// The GEMM micro-kernel's tile: output rows (pixels) per call, output
+// channels per packed panel.
+inline constexpr size_t kNativeGemmRows = 12;
+inline constexpr size_t kNativeGemmChannels = 32;
+
+// A one-group convolution (or a fully connected node: a 1x1 convolution
+// over its rows) as the GEMM kernel sees it.
+struct NativeGemmShape {
+  uint64_t out_c = 0;   // output channels
+  uint64_t pixels = 0;  // output pixels, all images
+  uint64_t depth = 0;   // reduction depth: taps x input channels
+  // Few input channels and a window wider than one pixel: the input is
+  // copied into a zero-bordered buffer and a window row is one tap.
+  bool padded_rows = false;
+};
+
+// Whether the kernel beats XNNPACK's on `s`: an output channel count that
+// leaves at most a quarter of the panel lanes idle (a last panel of at most
+// 16 channels runs a 16-wide kernel; XNNPACK's 16-wide tiles leave a third
+// idle at 24 channels), at least 48 output pixels (four 12-pixel tiles) and
+// a reduction depth of at least 32, or 16 with padded rows or when
+// `folds_activation` (a swish or hardswish follows that the native epilogue
+// computes, saving a pass XNNPACK would make). XNNPACK keeps the rest: it
+// has narrower kernels for few pixels and shallow depth (a 16->96 1x1
+// convolution at 112x112 took twice as long on the native kernel).
+bool native_gemm_pays(const NativeGemmShape& s, bool folds_activation);
+
+// The filter [out_c][depth] and bias packed as the kernel reads them: per
+// 32 output channels ("panel"), 32 biases (zero without a bias), then
+// depth x 32 weights; the lanes of a last panel past out_c are zero.
+// native_panels_floats is their count (out_c and depth below 2^30 each).
+size_t native_panels_floats(size_t out_c, size_t depth);
+// Writes all native_panels_floats(out_c, depth) floats of `panels`.
+void pack_native_panels(const float* filter, const float* bias, size_t out_c, size_t depth, float* panels);
+// The filter back from its panels (the bias is not needed: the blob keeps
+// it as a tensor of its own).
+void unpack_native_panels(const float* panels, size_t out_c, size_t depth, float* filter);
+
+// Winograd F(4x4, 3x3) (native_winograd.h): output tile side and the
+// products per tile and channel pair.
+inline constexpr size_t kWinogradTile = 4;
+inline constexpr size_t kWinogradPoints = 36;
+
+// One 3x3 stride-1 convolution's shape: NHWC input [batch, in_h, in_w,
+// in_c], output [batch, out_h, out_w, out_c].
+struct WinogradShape {
+  size_t batch = 1, in_h = 0, in_w = 0, in_c = 0, out_h = 0, out_w = 0, out_c = 0;
+  size_t pad_top = 0, pad_left = 0;
+};
+
+// Output channels as the GEMM panels pad them: 32-wide panels, a last one
+// of at most 16 channels 16 wide.
+size_t native_panel_padded(size_t out_c);
+
+// Tiles per Winograd block for a chunk of `chunk_tiles` tiles: as many as
+// keep a block's scratch within 256 KiB, in whole 12-row GEMM tiles, at
+// least one GEMM tile, at most the chunk; the whole chunk where its scratch
+// is smaller than the transformed weights, which stream once per block
+// (resnet's 14x14x256 layers: 9.4 MB of weights against 1.2 MB of scratch).
+size_t winograd_block_tiles(size_t in_c_pad, size_t out_c_pad, size_t chunk_tiles);
+
+// Whether Winograd is estimated faster than the direct kernel for `shape`
+// on `threads` threads: it does a quarter of the multiplications but streams
+// weights four times the size once per block of tiles, and each transform
+// costs a pass over its data. Few tiles (small images) with many channels,
+// or few input channels, stay direct.
+bool winograd_pays(const WinogradShape& shape, size_t threads);
+
+}  // namespace etc::xnnpack

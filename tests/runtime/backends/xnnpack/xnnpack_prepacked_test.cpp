@@ -1,0 +1,221 @@
+// Filters packed ahead of time for the backend's own kernel (xnnpack_blob.fbs
+// WeightPacking NativePanels): read in place they give the bits of weights
+// packed at init, on the native kernel, on XNNPACK (unpacked at init) and
+// as Winograd (unpacked, then transformed); the delegate keeps the blob only
+// while it reads it; the reader refuses packed constants of the wrong size,
+// of an unknown packing, or read by anything but one convolution's filter.
+#include <array>
+#include <catch2/catch.hpp>
+#include <string>
+#include <vector>
+
+#include "runtime/backends/xnnpack/native_plan.h"
+#include "tests/support/native_conv_fixtures.h"
+
+namespace etc {
+namespace {
+
+using namespace testing::native_conv;
+using testing::XnnpackBlobBuilder;
+using testing::XnnpackRunner;
+using xnnpack::fb::WeightPacking;
+
+const std::array<uint32_t, 4> kPad1 = {1, 1, 1, 1};
+
+std::vector<Geometry> geometries() {
+  return {
+      {.name = "1x1, 288->64, 16x16", .h = 16, .w = 16, .c = 288, .o = 64},
+      {.name = "3x3 pad 1, 64->80 (a 16-wide last panel), 12x12, clamp [0, 6]",
+       .h = 12,
+       .w = 12,
+       .c = 64,
+       .o = 80,
+       .kh = 3,
+       .kw = 3,
+       .pad = kPad1,
+       .lo = 0,
+       .hi = 6},
+      {.name = "3x3 pad 1, 48->40 (8 idle lanes), 9x10, no bias",
+       .h = 9,
+       .w = 10,
+       .c = 48,
+       .o = 40,
+       .kh = 3,
+       .kw = 3,
+       .pad = kPad1,
+       .bias = false},
+      {.name = "zero-bordered copy: 7x7 stride 2 pad 3, 3->64, 30x30, NCHW boundary",
+       .h = 30,
+       .w = 30,
+       .c = 3,
+       .o = 64,
+       .kh = 7,
+       .kw = 7,
+       .sh = 2,
+       .sw = 2,
+       .pad = {3, 3, 3, 3},
+       .nchw = true},
+  };
+}
+
+TEST_CASE("native panels unpack to the filter they were packed from", "[xnnpack]") {
+  for (const auto& [out_c, depth] :
+       std::vector<std::pair<size_t, size_t>>{{1, 1}, {32, 9}, {40, 27}, {97, 5}}) {
+    INFO(out_c << " x " << depth);
+    std::vector<float> filter(out_c * depth), bias(out_c);
+    for (size_t i = 0; i < filter.size(); ++i) filter[i] = static_cast<float>(i) + 0.5f;
+    for (size_t i = 0; i < out_c; ++i) bias[i] = -static_cast<float>(i);
+    const size_t panels = (out_c + 31) / 32;
+    REQUIRE(xnnpack::native_panels_floats(out_c, depth) == panels * (32 + depth * 32));
+    std::vector<float> packed(xnnpack::native_panels_floats(out_c, depth), 7.0f);
+    xnnpack::pack_native_panels(filter.data(), bias.data(), out_c, depth, packed.data());
+    // Panel p: 32 biases, then row k holds filter[p * 32 + j][k] in lane j.
+    for (size_t o = 0; o < out_c; ++o) {
+      const float* panel = packed.data() + (o / 32) * (32 + depth * 32);
+      CHECK(panel[o % 32] == bias[o]);
+      for (size_t k = 0; k < depth; ++k) CHECK(panel[32 + k * 32 + o % 32] == filter[o * depth + k]);
+    }
+    // Lanes past out_c are zero, biases included.
+    for (size_t lane = out_c % 32; out_c % 32 != 0 && lane < 32; ++lane) {
+      const float* last = packed.data() + (panels - 1) * (32 + depth * 32);
+      CHECK(last[lane] == 0.0f);
+      CHECK(last[32 + (depth - 1) * 32 + lane] == 0.0f);
+    }
+    std::vector<float> back(filter.size(), -1.0f);
+    xnnpack::unpack_native_panels(packed.data(), out_c, depth, back.data());
+    CHECK(back == filter);
+  }
+}
+
+TEST_CASE("xnnpack filters packed ahead of time give the bits of filters packed at init", "[xnnpack]") {
+  REQUIRE(xnnpack::native_convolution_available());
+  uint32_t seed = 700;
+  for (const Geometry& g : geometries()) {
+    INFO(g.name);
+    const ConvData d = random_data(g, ++seed);
+    const std::vector<float> want = reference(g, d.x, d.filter, d.bias);
+    // Native kernel: the panels read in place.
+    const std::vector<float> plain_on = run_conv(g, d, kOn);
+    const std::vector<float> packed_on = run_conv(g, d, kOn, 0, /*packed=*/true);
+    CHECK(count_far(packed_on, want, 1e-4) == 0);
+    CHECK(count_different(packed_on, plain_on) == 0);
+    // Two threads read the same panels.
+    CHECK(count_different(run_conv(g, d, kOn, 2, true), plain_on) == 0);
+    // XNNPACK: unpacked at init.
+    const std::vector<float> plain_off = run_conv(g, d, kOff);
+    const std::vector<float> packed_off = run_conv(g, d, kOff, 0, true);
+    CHECK(count_far(packed_off, want, 1e-4) == 0);
+    CHECK(count_different(packed_off, plain_off) == 0);
+    // Winograd (3x3 stride 1): unpacked, then transformed.
+    if (g.kh == 3 && g.kw == 3 && g.sh == 1 && g.sw == 1) {
+      const std::vector<Spec> winograd = {{"native_convolution", "on"}, {"winograd", "on"}};
+      const std::vector<float> plain_w = run_conv(g, d, winograd);
+      const std::vector<float> packed_w = run_conv(g, d, winograd, 0, true);
+      CHECK(count_different(packed_w, plain_w) == 0);
+      CHECK(count_far(packed_w, want, 1e-4) == 0);
+    }
+  }
+}
+
+TEST_CASE("xnnpack keeps the blob while a native convolution reads packed weights from it", "[xnnpack]") {
+  REQUIRE(xnnpack::native_convolution_available());
+  const Geometry g = geometries()[0];  // native under "auto"
+  REQUIRE(xnnpack::native_gemm_pays({g.o, g.oh() * g.ow(), g.c, false}, false));
+  const ConvData d = random_data(g, 800);
+  const Shape in_shape = shape_of({g.n, g.h, g.w, g.c}), out_shape = shape_of({g.n, g.oh(), g.ow(), g.o});
+
+  XnnpackRunner plain;
+  REQUIRE(plain.init(conv_blob(g, d)).ok());
+  CHECK(plain.freed_by_init());
+
+  XnnpackRunner packed;
+  REQUIRE(packed.init(conv_blob(g, d, 0, true)).ok());
+  CHECK_FALSE(packed.freed_by_init());
+  std::vector<testing::XnnpackArg> args = {{in_shape, d.x}, testing::zeros(out_shape)};
+  REQUIRE(packed.execute(args).ok());
+  CHECK(count_far(args[1].data, reference(g, d.x, d.filter, d.bias), 1e-4) == 0);
+
+  // Misaligned processed bytes are read from an aligned copy, which the
+  // delegate keeps: the processed bytes themselves can go.
+  XnnpackRunner misaligned;
+  REQUIRE(misaligned.init(conv_blob(g, d, 0, true), /*misalign=*/4).ok());
+  CHECK(misaligned.freed_by_init());
+  std::fill(misaligned.blob().begin(), misaligned.blob().end(), uint8_t{0xFF});
+  std::vector<testing::XnnpackArg> again = {{in_shape, d.x}, testing::zeros(out_shape)};
+  REQUIRE(misaligned.execute(again).ok());
+  CHECK(count_different(again[1].data, args[1].data) == 0);
+}
+
+// input -> conv(filter) -> output, where the test sets how `filter` is
+// stored and what else reads it.
+struct Damaged {
+  std::string name;
+  std::vector<uint8_t> blob;
+  std::string message;
+};
+
+std::vector<Damaged> damaged_blobs() {
+  const Geometry g = geometries()[0];
+  const ConvData d = random_data(g, 900);
+  const std::vector<float> panels = native_panels(g, d);
+  std::vector<Damaged> cases;
+  const auto conv = [&](XnnpackBlobBuilder& b, uint32_t x, uint32_t filter, uint32_t bias, uint32_t y) {
+    set_window(b.node(NodeType::Convolution2d, {x, filter, bias}, {y}), g);
+  };
+  {
+    XnnpackBlobBuilder b;
+    const uint32_t x = b.input({1, 16, 16, 288}, 0);
+    std::vector<float> short_panels(panels.begin(), panels.end() - 32);
+    const uint32_t w = b.packed_constant({64, 1, 1, 288}, short_panels);
+    conv(b, x, w, b.constant({64}, d.bias), b.output({1, 16, 16, 64}, 0));
+    cases.push_back({"panels one row short", b.build(), "packed in native panels"});
+  }
+  {
+    XnnpackBlobBuilder b;
+    const uint32_t x = b.input({1, 16, 16, 288}, 0);
+    const uint32_t w = b.packed_constant({64, 1, 1, 288}, panels, static_cast<WeightPacking>(7));
+    conv(b, x, w, b.constant({64}, d.bias), b.output({1, 16, 16, 64}, 0));
+    cases.push_back({"an unknown packing", b.build(), "unknown weight packing 7"});
+  }
+  {
+    XnnpackBlobBuilder b;
+    const uint32_t x = b.input({1, 16, 16, 288}, 0);
+    const uint32_t w = b.packed_constant({64, 1, 1, 288}, panels);
+    conv(b, x, w, b.constant({64}, d.bias), b.output({1, 16, 16, 64}, 0));
+    conv(b, x, w, b.constant({64}, d.bias), b.output({1, 16, 16, 64}, 1));
+    cases.push_back(
+        {"the filter of two convolutions", b.build(), "packed for the native kernel, as input 1"});
+  }
+  {
+    XnnpackBlobBuilder b;
+    const uint32_t x = b.input({1, 16, 16, 64}, 0);
+    const uint32_t s =
+        b.packed_constant({1, 1, 1, 64}, std::vector<float>(xnnpack::native_panels_floats(1, 64)));
+    b.node(NodeType::Add, {x, s}, {b.output({1, 16, 16, 64}, 0)});
+    cases.push_back({"read by an add", b.build(), "packed for the native kernel, as input 1"});
+  }
+  {
+    XnnpackBlobBuilder b;
+    const uint32_t x = b.input({1, 16, 16, 64}, 0);
+    const uint32_t s = b.packed_constant({64}, std::vector<float>(xnnpack::native_panels_floats(64, 1)));
+    b.node(NodeType::Add, {x, s}, {b.output({1, 16, 16, 64}, 0)});
+    cases.push_back({"a packed rank-1 constant", b.build(), "rank 2 or more"});
+  }
+  return cases;
+}
+
+TEST_CASE("xnnpack refuses damaged packed weights, naming the tensor and the reason", "[xnnpack]") {
+  for (const Damaged& c : damaged_blobs()) {
+    INFO(c.name);
+    XnnpackRunner runner;
+    const Status s = runner.init(c.blob);
+    REQUIRE_FALSE(s.ok());
+    CHECK(s.error() == Error::InvalidProgram);
+    INFO(s.message());
+    CHECK(s.message().find(c.message) != std::string::npos);
+    CHECK(s.message().find("tensor ") != std::string::npos);
+  }
+}
+
+}  // namespace
+}  // namespace etc
