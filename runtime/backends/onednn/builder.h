@@ -31,6 +31,10 @@ std::vector<int64_t> vec(const flatbuffers::Vector<int64_t>* v);
 md plain(const std::vector<int64_t>& dims);  // row-major, up to 6-D
 md any(const std::vector<int64_t>& dims);    // the primitive chooses
 bool is_plain(const md& desc);
+// Whether `desc` is one of the layouts in which a channel slice of one
+// image is contiguous (row-major, channel blocks of 16 or 8; 3-D and 4-D),
+// and which.
+bool slice_tag(const md& desc, dnnl::memory::format_tag& out);
 // The oneDNN algorithm of a blob algorithm (undef for None).
 dnnl::algorithm to_dnnl(fb::Algorithm a);
 
@@ -58,7 +62,8 @@ class Builder {
  private:
   // --- The plan (partition_builder.cpp). ---
   int new_buffer(size_t bytes, int64_t arg = -1, void* fixed = nullptr);
-  int new_memory(const md& desc, int buffer);
+  int new_memory(const md& desc, int buffer, size_t offset = 0);
+  size_t offset_of(int memory) const { return plan_.memories[static_cast<size_t>(memory)].offset; }
   const md& desc_of(int memory) const { return plan_.memories[static_cast<size_t>(memory)].desc; }
   int buffer_index(int memory) const { return plan_.memories[static_cast<size_t>(memory)].buffer; }
   BufferPlan& buffer_of(int memory) { return plan_.buffers[static_cast<size_t>(buffer_index(memory))]; }
@@ -86,6 +91,18 @@ class Builder {
   // The memory a node writes tensor t to, in layout `desc`: the delegate's
   // argument where it is row-major, else a new buffer.
   int place_output(uint32_t t, const md& desc);
+  // --- Concatenations written in place (partition_builder.h). ---
+  // Finds the channel concatenations of one image and each input's slice.
+  void plan_concat_slices();
+  // The layout to ask a primitive writing tensor t for: its slice's, once
+  // the concatenation's layout is chosen, else any.
+  md output_desc(uint32_t t) const;
+  // Tensor t's slice of its concatenation's output in layout `desc`,
+  // choosing that layout if it is the first; -1 where it cannot be.
+  int place_in_concat(uint32_t t, const md& desc);
+  // Bytes from the start of a concatenation's output (one image) to tensor
+  // t's slice starting at `channel`.
+  size_t slice_offset(uint32_t t, int64_t channel) const;
   // place_output, or for a node with a sum post-op the residual's buffer
   // when nothing reads the residual later, else a copy of it.
   int place(const fb::Node& node, const md& desc);
@@ -157,7 +174,20 @@ class Builder {
   PartitionPlan& plan_;
   std::vector<int> held_;                    // tensor -> memory in its writer's layout
   std::vector<std::vector<int>> converted_;  // tensor -> memories in other layouts
-  std::set<int> shared_;                     // buffers holding several tensors (reshapes)
+  std::set<int> shared_;                     // buffers holding several tensors (reshapes, concatenations)
+  struct ConcatPlan {
+    uint32_t output = 0;
+    dnnl::memory::format_tag preferred;  // asked of its first producer (any: none)
+    std::vector<int64_t> channels;       // of each input
+  };
+  struct ConcatSlice {
+    int concat = 0;        // index into concats_
+    int64_t channel = 0;   // the slice's first channel
+    bool written = false;  // its producer wrote it in place
+  };
+  std::vector<ConcatPlan> concats_;
+  std::vector<int> slice_of_;  // tensor -> index into slices_, -1: none
+  std::vector<ConcatSlice> slices_;
   PlannedGroup* group_ = nullptr;
   uint32_t node_ = 0;
   int steps_ = 0;

@@ -75,9 +75,10 @@ Result<std::unique_ptr<CompiledPartition>> compile_partition(const BlobView& vie
   std::vector<dnnl::memory> memories;
   for (const MemoryPlan& m : plan.memories) {
     const BufferPlan& b = plan.buffers[static_cast<size_t>(m.buffer)];
+    // Only arena buffers hold slices (offset > 0).
     void* data = b.fixed != nullptr ? b.fixed
                  : b.arg >= 0       ? DNNL_MEMORY_NONE
-                                    : out->arena.as<uint8_t>() + b.offset;
+                                    : out->arena.as<uint8_t>() + b.offset + m.offset;
     memories.emplace_back(m.desc, out->engine, data);
     if (b.arg >= 0) out->bindings.emplace_back(memories.back(), static_cast<size_t>(b.arg));
   }

@@ -6,6 +6,8 @@
 namespace etc::onednn {
 namespace {
 
+using tag = dnnl::memory::format_tag;
+
 constexpr auto kInference = dnnl::prop_kind::forward_inference;
 
 // oneDNN offers Winograd with 2x2 output tiles (F(2x2, 3x3), "wino_2x3")
@@ -79,35 +81,46 @@ void Builder::convolution(const fb::Node& node) {
   const md src = is_plain(held) ? any(tensor(x).dims) : held;
   const bool has_bias = in->size() == 3;
   const md bias = has_bias ? any({wd[0]}) : md();
-  const auto make = [&](dnnl::algorithm algorithm, const md& source, const char* prefer = nullptr) {
+  const auto make = [&](dnnl::algorithm algorithm, const md& source, const md& dst,
+                        const char* prefer = nullptr) {
     dnnl::convolution_forward::desc d =
         has_bias
-            ? dnnl::convolution_forward::desc(kInference, algorithm, source, any(grouped), bias,
-                                              any(tensor(y).dims), to_dims(vec(node.strides())),
-                                              minus_one(vec(node.dilations())),
+            ? dnnl::convolution_forward::desc(kInference, algorithm, source, any(grouped), bias, dst,
+                                              to_dims(vec(node.strides())), minus_one(vec(node.dilations())),
                                               to_dims(vec(node.pads_begin())), to_dims(vec(node.pads_end())))
-            : dnnl::convolution_forward::desc(kInference, algorithm, source, any(grouped),
-                                              any(tensor(y).dims), to_dims(vec(node.strides())),
-                                              minus_one(vec(node.dilations())),
+            : dnnl::convolution_forward::desc(kInference, algorithm, source, any(grouped), dst,
+                                              to_dims(vec(node.strides())), minus_one(vec(node.dilations())),
                                               to_dims(vec(node.pads_begin())), to_dims(vec(node.pads_end())));
     dnnl::convolution_forward::primitive_desc pd(d, attr(post_ops(node)), out_.engine);
     if (prefer != nullptr) prefer_implementation(pd, prefer);
     return pd;
   };
-  const auto choose = [&] {
+  const auto choose_for = [&](const md& dst) {
     if (winograd_candidate(node, wd)) {
       try {
-        return make(dnnl::algorithm::convolution_winograd, any(tensor(x).dims),
+        return make(dnnl::algorithm::convolution_winograd, any(tensor(x).dims), dst,
                     winograd_tile(tensor(y).dims));
       } catch (const dnnl::error&) {
         // Refused for this shape or CPU: direct below.
       }
     }
     try {
-      return make(dnnl::algorithm::convolution_direct, src);
+      return make(dnnl::algorithm::convolution_direct, src, dst);
     } catch (const dnnl::error&) {
-      return make(dnnl::algorithm::convolution_direct, any(tensor(x).dims));
+      return make(dnnl::algorithm::convolution_direct, any(tensor(x).dims), dst);
     }
+  };
+  // Writing a slice of a concatenation in place: its layout where the
+  // primitive offers it (else the concatenation copies the output in).
+  const md wanted = output_desc(y);
+  const auto choose = [&] {
+    if (wanted.data.format_kind != dnnl_format_kind_any) {
+      try {
+        return choose_for(wanted);
+      } catch (const dnnl::error&) {
+      }
+    }
+    return choose_for(any(tensor(y).dims));
   };
   const dnnl::convolution_forward::primitive_desc pd = matching_packed(choose, w);
   StepArgs args = {{DNNL_ARG_SRC, input(x, pd.src_desc())},
@@ -166,6 +179,32 @@ void Builder::eltwise(const fb::Node& node) {
 void Builder::concat(const fb::Node& node) {
   const auto* in = node.inputs();
   const uint32_t y = node.outputs()->Get(0);
+  if (held_[y] >= 0) {
+    // Its inputs' producers wrote their slices in place
+    // (plan_concat_slices); the others are copied into theirs.
+    int copies = 0;
+    tag layout{};
+    int64_t channel = 0;
+    for (uint32_t t : *in) {
+      const int s = slice_of_[t];
+      const bool written =
+          s >= 0 && slices_[static_cast<size_t>(s)].written &&
+          concats_[static_cast<size_t>(slices_[static_cast<size_t>(s)].concat)].output == y &&
+          slices_[static_cast<size_t>(s)].channel == channel;
+      if (!written) {
+        const md whole = desc_of(held_[y]);
+        slice_tag(whole, layout);
+        const md want(to_dims(tensor(t).dims), dnnl::memory::data_type::f32, layout);
+        reorder(held(t), new_memory(want, buffer_index(held_[y]), slice_offset(t, channel)));
+        ++copies;
+      }
+      channel += tensor(t).dims[1];
+    }
+    reorders_ = 0;
+    group_->metadata = "impl=in-place;copies=" + std::to_string(copies);
+    finish_output(y);
+    return;
+  }
   std::vector<md> sources;
   for (uint32_t t : *in) sources.push_back(held_desc(t));
   dnnl::concat::primitive_desc pd;
@@ -239,7 +278,7 @@ void Builder::reshape(const fb::Node& node) {
   }
   const int from = input(x, src);
   const int buffer = buffer_index(from);
-  held_[y] = new_memory(dst, buffer);
+  held_[y] = new_memory(dst, buffer, offset_of(from));
   shared_.insert(buffer);
   group_->metadata = "impl=reshape";
 }

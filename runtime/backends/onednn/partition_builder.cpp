@@ -66,7 +66,8 @@ Builder::Builder(const BlobView& view, const CompileOptions& options, CompiledPa
       out_(out),
       plan_(plan),
       held_(view.tensors.size(), -1),
-      converted_(view.tensors.size()) {}
+      converted_(view.tensors.size()),
+      slice_of_(view.tensors.size(), -1) {}
 
 Status Builder::build() {
   if (options_.log_outputs) {
@@ -80,6 +81,7 @@ Status Builder::build() {
     const uint32_t t = view_.input_tensors[i];
     held_[t] = new_memory(plain(view_.tensors[t].dims), new_buffer(0, static_cast<int64_t>(i)));
   }
+  plan_concat_slices();
   const auto* nodes = view_.graph->nodes();
   for (uint32_t n = 0; n < nodes->size(); ++n) {
     const fb::Node& node = *nodes->Get(n);
@@ -108,8 +110,8 @@ int Builder::new_buffer(size_t bytes, int64_t arg, void* fixed) {
   return static_cast<int>(plan_.buffers.size() - 1);
 }
 
-int Builder::new_memory(const md& desc, int buffer) {
-  plan_.memories.push_back(MemoryPlan{desc, buffer});
+int Builder::new_memory(const md& desc, int buffer, size_t offset) {
+  plan_.memories.push_back(MemoryPlan{desc, buffer, offset});
   return static_cast<int>(plan_.memories.size() - 1);
 }
 
@@ -207,7 +209,117 @@ int Builder::in_place(uint32_t t, const md& want, void* blob) {
 
 int Builder::held(uint32_t t) { return tensor(t).is_constant() ? input(t, plain(tensor(t).dims)) : held_[t]; }
 
+bool slice_tag(const md& desc, tag& out) {
+  const memory::dims dims = desc.dims();
+  static const tag k3[] = {tag::abc, tag::aBc16b, tag::aBc8b};
+  static const tag k4[] = {tag::abcd, tag::aBcd16b, tag::aBcd8b};
+  if (dims.size() != 3 && dims.size() != 4) return false;
+  for (tag t : dims.size() == 3 ? k3 : k4)
+    if (desc == md(dims, memory::data_type::f32, t)) {
+      out = t;
+      return true;
+    }
+  return false;
+}
+
+namespace {
+
+int64_t channel_block(tag t) {
+  return t == tag::aBc16b || t == tag::aBcd16b ? 16 : t == tag::aBc8b || t == tag::aBcd8b ? 8 : 1;
+}
+
+// Whether every slice of channel counts `channels` starts on a block of
+// `block` and all but the last fill whole blocks.
+bool slices_fit(const std::vector<int64_t>& channels, int64_t block) {
+  int64_t at = 0;
+  for (size_t i = 0; i < channels.size(); ++i) {
+    if (at % block != 0 || (i + 1 < channels.size() && channels[i] % block != 0)) return false;
+    at += channels[i];
+  }
+  return true;
+}
+
+}  // namespace
+
+void Builder::plan_concat_slices() {
+  // The channel block of this CPU's fastest blocked layouts.
+  const bool avx512 = dnnl::get_effective_cpu_isa() >= dnnl::cpu_isa::avx512_core;
+  const int64_t block = avx512 ? 16 : 8;
+  const tag blocked4 = avx512 ? tag::aBcd16b : tag::aBcd8b, blocked3 = avx512 ? tag::aBc16b : tag::aBc8b;
+  const auto* nodes = view_.graph->nodes();
+  for (uint32_t n = 0; n < nodes->size(); ++n) {
+    const fb::Node& node = *nodes->Get(n);
+    if (node.kind() != fb::NodeKind::Concat || node.axis() != 1) continue;
+    const uint32_t y = node.outputs()->Get(0);
+    const std::vector<int64_t>& yd = tensor(y).dims;
+    if ((yd.size() != 3 && yd.size() != 4) || yd[0] != 1) continue;
+    // Where every slice fits the CPU's blocks, producers are asked for the
+    // blocked layout; else they choose, and the first one's layout is kept
+    // if every slice fits it (row-major always does).
+    std::vector<int64_t> channels;
+    for (uint32_t t : *node.inputs()) channels.push_back(tensor(t).dims[1]);
+    const bool aligned = slices_fit(channels, block);
+    const int concat = static_cast<int>(concats_.size());
+    concats_.push_back(ConcatPlan{y, aligned ? (yd.size() == 4 ? blocked4 : blocked3) : tag::any, channels});
+    int64_t channel = 0;
+    // A slice for each input written by a node of this partition, the
+    // first time it appears here, in no other concatenation; the rest are
+    // copied into theirs.
+    for (uint32_t i = 0; i < node.inputs()->size(); ++i) {
+      const uint32_t t = node.inputs()->Get(i);
+      const TensorInfo& info = tensor(t);
+      if (!info.is_constant() && info.external_input < 0 && info.external_output < 0 && slice_of_[t] < 0) {
+        slice_of_[t] = static_cast<int>(slices_.size());
+        slices_.push_back(ConcatSlice{concat, channel, false});
+      }
+      channel += info.dims[1];
+    }
+  }
+}
+
+md Builder::output_desc(uint32_t t) const {
+  const int s = slice_of_[t];
+  if (s < 0) return any(tensor(t).dims);
+  const ConcatPlan& concat = concats_[static_cast<size_t>(slices_[static_cast<size_t>(s)].concat)];
+  tag layout = concat.preferred;
+  if (held_[concat.output] >= 0) slice_tag(desc_of(held_[concat.output]), layout);
+  return layout == tag::any ? any(tensor(t).dims)
+                            : md(to_dims(tensor(t).dims), memory::data_type::f32, layout);
+}
+
+int Builder::place_in_concat(uint32_t t, const md& desc) {
+  const int s = slice_of_[t];
+  if (s < 0) return -1;
+  ConcatSlice& slice = slices_[static_cast<size_t>(s)];
+  const uint32_t y = concats_[static_cast<size_t>(slice.concat)].output;
+  tag layout{};
+  if (!slice_tag(desc, layout) ||
+      !slices_fit(concats_[static_cast<size_t>(slice.concat)].channels, channel_block(layout)))
+    return -1;
+  int& whole = held_[y];
+  if (whole < 0) {
+    const md full(to_dims(tensor(y).dims), memory::data_type::f32, layout);
+    whole = new_memory(full, new_buffer(full.get_size()));
+    shared_.insert(buffer_index(whole));
+  } else if (desc != output_desc(t)) {
+    return -1;
+  }
+  slice.written = true;
+  return new_memory(desc, buffer_index(whole), slice_offset(t, slice.channel));
+}
+
+size_t Builder::slice_offset(uint32_t t, int64_t channel) const {
+  // One image: the slice starts `channel` planes in, whatever the block.
+  int64_t plane = 1;
+  for (size_t d = 2; d < tensor(t).dims.size(); ++d) plane *= tensor(t).dims[d];
+  return static_cast<size_t>(channel * plane) * sizeof(float);
+}
+
 int Builder::place_output(uint32_t t, const md& desc) {
+  if (const int m = place_in_concat(t, desc); m >= 0) {
+    held_[t] = m;
+    return m;
+  }
   const int64_t arg = output_arg(t);
   const int m = arg >= 0 && desc == plain(tensor(t).dims) ? new_memory(desc, new_buffer(0, arg))
                                                           : new_memory(desc, new_buffer(desc.get_size()));

@@ -10,8 +10,15 @@
 //   2. convert each input into the layout the primitive chose (a reorder
 //      step, shared by later readers of the same tensor in that layout);
 //   3. place the output: a delegate argument when the layout is row-major,
-//      the residual's buffer for a sum post-op whose residual dies here, else
-//      a new buffer; then a reorder to the argument when it is not.
+//      the residual's buffer for a sum post-op whose residual dies here, its
+//      slice of a channel concatenation that reads it (below), else a new
+//      buffer; then a reorder to the argument when it is not.
+// A channel concatenation of one image whose inputs' producers write their
+// slices of its output in place needs no step of its own: where a layout
+// keeps each input's channels contiguous (row-major, or channel blocks of
+// 8 or 16 with every slice starting on a block), the first producer
+// chooses it, later producers are asked for it, and an input that cannot
+// be written in place is copied into its slice.
 // Constants are converted at once (weights into the primitive's layout),
 // into owned buffers. Throws dnnl::error where oneDNN refuses.
 
@@ -35,6 +42,7 @@ struct BufferPlan {
 struct MemoryPlan {
   dnnl::memory::desc desc;
   int buffer = -1;
+  size_t offset = 0;  // bytes into the buffer (a slice of a concatenation)
 };
 
 struct PlannedStep {

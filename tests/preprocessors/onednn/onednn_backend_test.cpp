@@ -3,7 +3,8 @@
 // threads and with every node traced; folded post-ops (activation, residual
 // sum written in place or over a copy), Winograd forced on and off, pooling
 // in ceil mode, concat of blocked tensors, broadcast operands, a reshape to
-// the delegate's output, batch norm, softmax and the fully connected head.
+// the delegate's output, batch norm, softmax and the fully connected head;
+// concatenated branches written in place.
 #include <catch2/catch.hpp>
 #include <cstring>
 #include <random>
@@ -147,6 +148,48 @@ TEST_CASE("oneDNN pools in ceil mode, concatenates blocked tensors and broadcast
   const auto clipped = b.op(EdgeOp::Clip, {shifted}, ir::Attrs{{"min", -0.5f}, {"max", 0.75f}});
   b.output(b.op(EdgeOp::Reshape, {clipped}, ir::Attrs{{"shape", std::vector<int64_t>{2, 60, 36}}}), "flat");
   check(b.build());
+}
+
+// An inception block on one image: four branches concatenated on
+// channels, one of them the delegate's input (copied into its slice), one
+// also read after the concatenation; the concatenation feeding a reshape
+// to a delegate output, and a second one whose 24-channel slice breaks the
+// channel blocks (an ordinary concatenation, the delegate's output).
+ir::ExportedProgram inception() {
+  GraphBuilder b;
+  const auto x = b.input("x", DType::Float32, {1, 16, 10, 10});
+  const auto b1 = b.op(EdgeOp::Relu, {conv(b, x, 16, 32, 1, 31)});
+  const auto b2 =
+      b.op(EdgeOp::Relu, {conv(b, b.op(EdgeOp::Relu, {conv(b, x, 16, 16, 1, 32)}), 16, 16, 3, 33)});
+  const auto pooled = b.op(EdgeOp::MaxPool, {x}, pool_attrs({3, 3}, {1, 1}, {1, 1, 1, 1}));
+  const auto b4 = b.op(EdgeOp::Relu, {conv(b, pooled, 16, 16, 1, 35)});
+  const auto cat = b.op(EdgeOp::Concat, {b1, b2, x, b4}, ir::Attrs{{"axis", int64_t{1}}});
+  const auto mixed = b.op(EdgeOp::Add, {b.op(EdgeOp::Relu, {conv(b, cat, 80, 32, 1, 36)}), b1});
+  const auto c1 = conv(b, mixed, 32, 24, 3, 37);
+  const auto c2 = b.op(EdgeOp::Sigmoid, {conv(b, mixed, 32, 32, 1, 38)});
+  b.output(b.op(EdgeOp::Concat, {c1, c2}, ir::Attrs{{"axis", int64_t{1}}}), "out");
+  b.output(b.op(EdgeOp::Reshape, {cat}, ir::Attrs{{"shape", std::vector<int64_t>{1, 80, 100}}}), "flat");
+  return b.build();
+}
+
+TEST_CASE("oneDNN writes concatenated branches in place, copying the delegate's input in", "[onednn]") {
+  check(inception());
+  register_builtin_partitioners();
+  register_builtin_preprocessors();
+  const ir::ExportedProgram lowered = to_backend(inception(), onednn::OnednnPartitioner());
+  const std::vector<uint8_t>& blob = lowered.delegates.at(0).processed_bytes;
+  AlignedBuffer copy = AlignedBuffer::allocate(blob.size());
+  std::memcpy(copy.data(), blob.data(), blob.size());
+  Result<onednn::BlobView> view = onednn::read_onednn_blob(copy.data(), blob.size());
+  REQUIRE(view.ok());
+  Result<std::unique_ptr<onednn::CompiledPartition>> compiled = onednn::compile_partition(*view, {});
+  REQUIRE(compiled.ok());
+  // The first concatenation written in place but for x; the second, whose
+  // slices do not fit the blocks, an ordinary one.
+  std::vector<std::string> in_place;
+  for (const onednn::StepGroup& g : (*compiled)->groups)
+    if (g.metadata.rfind("impl=in-place", 0) == 0) in_place.push_back(g.metadata);
+  CHECK(in_place == std::vector<std::string>{"impl=in-place;copies=1"});
 }
 
 TEST_CASE("oneDNN runs batch norm, depthwise convolution, softmax and matmul", "[onednn]") {
