@@ -18,8 +18,10 @@ size_t ceil_div(size_t v, size_t m) { return (v + m - 1) / m; }
 bool native_gemm_pays(const NativeGemmShape& s, bool folds_activation) {
   if (s.out_c == 0) return false;
   const uint64_t padded = native_panel_padded(s.out_c);
+  if (padded * 3 > s.out_c * 4) return false;
+  if (s.pixels <= kNativeGemmRows && s.out_c * s.depth >= kNativeStreamedWeights) return true;
   const uint64_t min_depth = s.padded_rows || folds_activation ? 16 : 32;
-  return padded * 3 <= s.out_c * 4 && s.pixels >= 4 * kNativeGemmRows && s.depth >= min_depth;
+  return s.pixels >= 4 * kNativeGemmRows && s.depth >= min_depth;
 }
 
 size_t native_panels_floats(size_t out_c, size_t depth) {

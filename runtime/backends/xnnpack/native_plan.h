@@ -26,14 +26,22 @@ struct NativeGemmShape {
   bool padded_rows = false;
 };
 
+// Weights (floats) from which a node of at most one row tile is native
+// whatever its depth: 1 MiB.
+inline constexpr uint64_t kNativeStreamedWeights = uint64_t{1} << 18;
+
 // Whether the kernel beats XNNPACK's on `s`: an output channel count that
 // leaves at most a quarter of the panel lanes idle (a last panel of at most
 // 16 channels runs a 16-wide kernel; XNNPACK's 16-wide tiles leave a third
-// idle at 24 channels), at least 48 output pixels (four 12-pixel tiles) and
-// a reduction depth of at least 32, or 16 with padded rows or when
-// `folds_activation` (a swish or hardswish follows that the native epilogue
-// computes, saving a pass XNNPACK would make). XNNPACK keeps the rest: it
-// has narrower kernels for few pixels and shallow depth (a 16->96 1x1
+// idle at 24 channels), and either at least 48 output pixels (four 12-pixel
+// tiles) and a reduction depth of at least 32, or 16 with padded rows or
+// when `folds_activation` (a swish or hardswish follows that the native
+// epilogue computes, saving a pass XNNPACK would make); or at most 12
+// pixels against weights of 1 MiB or more (a classifier head: its time is
+// reading the weights once, which the kernel does in place from the
+// program where XNNPACK reads a packed copy, no faster: mobilenet_v2's
+// 1280->1000 head 226 against 228 us). XNNPACK keeps the rest: it has
+// narrower kernels for few pixels and shallow depth (a 16->96 1x1
 // convolution at 112x112 took twice as long on the native kernel).
 bool native_gemm_pays(const NativeGemmShape& s, bool folds_activation);
 

@@ -27,8 +27,9 @@ TEST_CASE("xnnpack runs_natively, can_run_natively and plan_stages pick the conv
   // native: can_run_natively (one group, no flags; spec "on").
   // auto_native: runs_natively (spec "auto"): also at most 1/4 of the
   // panel lanes idle (32-channel panels, the last one 16 wide when it has at
-  // most 16 channels), >= 48 output pixels and depth (taps x input
-  // channels) >= 32 (16 before a swish or hardswish: the section below).
+  // most 16 channels), and >= 48 output pixels and depth (taps x input
+  // channels) >= 32 (16 before a swish or hardswish: the section below), or
+  // <= 12 pixels and >= 1 MiB of weights.
   // Each case misses at most one of those.
   const std::array<uint32_t, 4> p1 = {1, 1, 1, 1};
   struct Case {
@@ -144,13 +145,37 @@ TEST_CASE("xnnpack runs_natively, can_run_natively and plan_stages pick the conv
         .kw = 3,
         .pad = p1,
         .auto_native = true}},
-      {{.name = "64 output channels, 1x1 spatial output: not auto",
+      {{.name = "64 output channels, 1x1 spatial output, 36 MiB of weights: auto (reading them is the work)",
         .h = 3,
         .w = 3,
         .c = 16384,
         .o = 64,
         .kh = 3,
-        .kw = 3}},
+        .kw = 3,
+        .auto_native = true}},
+      {{.name = "1x1 spatial output, 64 x 4095 weights (just under 1 MiB): not auto",
+        .h = 1,
+        .w = 1,
+        .c = 4095,
+        .o = 64}},
+      {{.name = "1x1 spatial output, 64 x 4096 weights (1 MiB): auto",
+        .h = 1,
+        .w = 1,
+        .c = 4096,
+        .o = 64,
+        .auto_native = true}},
+      {{.name = "12 pixels (one row tile), 1 MiB of weights: auto",
+        .h = 3,
+        .w = 4,
+        .c = 4096,
+        .o = 64,
+        .auto_native = true}},
+      {{.name = "13 pixels, 1 MiB of weights: not auto", .h = 1, .w = 13, .c = 4096, .o = 64}},
+      {{.name = "1x1 spatial output, 1 MiB of weights in 20 output channels (waste 12/32): not auto",
+        .h = 1,
+        .w = 1,
+        .c = 13108,
+        .o = 20}},
       {{.name = "64 output channels, 7x7 output (49 pixels): auto",
         .h = 7,
         .w = 7,

@@ -260,8 +260,11 @@ bool documented_auto(const Geometry& g) {
   // Fewer than 16 input channels, a kernel wider than 1 and no column
   // dilation take the zero-bordered copy, and then a depth of 16 suffices.
   const bool padded_rows = g.c < 16 && g.kw > 1 && g.dw == 1;
-  return g.native && g.groups == 1 && padded * 3 <= g.o * 4 && g.n * g.oh() * g.ow() >= 48 &&
-         uint64_t{g.kh} * g.kw * g.c >= (padded_rows ? 16u : 32u);
+  const uint64_t pixels = g.n * g.oh() * g.ow(), depth = uint64_t{g.kh} * g.kw * g.c;
+  // At most one 12-pixel tile against 1 MiB of weights or more: streamed.
+  const bool streamed = pixels <= 12 && g.o * depth >= (uint64_t{1} << 18);
+  return g.native && g.groups == 1 && padded * 3 <= g.o * 4 &&
+         (streamed || (pixels >= 48 && depth >= (padded_rows ? 16u : 32u)));
 }
 
 TEST_CASE("xnnpack native convolution equals XNNPACK and the reference across geometries", "[xnnpack]") {
