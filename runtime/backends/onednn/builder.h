@@ -71,7 +71,10 @@ class Builder {
   // The argument index of delegate output t, -1 when t is not one.
   int64_t output_arg(uint32_t t) const;
 
-  void add_step(dnnl::primitive primitive, const dnnl::primitive_desc_base& pd, StepArgs args);
+  // A step whose primitive `make` creates later, on `threads` threads (0:
+  // the partition's).
+  void add_step(std::function<dnnl::primitive()> make, const dnnl::primitive_desc_base& pd, StepArgs args,
+                int threads = 0);
   // Attributes of every primitive: a user scratchpad, `post` post-ops.
   static dnnl::primitive_attr attr(const dnnl::post_ops& post = dnnl::post_ops());
   void reorder(int from, int to);
@@ -133,18 +136,13 @@ class Builder {
     return retry;
   }
 
-  // The node's step: its primitive, made at the thread count its
+  // The node's step: its primitive, to be made at the thread count its
   // descriptor was (a primitive sizes its work split when made), then the
   // reorder of output t to its delegate argument where needed.
   template <typename Primitive, typename PrimitiveDesc>
   void add_node_step(const PrimitiveDesc& pd, StepArgs args, uint32_t t) {
     describe(pd);
-    const int threads = group_->threads != 0 ? group_->threads : out_.num_threads;
-    Primitive primitive = [&] {
-      const ThreadCount at(threads, out_.num_threads);
-      return Primitive(pd);
-    }();
-    add_step(std::move(primitive), pd, std::move(args));
+    add_step([pd]() -> dnnl::primitive { return Primitive(pd); }, pd, std::move(args), group_->threads);
     finish_output(t);
   }
 

@@ -3,10 +3,16 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <atomic>
 #include <climits>
 #include <cstring>
+#include <exception>
+#include <mutex>
+#include <string>
+#include <system_error>
 #include <thread>
 
+#include "runtime/backends/onednn/builder.h"
 #include "runtime/backends/onednn/partition_builder.h"
 
 namespace etc::onednn {
@@ -47,6 +53,47 @@ size_t plan_arena(std::vector<BufferPlan>& buffers) {
   return total;
 }
 
+// Makes every step's primitive, on up to `workers` threads at once:
+// creating primitives (generating their code) is most of init, and they
+// are independent. Each is made on its maker's thread with its own OpenMP
+// thread count. A refusal names the first node (in blob order) refused.
+Status create_primitives(const BlobView& view, PartitionPlan& plan, int workers) {
+  std::vector<PlannedStep*> steps;
+  for (PlannedGroup& g : plan.groups)
+    for (PlannedStep& s : g.steps) steps.push_back(&s);
+  std::atomic<size_t> next{0};
+  std::mutex mutex;
+  uint32_t failed_node = UINT32_MAX;
+  std::string failure;
+  const auto work = [&] {
+    const int restore = omp_get_max_threads();
+    for (size_t i = next.fetch_add(1); i < steps.size(); i = next.fetch_add(1)) {
+      PlannedStep& s = *steps[i];
+      try {
+        const ThreadCount at(s.threads, restore);
+        s.primitive = s.make();
+      } catch (const std::exception& e) {  // dnnl::error, std::bad_alloc
+        const std::lock_guard<std::mutex> lock(mutex);
+        if (s.node < failed_node) failed_node = s.node, failure = e.what();
+      }
+    }
+  };
+  std::vector<std::thread> makers;
+  for (int t = 1; t < workers && static_cast<size_t>(t) < steps.size(); ++t) {
+    try {
+      makers.emplace_back(work);
+    } catch (const std::system_error&) {
+      break;  // fewer makers
+    }
+  }
+  work();
+  for (std::thread& t : makers) t.join();
+  if (failed_node == UINT32_MAX) return Status::Ok();
+  return fail(Error::InvalidProgram, "onednn: node ", std::to_string(failed_node), " (",
+              fb::EnumNameNodeKind(view.graph->nodes()->Get(failed_node)->kind()),
+              "): oneDNN cannot create it: ", failure);
+}
+
 }  // namespace
 
 int machine_threads() { return static_cast<int>(std::max(1u, std::thread::hardware_concurrency())); }
@@ -62,6 +109,7 @@ Result<std::unique_ptr<CompiledPartition>> compile_partition(const BlobView& vie
     // oneDNN's primitives run on the threads they were created for.
     omp_set_num_threads(out->num_threads);
     ETC_TRY(build_partition(view, options, *out, plan));
+    ETC_TRY(create_primitives(view, plan, out->num_threads));
   } catch (const dnnl::error& e) {
     return fail(Error::InvalidProgram, "onednn: ", e.what());
   }

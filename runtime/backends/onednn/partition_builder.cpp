@@ -120,7 +120,8 @@ int64_t Builder::output_arg(uint32_t t) const {
   return j < 0 ? -1 : static_cast<int64_t>(view_.input_tensors.size()) + j;
 }
 
-void Builder::add_step(dnnl::primitive primitive, const dnnl::primitive_desc_base& pd, StepArgs args) {
+void Builder::add_step(std::function<dnnl::primitive()> make, const dnnl::primitive_desc_base& pd,
+                       StepArgs args, int threads) {
   const int index = steps_++;
   for (const auto& [arg, memory] : args) {
     BufferPlan& b = buffer_of(memory);
@@ -129,7 +130,8 @@ void Builder::add_step(dnnl::primitive primitive, const dnnl::primitive_desc_bas
   }
   const md scratch = pd.scratchpad_desc();
   plan_.scratchpad_bytes = std::max(plan_.scratchpad_bytes, scratch.get_size());
-  group_->steps.push_back(PlannedStep{std::move(primitive), std::move(args), scratch});
+  group_->steps.push_back(PlannedStep{std::move(make), threads != 0 ? threads : out_.num_threads, node_,
+                                      dnnl::primitive(), std::move(args), scratch});
 }
 
 dnnl::primitive_attr Builder::attr(const dnnl::post_ops& post) {
@@ -141,7 +143,8 @@ dnnl::primitive_attr Builder::attr(const dnnl::post_ops& post) {
 
 void Builder::reorder(int from, int to) {
   dnnl::reorder::primitive_desc pd(out_.engine, desc_of(from), out_.engine, desc_of(to), attr());
-  add_step(dnnl::reorder(pd), pd, {{DNNL_ARG_SRC, from}, {DNNL_ARG_DST, to}});
+  add_step([pd]() -> dnnl::primitive { return dnnl::reorder(pd); }, pd,
+           {{DNNL_ARG_SRC, from}, {DNNL_ARG_DST, to}});
   ++reorders_;
 }
 

@@ -23,6 +23,7 @@
 // into owned buffers. Throws dnnl::error where oneDNN refuses.
 
 #include <dnnl.hpp>
+#include <functional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -46,6 +47,12 @@ struct MemoryPlan {
 };
 
 struct PlannedStep {
+  // Made by create_primitives (compiled_partition.cpp), several at a time:
+  // `make` on `threads` OpenMP threads (a primitive splits its work when
+  // made); `node` names the blob node should oneDNN refuse.
+  std::function<dnnl::primitive()> make;
+  int threads = 1;
+  uint32_t node = 0;
   dnnl::primitive primitive;
   std::vector<std::pair<int, int>> args;  // DNNL_ARG_* -> memory index
   dnnl::memory::desc scratchpad;
