@@ -76,10 +76,14 @@ class XnnpackBlobBuilder {
   }
   // A constant of `dims` holding `bytes` as they are, marked `packing`
   // (e.g. a filter packed for the native kernel, or a defective one).
+  // `shift` bytes past its 64-byte boundary (a damaged blob).
   uint32_t packed_constant(std::vector<uint64_t> dims, const std::vector<float>& data,
-                           xfb::WeightPacking packing = xfb::WeightPacking::NativePanels) {
+                           xfb::WeightPacking packing = xfb::WeightPacking::NativePanels, size_t shift = 0) {
     const uint32_t id = constant(std::move(dims), data);
     tensors_[id].packing = packing;
+    const auto at = constants_.begin() + static_cast<std::ptrdiff_t>(tensors_[id].constant_offset);
+    constants_.insert(at, shift, uint8_t{0});
+    tensors_[id].constant_offset += shift;
     return id;
   }
   // The reference stays valid (nodes live in a deque).
@@ -237,6 +241,20 @@ class XnnpackRunner {
     for (EValue& v : values) pointers.push_back(&v);
     BackendExecutionContext context(nullptr, tracer, "forward");
     return backend_->execute(context, handle_.get(), Span<EValue*>(pointers));
+  }
+  // backend->resize with arguments of these shapes.
+  Status resize(std::vector<XnnpackArg>& args) {
+    std::vector<Tensor> tensors(args.size());
+    std::vector<EValue> values;
+    std::vector<EValue*> pointers;
+    values.reserve(args.size());
+    for (size_t i = 0; i < args.size(); ++i) {
+      tensors[i].spec = TensorSpec{DType::Float32, args[i].shape};
+      tensors[i].data = args[i].data.data();
+      values.emplace_back(&tensors[i]);
+    }
+    for (EValue& v : values) pointers.push_back(&v);
+    return backend_->resize(handle_.get(), Span<EValue*>(pointers));
   }
   void reset() {
     if (handle_.ok()) backend_->destroy(handle_.get());

@@ -75,16 +75,18 @@ Status create_primitives(const BlobView& view, PartitionPlan& plan, int workers)
       } catch (const std::exception& e) {  // dnnl::error, std::bad_alloc
         const std::lock_guard<std::mutex> lock(mutex);
         if (s.node < failed_node) failed_node = s.node, failure = e.what();
+      } catch (...) {
+        const std::lock_guard<std::mutex> lock(mutex);
+        if (s.node < failed_node) failed_node = s.node, failure = "an unknown error";
       }
     }
   };
   std::vector<std::thread> makers;
-  for (int t = 1; t < workers && static_cast<size_t>(t) < steps.size(); ++t) {
-    try {
-      makers.emplace_back(work);
-    } catch (const std::system_error&) {
-      break;  // fewer makers
-    }
+  try {
+    makers.reserve(static_cast<size_t>(std::max(workers, 1)));
+    for (int t = 1; t < workers && static_cast<size_t>(t) < steps.size(); ++t) makers.emplace_back(work);
+  } catch (...) {
+    // std::system_error, std::bad_alloc: fewer makers.
   }
   work();
   for (std::thread& t : makers) t.join();

@@ -56,6 +56,11 @@ Status read_tensor(const fb::Tensor& tensor, size_t index, const uint8_t* consta
                      dims_string(info) + " float32" +
                      (info.packing == fb::WeightPacking::NativePanels ? " packed in native panels" : "") +
                      " (" + std::to_string(expected) + " bytes)");
+    // The native kernel loads packed panels 64 bytes at a time (aligned
+    // loads), and the constant data starts on 64 bytes.
+    if (info.packing == fb::WeightPacking::NativePanels && constant_offset % kXnnpackConstantAlignment != 0)
+      return invalid(tensor_name(index) + ": packed constant at offset " + std::to_string(constant_offset) +
+                     ", not a multiple of " + std::to_string(kXnnpackConstantAlignment));
     if (constant_offset > constants_size || constant_size > constants_size - constant_offset)
       return invalid(tensor_name(index) + ": constant bytes [" + std::to_string(constant_offset) + ", +" +
                      std::to_string(constant_size) + ") outside the " + std::to_string(constants_size) +

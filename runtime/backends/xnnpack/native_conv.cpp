@@ -181,10 +181,16 @@ Result<NativeConvPtr> compile_native_conv(const BlobView& view, const fb::Node& 
     c.batch = x.dims[0], c.in_h = x.dims[1], c.in_w = x.dims[2], c.in_c = x.dims[3];
     c.out_h = y.dims[1], c.out_w = y.dims[2], c.out_c = y.dims[3];
   }
-  c.kernel_h = dim(node.kernel(), 0, 1), c.kernel_w = dim(node.kernel(), 1, 1);
-  c.stride_h = dim(node.stride(), 0, 1), c.stride_w = dim(node.stride(), 1, 1);
-  c.dilation_h = dim(node.dilation(), 0, 1), c.dilation_w = dim(node.dilation(), 1, 1);
-  c.pad_top = dim(node.padding(), 0, 0), c.pad_left = dim(node.padding(), 3, 0);
+  c.kernel_h = c.kernel_w = 1;
+  if (node.type() == fb::NodeType::Convolution2d) {
+    // A fully connected node has no window: whatever these fields of its
+    // blob node hold (check_node reads them only for convolutions), it
+    // keeps a 1x1 one, stride 1, no padding.
+    c.kernel_h = dim(node.kernel(), 0, 1), c.kernel_w = dim(node.kernel(), 1, 1);
+    c.stride_h = dim(node.stride(), 0, 1), c.stride_w = dim(node.stride(), 1, 1);
+    c.dilation_h = dim(node.dilation(), 0, 1), c.dilation_w = dim(node.dilation(), 1, 1);
+    c.pad_top = dim(node.padding(), 0, 0), c.pad_left = dim(node.padding(), 3, 0);
+  }
   c.lo = node.output_min(), c.hi = node.output_max();
   c.out_stride = c.out_c;
 
@@ -225,6 +231,18 @@ Result<NativeConvPtr> compile_native_conv(const BlobView& view, const fb::Node& 
   if ((!prepacked && !c.packed) || !c.zeros)
     return fail(Error::DelegateMemoryAllocationFailed, "xnnpack: cannot allocate packed convolution weights");
   if (!prepacked) pack_native_panels(filter, bias, c.out_c, k_total, c.packed.as<float>());
+  if (prepacked) {
+    // The panels carry the bias XNNPACK and Winograd take from the bias
+    // tensor: the two must agree, so the result does not depend on the CPU.
+    for (size_t o = 0; o < c.out_c; ++o) {
+      const float want = bias != nullptr ? bias[o] : 0.0f;
+      const float got = filter[(o / kChannels) * c.panel_floats + o % kChannels];
+      if (std::memcmp(&want, &got, sizeof(float)) != 0)
+        return fail(Error::InvalidProgram, "xnnpack: invalid blob: tensor ",
+                    std::to_string(node.inputs()->Get(1)), ": packed bias of output channel ",
+                    std::to_string(o), " differs from the bias tensor");
+    }
+  }
   // Prepacked weights are read in place, from the blob.
   c.panels_data = prepacked ? filter : c.packed.as<float>();
   c.weights = c.panels_data;

@@ -381,6 +381,7 @@ struct XnnpackDelegate {
   // alive with the method, and the options instances are created with.
   const void* blob = nullptr;
   size_t blob_size = 0;
+  bool resizable = false;      // the method may resize it (else the blob is kept for its weights only)
   AlignedBuffer aligned_copy;  // the blob, when it was not aligned
   InstanceOptions options;
 };
@@ -472,6 +473,7 @@ class XnnpackBackend final : public BackendInterface {
       // copy with the delegate, and the processed bytes can go).
       delegate->blob = blob;
       delegate->blob_size = processed->size();
+      delegate->resizable = context.may_resize();
       if (delegate->aligned_copy) {
         processed->free();
       } else if (!context.may_resize()) {
@@ -531,7 +533,7 @@ class XnnpackBackend final : public BackendInterface {
   Status resize(DelegateHandle* opaque, Span<EValue*> args) const override {
     if (opaque == nullptr) return fail(Error::DelegateInvalidHandle, "xnnpack: null handle");
     XnnpackDelegate& d = *static_cast<XnnpackDelegate*>(opaque);
-    if (d.blob == nullptr)
+    if (!d.resizable)
       return fail(Error::NotSupported,
                   "xnnpack: this delegate was initialised for fixed input sizes (the method has no input "
                   "with a range)");

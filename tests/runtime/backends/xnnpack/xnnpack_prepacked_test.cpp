@@ -1,9 +1,12 @@
 // Filters packed ahead of time for the backend's own kernel (xnnpack_blob.fbs
 // WeightPacking NativePanels): read in place they give the bits of weights
 // packed at init, on the native kernel, on XNNPACK (unpacked at init) and
-// as Winograd (unpacked, then transformed); the delegate keeps the blob only
-// while it reads it; the reader refuses packed constants of the wrong size,
-// of an unknown packing, or read by anything but one convolution's filter.
+// as Winograd (unpacked, then transformed); a classifier head runs from
+// them whatever window fields its node holds; the delegate keeps the blob
+// only while it reads it; the reader refuses packed constants of the wrong
+// size, off their 64-byte alignment, of an unknown packing, with biases
+// other than the bias tensor's, or read by anything but one convolution's
+// filter.
 #include <array>
 #include <catch2/catch.hpp>
 #include <string>
@@ -134,6 +137,11 @@ TEST_CASE("xnnpack keeps the blob while a native convolution reads packed weight
   std::vector<testing::XnnpackArg> args = {{in_shape, d.x}, testing::zeros(out_shape)};
   REQUIRE(packed.execute(args).ok());
   CHECK(count_far(args[1].data, reference(g, d.x, d.filter, d.bias), 1e-4) == 0);
+  // Kept for its weights, not for other sizes: a fixed-size delegate.
+  std::vector<testing::XnnpackArg> smaller = {testing::zeros(shape_of({1, 8, 8, g.c})),
+                                              testing::zeros(shape_of({1, 8, 8, g.o}))};
+  const Status resized = packed.resize(smaller);
+  CHECK(resized.error() == Error::NotSupported);
 
   // Misaligned processed bytes are read from an aligned copy, which the
   // delegate keeps: the processed bytes themselves can go.
@@ -196,12 +204,64 @@ std::vector<Damaged> damaged_blobs() {
   }
   {
     XnnpackBlobBuilder b;
+    const uint32_t x = b.input({1, 16, 16, 288}, 0);
+    const uint32_t w = b.packed_constant({64, 1, 1, 288}, panels, WeightPacking::NativePanels, /*shift=*/4);
+    conv(b, x, w, b.constant({64}, d.bias), b.output({1, 16, 16, 64}, 0));
+    cases.push_back({"panels 4 bytes past a 64-byte boundary", b.build(), "not a multiple of 64"});
+  }
+  {
+    XnnpackBlobBuilder b;
+    const uint32_t x = b.input({1, 16, 16, 288}, 0);
+    const uint32_t w = b.packed_constant({64, 1, 1, 288}, panels);
+    std::vector<float> other = d.bias;
+    other[37] += 1.0f;
+    conv(b, x, w, b.constant({64}, other), b.output({1, 16, 16, 64}, 0));
+    cases.push_back({"panel biases other than the bias tensor's", b.build(), "output channel 37 differs"});
+  }
+  {
+    XnnpackBlobBuilder b;
     const uint32_t x = b.input({1, 16, 16, 64}, 0);
     const uint32_t s = b.packed_constant({64}, std::vector<float>(xnnpack::native_panels_floats(64, 1)));
     b.node(NodeType::Add, {x, s}, {b.output({1, 16, 16, 64}, 0)});
     cases.push_back({"a packed rank-1 constant", b.build(), "rank 2 or more"});
   }
   return cases;
+}
+
+TEST_CASE("xnnpack runs a classifier head from its packed weights, whatever window fields its node holds",
+          "[xnnpack]") {
+  REQUIRE(xnnpack::native_convolution_available());
+  // [1, 4096] x [64, 4096]^T: one row against 1 MiB of weights, native
+  // under "auto"; the node also carries a 3x3 window, stride and padding,
+  // which a fully connected node has no use for.
+  const Geometry g{.h = 1, .w = 1, .c = 4096, .o = 64};
+  const ConvData d = random_data(g, 950);
+  XnnpackBlobBuilder b;
+  const uint32_t x = b.input({1, 4096}, 0);
+  const uint32_t w = b.packed_constant({64, 4096}, native_panels(g, d));
+  const uint32_t y = b.output({1, 64}, 0);
+  auto& node = b.node(NodeType::FullyConnected, {x, w, b.constant({64}, d.bias)}, {y});
+  node.kernel = {3, 3};
+  node.stride = {2, 2};
+  node.padding = {1, 1, 1, 1};
+  const std::vector<uint8_t> blob = b.build();
+  std::vector<float> want(64);
+  for (size_t o = 0; o < 64; ++o) {
+    double acc = d.bias[o];
+    for (size_t k = 0; k < 4096; ++k) acc += double(d.x[k]) * double(d.filter[o * 4096 + k]);
+    want[o] = static_cast<float>(acc);
+  }
+  for (int threads : {1, 2}) {
+    INFO(threads << " thread(s)");
+    XnnpackRunner runner(threads);
+    const Status s = runner.init(blob);
+    INFO(s.message());
+    REQUIRE(s.ok());
+    CHECK_FALSE(runner.freed_by_init());  // read in place: native
+    std::vector<testing::XnnpackArg> args = {{Shape{1, 4096}, d.x}, testing::zeros(Shape{1, 64})};
+    REQUIRE(runner.execute(args).ok());
+    CHECK(count_far(args[1].data, want, 1e-4) == 0);
+  }
 }
 
 TEST_CASE("xnnpack refuses damaged packed weights, naming the tensor and the reason", "[xnnpack]") {
