@@ -195,8 +195,11 @@ Status check_alignment(const fb::Graph& graph) {
   if (graph.nodes())
     for (flatbuffers::uoffset_t n = 0; n < graph.nodes()->size(); ++n) {
       const fb::Node& node = *graph.nodes()->Get(n);
+      // Every [ulong] field of a node.
       if (misaligned_8(node.new_shape()) || misaligned_8(node.pre_paddings()) ||
-          misaligned_8(node.post_paddings()) || misaligned_8(node.offsets()))
+          misaligned_8(node.post_paddings()) || misaligned_8(node.offsets()) ||
+          misaligned_8(node.strides()) || misaligned_8(node.mnk()) || misaligned_8(node.batch()) ||
+          misaligned_8(node.indices()))
         return invalid("node " + std::to_string(n) + ": misaligned parameters");
     }
   return Status::Ok();
