@@ -229,32 +229,15 @@ class XnnpackRunner {
     return Status::Ok();
   }
   Status execute(std::vector<XnnpackArg>& args, EventTracer* tracer = nullptr, DType dtype = DType::Float32) {
-    std::vector<Tensor> tensors(args.size());
-    std::vector<EValue> values;
-    std::vector<EValue*> pointers;
-    values.reserve(args.size());
-    for (size_t i = 0; i < args.size(); ++i) {
-      tensors[i].spec = TensorSpec{dtype, args[i].shape};
-      tensors[i].data = args[i].data.data();
-      values.emplace_back(&tensors[i]);
-    }
-    for (EValue& v : values) pointers.push_back(&v);
-    BackendExecutionContext context(nullptr, tracer, "forward");
-    return backend_->execute(context, handle_.get(), Span<EValue*>(pointers));
+    return with_args(args, dtype, [&](Span<EValue*> values) {
+      BackendExecutionContext context(nullptr, tracer, "forward");
+      return backend_->execute(context, handle_.get(), values);
+    });
   }
   // backend->resize with arguments of these shapes.
   Status resize(std::vector<XnnpackArg>& args) {
-    std::vector<Tensor> tensors(args.size());
-    std::vector<EValue> values;
-    std::vector<EValue*> pointers;
-    values.reserve(args.size());
-    for (size_t i = 0; i < args.size(); ++i) {
-      tensors[i].spec = TensorSpec{DType::Float32, args[i].shape};
-      tensors[i].data = args[i].data.data();
-      values.emplace_back(&tensors[i]);
-    }
-    for (EValue& v : values) pointers.push_back(&v);
-    return backend_->resize(handle_.get(), Span<EValue*>(pointers));
+    return with_args(args, DType::Float32,
+                     [&](Span<EValue*> values) { return backend_->resize(handle_.get(), values); });
   }
   void reset() {
     if (handle_.ok()) backend_->destroy(handle_.get());
@@ -267,6 +250,22 @@ class XnnpackRunner {
 
  private:
   static void mark_freed(void* context, const void*, size_t) { *static_cast<bool*>(context) = true; }
+
+  // `call` with the arguments as the backend takes them.
+  template <typename Call>
+  static Status with_args(std::vector<XnnpackArg>& args, DType dtype, const Call& call) {
+    std::vector<Tensor> tensors(args.size());
+    std::vector<EValue> values;
+    std::vector<EValue*> pointers;
+    values.reserve(args.size());
+    for (size_t i = 0; i < args.size(); ++i) {
+      tensors[i].spec = TensorSpec{dtype, args[i].shape};
+      tensors[i].data = args[i].data.data();
+      values.emplace_back(&tensors[i]);
+    }
+    for (EValue& v : values) pointers.push_back(&v);
+    return call(Span<EValue*>(pointers));
+  }
 
   BackendInterface* backend_ = xnnpack::xnnpack_backend();
   RuntimeOptions options_;
