@@ -27,7 +27,8 @@ MetadataColumns unreadable(size_t size, const char* what) {
 }
 
 // runtime/backends/onednn/compiled_partition.h: "key=value;key=value"
-// (the primitive's implementation, the reorders it needed), printable ASCII.
+// (the primitive's implementation, the reorders it needed, the copies of
+// an in-place concatenation), printable ASCII.
 MetadataColumns onednn_metadata(const uint8_t* data, size_t size, const MetadataContext&) {
   if (size == 0) return {};
   if (data == nullptr || size > 256) return unreadable(size, "oneDNN metadata");
