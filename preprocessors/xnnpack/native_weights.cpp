@@ -22,9 +22,9 @@ uint32_t at(const std::vector<uint32_t>& v, size_t i, uint32_t fill) { return i 
 constexpr size_t kThreadCounts[] = {1, 2, 4, 8};
 
 bool may_run_winograd(const BlobWriter& blob, const NodeRecord& r, SpecMode winograd) {
-  if (winograd == SpecMode::kOff || r.type != fb::NodeType::Convolution2d || at(r.kernel, 0, 1) != 3 ||
-      at(r.kernel, 1, 1) != 3 || at(r.stride, 0, 1) != 1 || at(r.stride, 1, 1) != 1 ||
-      at(r.dilation, 0, 1) != 1 || at(r.dilation, 1, 1) != 1)
+  if (winograd == SpecMode::kOff || r.type != fb::NodeType::Convolution2d ||
+      !winograd_window(at(r.kernel, 0, 1), at(r.kernel, 1, 1), at(r.stride, 0, 1), at(r.stride, 1, 1),
+                       at(r.dilation, 0, 1), at(r.dilation, 1, 1)))
     return false;
   if (winograd == SpecMode::kOn) return true;
   const std::vector<uint64_t>& x = blob.tensor(r.inputs[0]).dims;
@@ -85,7 +85,7 @@ size_t pack_native_filters(BlobWriter& blob, const NativePacking& packing) {
     shape.pixels = numel(y) / shape.out_c;
     shape.depth = numel(filter.dims) / shape.out_c;
     shape.padded_rows =
-        conv && x.size() == 4 && x[3] < 16 && at(r.kernel, 1, 1) > 1 && at(r.dilation, 1, 1) == 1;
+        conv && x.size() == 4 && native_padded_rows(x[3], at(r.kernel, 1, 1), at(r.dilation, 1, 1));
     const bool takes = packing.native == SpecMode::kOn || native_gemm_pays(shape, false);
     if (!takes || may_run_winograd(blob, r, packing.winograd)) continue;
     const float* bias = nullptr;

@@ -107,11 +107,9 @@ std::vector<uint8_t> plain_constants(fb::GraphT& graph, std::span<const uint8_t>
     plain.resize(offset + numel * sizeof(float), 0);
     if (t->packing == fb::WeightPacking::NativePanels && !t->dims.empty() &&
         t->constant_size == native_panels_floats(t->dims[0], numel / t->dims[0]) * sizeof(float)) {
-      std::vector<float> panels(t->constant_size / sizeof(float));
-      std::memcpy(panels.data(), from, t->constant_size);
-      std::vector<float> filter(numel);
-      unpack_native_panels(panels.data(), t->dims[0], numel / t->dims[0], filter.data());
-      std::memcpy(plain.data() + offset, filter.data(), numel * sizeof(float));
+      // Both 64-byte aligned: blob constants, and offsets into `plain`.
+      unpack_native_panels(reinterpret_cast<const float*>(from), t->dims[0], numel / t->dims[0],
+                           reinterpret_cast<float*>(plain.data() + offset));
     } else if (t->packing == fb::WeightPacking::Plain && t->constant_size == numel * sizeof(float)) {
       std::memcpy(plain.data() + offset, from, t->constant_size);
     } else {

@@ -106,6 +106,9 @@ class Builder {
   // Bytes from the start of a concatenation's output (one image) to tensor
   // t's slice starting at `channel`.
   size_t slice_offset(uint32_t t, int64_t channel) const;
+  // Whether t's producer wrote it in place as the slice of concatenation
+  // output `y` starting at `channel`.
+  bool written_in_place(uint32_t t, uint32_t y, int64_t channel) const;
   // place_output, or for a node with a sum post-op the residual's buffer
   // when nothing reads the residual later, else a copy of it.
   int place(const fb::Node& node, const md& desc);

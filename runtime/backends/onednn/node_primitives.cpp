@@ -182,18 +182,12 @@ void Builder::concat(const fb::Node& node) {
   if (held_[y] >= 0) {
     // Its inputs' producers wrote their slices in place
     // (plan_concat_slices); the others are copied into theirs.
-    int copies = 0;
     tag layout{};
+    slice_tag(desc_of(held_[y]), layout);
+    int copies = 0;
     int64_t channel = 0;
     for (uint32_t t : *in) {
-      const int s = slice_of_[t];
-      const bool written =
-          s >= 0 && slices_[static_cast<size_t>(s)].written &&
-          concats_[static_cast<size_t>(slices_[static_cast<size_t>(s)].concat)].output == y &&
-          slices_[static_cast<size_t>(s)].channel == channel;
-      if (!written) {
-        const md whole = desc_of(held_[y]);
-        slice_tag(whole, layout);
+      if (!written_in_place(t, y, channel)) {
         const md want(to_dims(tensor(t).dims), dnnl::memory::data_type::f32, layout);
         reorder(held(t), new_memory(want, buffer_index(held_[y]), slice_offset(t, channel)));
         ++copies;

@@ -311,6 +311,12 @@ int Builder::place_in_concat(uint32_t t, const md& desc) {
   return new_memory(desc, buffer_index(whole), slice_offset(t, slice.channel));
 }
 
+bool Builder::written_in_place(uint32_t t, uint32_t y, int64_t channel) const {
+  if (slice_of_[t] < 0) return false;
+  const ConcatSlice& slice = slices_[static_cast<size_t>(slice_of_[t])];
+  return slice.written && concats_[static_cast<size_t>(slice.concat)].output == y && slice.channel == channel;
+}
+
 size_t Builder::slice_offset(uint32_t t, int64_t channel) const {
   // One image: the slice starts `channel` planes in, whatever the block.
   int64_t plane = 1;

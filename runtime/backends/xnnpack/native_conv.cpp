@@ -92,8 +92,8 @@ namespace {
 
 bool uses_padded_rows(const BlobView& view, const fb::Node& node) {
   if (node.type() != fb::NodeType::Convolution2d) return false;
-  return view.tensors[node.inputs()->Get(0)].dims[3] < 16 && dim(node.kernel(), 1, 1) > 1 &&
-         dim(node.dilation(), 1, 1) == 1;
+  return native_padded_rows(view.tensors[node.inputs()->Get(0)].dims[3], dim(node.kernel(), 1, 1),
+                            dim(node.dilation(), 1, 1));
 }
 
 NativeGemmShape gemm_shape(const BlobView& view, const fb::Node& node) {

@@ -30,6 +30,20 @@ struct NativeGemmShape {
 // whatever its depth: 1 MiB.
 inline constexpr uint64_t kNativeStreamedWeights = uint64_t{1} << 18;
 
+// Whether a convolution with `in_c` input channels reads its input through
+// a zero-bordered copy, a window row (kernel_w * in_c floats) being one tap.
+inline bool native_padded_rows(uint64_t in_c, uint64_t kernel_w, uint64_t dilation_w) {
+  return in_c < 16 && kernel_w > 1 && dilation_w == 1;
+}
+
+// Whether the window of a one-group convolution without flags is one
+// Winograd F(4x4, 3x3) computes: 3x3, stride 1, undilated.
+inline bool winograd_window(uint64_t kernel_h, uint64_t kernel_w, uint64_t stride_h, uint64_t stride_w,
+                            uint64_t dilation_h, uint64_t dilation_w) {
+  return kernel_h == 3 && kernel_w == 3 && stride_h == 1 && stride_w == 1 && dilation_h == 1 &&
+         dilation_w == 1;
+}
+
 // Whether the kernel beats XNNPACK's on `s`: an output channel count that
 // leaves at most a quarter of the panel lanes idle (a last panel of at most
 // 16 channels runs a 16-wide kernel; XNNPACK's 16-wide tiles leave a third

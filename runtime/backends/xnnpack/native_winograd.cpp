@@ -60,9 +60,9 @@ bool winograd_applies(const fb::Node& node) {
     return v == nullptr ? 1u : v->Get(i);
   };
   return node.type() == fb::NodeType::Convolution2d && node.groups() == 1 && node.flags() == 0 &&
-         node.kernel() != nullptr && at(node.kernel(), 0) == 3 && at(node.kernel(), 1) == 3 &&
-         at(node.stride(), 0) == 1 && at(node.stride(), 1) == 1 && at(node.dilation(), 0) == 1 &&
-         at(node.dilation(), 1) == 1;
+         node.kernel() != nullptr &&
+         winograd_window(at(node.kernel(), 0), at(node.kernel(), 1), at(node.stride(), 0),
+                         at(node.stride(), 1), at(node.dilation(), 0), at(node.dilation(), 1));
 }
 
 Result<WinogradPtr> compile_winograd(const WinogradShape& shape, const float* filter, const float* bias,
