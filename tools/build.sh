@@ -14,4 +14,4 @@ extra=()
 [ "$sanitize" = "ON" ] && extra=(-DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1 -DNDEBUG")
 cmake -S "$root" -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE="$build_type" -DETC_SANITIZE="$sanitize" "${extra[@]}" >/dev/null
 ninja -C "$build_dir" -j"$(nproc)" | grep -vE '^\[[0-9]+/[0-9]+\] (Building|Linking)' || true
-test -x "$build_dir/tools/etc"
+test -x "$build_dir/tools/etc" && test -x "$build_dir/tools/etc-compiler"

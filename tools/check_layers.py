@@ -19,6 +19,11 @@ PROJECT = ("runtime/", "compiler/", "partitioners/", "preprocessors/", "delegate
 NOT_IN_RUNTIME = ("onnx/", "google/protobuf/", "spdlog/", "nlohmann/", "CLI/")
 XNNPACK_HEADERS = ("xnnpack.h", "pthreadpool.h", "cpuinfo.h")
 ONEDNN_HEADERS = ("dnnl.hpp", "dnnl.h", "omp.h")
+# ONNX and protobuf: only the front end (compiler/import/onnx and the driver
+# from an ONNX file) and the CLI's TensorProto reader, so that the rest of the
+# compiler, the load-time delegate and `etc run` link without them.
+ONNX_HEADERS = ("onnx/", "google/protobuf/")
+ONNX_ALLOWED = ("compiler/import/onnx/", "compiler/driver.", "tools/etc/tensor_pb.cpp")
 
 # (folder, project folders it may include), most specific first.
 RULES = [
@@ -60,6 +65,12 @@ def check(path, text):
             problems.append(f"{where}: <{header}> outside runtime/backends/xnnpack")
         if header in ONEDNN_HEADERS and not path.startswith(("runtime/backends/onednn/", "tests/", "tools/")):
             problems.append(f"{where}: <{header}> outside runtime/backends/onednn")
+        if header.startswith(ONNX_HEADERS) and not path.startswith(ONNX_ALLOWED + ("tests/",)):
+            problems.append(f"{where}: {header} outside the ONNX front end")
+        if header.startswith(("compiler/import/onnx/", "compiler/driver.h")) and not path.startswith(
+                ONNX_ALLOWED + ("tests/",)) and not path.startswith(tuple(f"tools/etc/cmd_{c}.cpp" for c in (
+                    "partition", "preprocess", "debug"))):
+            problems.append(f"{where}: {header} from outside the ONNX front end and etc-compiler's commands")
         if folder is None:
             continue
         if folder == "runtime/" and header.startswith(NOT_IN_RUNTIME):

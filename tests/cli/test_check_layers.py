@@ -34,6 +34,11 @@ class CheckLayers(unittest.TestCase):
             "runtime/backends/xnnpack/h.cpp": "#include <xnnpack.h>\n#include \"runtime/core/result.h\"\n",
             "runtime/backends/onednn/i.cpp": "#include <dnnl.hpp>\n",
             "runtime/backends/xnnpack/j.cpp": "#include <dnnl.hpp>\n",
+            "compiler/passes/k.cpp": "#include <onnx/onnx_pb.h>\n",
+            "tools/etc/cmd_run.cpp": '#include "compiler/driver.h"\n',
+            # Allowed: ONNX in the front end, the driver in etc-compiler's commands.
+            "compiler/import/onnx/l.cpp": "#include <onnx/onnx_pb.h>\n",
+            "tools/etc/cmd_preprocess.cpp": '#include "compiler/driver.h"\n',
         }
         with tempfile.TemporaryDirectory() as root:
             for rel, text in files.items():
@@ -43,11 +48,15 @@ class CheckLayers(unittest.TestCase):
             proc = check(root)
         self.assertEqual(proc.returncode, 1)
         lines = proc.stdout.splitlines()
-        self.assertEqual(len(lines), 7, proc.stdout)
+        # runtime/core/b.h breaks two rules with one include.
+        self.assertEqual(len(lines), 10, proc.stdout)
         for expected in ("runtime/executor/a.cpp:1:", "runtime/core/b.h:2: the runtime includes onnx/onnx_pb.h",
                          "runtime/kernels/c.cpp:1: <xnnpack.h>", "compiler/ir/d.h:1:", "compiler/passes/e.cpp:1:",
                          "preprocessors/demo/f.cpp:1:",
-                         "runtime/backends/xnnpack/j.cpp:1: <dnnl.hpp> outside runtime/backends/onednn"):
+                         "runtime/backends/xnnpack/j.cpp:1: <dnnl.hpp> outside runtime/backends/onednn",
+                         "runtime/core/b.h:2: onnx/onnx_pb.h outside the ONNX front end",
+                         "compiler/passes/k.cpp:1: onnx/onnx_pb.h outside the ONNX front end",
+                         "tools/etc/cmd_run.cpp:1: compiler/driver.h from outside"):
             self.assertTrue(any(line.startswith(expected) for line in lines), expected)
 
 

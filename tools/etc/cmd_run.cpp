@@ -138,6 +138,11 @@ Action add_run(CLI::App& app) {
       ->needs(etdump)
       ->check(CLI::Range(size_t{1}, size_t{1} << 16));
   return [opt]() {
+    // Before anything is loaded: TensorProto inputs need etc-compiler.
+    if (!io::reads_tensor_proto())
+      for (const auto* flags : {&opt->inputs, &opt->chunks})
+        for (const std::string& flag : *flags)
+          if (io::is_tensor_proto_path(flag.substr(flag.find('=') + 1))) throw NeedsCompiler{};
     auto program = Program::load(opt->program);
     if (!program.ok()) throw ToolError(program.message());
     if (opt->verify)

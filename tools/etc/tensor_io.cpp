@@ -6,7 +6,6 @@
 #include <iterator>
 
 #include "compiler/common/regular_file.h"
-#include "compiler/import/onnx/tensor_proto.h"
 #include "tools/etc/atomic_file.h"
 #include "tools/etc/tool_error.h"
 
@@ -142,22 +141,19 @@ OwnedTensor read_npy(const std::string& path) {
   return t;
 }
 
-OwnedTensor read_pb(const std::string& path) {
-  const std::string bytes = read_all(path);
-  onnx::TensorProto proto;
-  if (!proto.ParseFromString(bytes)) throw ToolError(path + ": not an ONNX TensorProto file");
-  auto decoded = onnx_import::decode_tensor(proto);
-  if (!decoded.ok()) throw ToolError(path + ": " + decoded.message());
-  return OwnedTensor{decoded->spec, std::move(decoded->bytes)};
+namespace {
+
+bool ends_with(const std::string& path, const char* suffix) {
+  const size_t n = std::strlen(suffix);
+  return path.size() >= n && path.compare(path.size() - n, n, suffix) == 0;
 }
 
-OwnedTensor read_tensor_file(const std::string& path) {
-  auto ends_with = [&](const char* s) {
-    const size_t n = std::strlen(s);
-    return path.size() >= n && path.compare(path.size() - n, n, s) == 0;
-  };
-  if (ends_with(".npy")) return read_npy(path);
-  if (ends_with(".pb")) return read_pb(path);
+}  // namespace
+
+bool is_tensor_proto_path(const std::string& path) { return ends_with(path, ".pb"); }
+
+OwnedTensor read_npy_file(const std::string& path) {
+  if (ends_with(path, ".npy")) return read_npy(path);
   throw ToolError(path + ": unknown tensor file type (expected .npy or .pb)");
 }
 

@@ -14,3 +14,12 @@ class ToolError : public std::runtime_error {
 };
 
 }  // namespace etc::cli
+
+namespace etc::cli {
+
+// Thrown by etc (the executable without ONNX) when a command needs
+// etc-compiler, before the command has done anything: main hands the command
+// line to etc-compiler (cli_setup.h).
+struct NeedsCompiler {};
+
+}  // namespace etc::cli

@@ -1,0 +1,121 @@
+#include "tools/etc/cli_setup.h"
+
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/spdlog.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <iostream>
+
+#include "compiler/common/compile_error.h"
+#include "partitioners/register.h"
+#include "preprocessors/register.h"
+#include "runtime/backends/register_builtin.h"
+#include "runtime/core/log.h"
+#include "tools/etc/tool_error.h"
+
+namespace etc::cli {
+namespace {
+
+void spdlog_sink(LogLevel level, const char* message) {
+  switch (level) {
+    case LogLevel::Debug: spdlog::debug("{}", message); break;
+    case LogLevel::Info: spdlog::info("{}", message); break;
+    case LogLevel::Warning: spdlog::warn("{}", message); break;
+    case LogLevel::Error: spdlog::error("{}", message); break;
+  }
+}
+
+// Global options that take a value as the next word (--max-file-bytes 4G).
+constexpr const char* kValueOptions[] = {"--max-tensor-bytes", "--max-program-bytes", "--max-file-bytes"};
+
+}  // namespace
+
+void add_global_options(CLI::App& app, GlobalOptions& options) {
+  app.description("etc: compile ONNX models into deployable programs and run them");
+  app.set_version_flag("--version", "etc " ETC_VERSION_STRING);
+  app.require_subcommand(1);
+  // Global options (-v, -q, the limits) may also follow the subcommand (etc preprocess -q ...).
+  app.fallthrough();
+  app.add_flag("-v,--verbose", options.verbose, "More log output (-vv for debug)");
+  app.add_flag("-q,--quiet", options.quiet, "Only errors");
+  // Limits on what a file may ask for (compiler/common/limits.h, docs/limits.md).
+  const auto size_value = CLI::AsSizeValue(false);  // 4G, 512M, 64k (powers of 1024) or bytes
+  app.add_option(kValueOptions[0], options.limits.max_tensor_bytes,
+                 "Largest tensor a model may have (default 4G)")
+      ->transform(size_value);
+  app.add_option(kValueOptions[1], options.limits.max_program_bytes,
+                 "Largest run-time memory a program may need (default 16G)")
+      ->transform(size_value);
+  app.add_option(kValueOptions[2], options.limits.max_file_bytes,
+                 "Largest model, external data or input file read (default 16G)")
+      ->transform(size_value);
+}
+
+int set_up(const GlobalOptions& options) {
+  // Logs go to standard error, so standard output stays the command's result
+  // (a table, or JSON a script parses) at any -v.
+  spdlog::set_default_logger(spdlog::stderr_color_mt("etc"));
+  spdlog::set_pattern("%^[%l]%$ %v");
+  spdlog::set_level(options.quiet          ? spdlog::level::err
+                    : options.verbose >= 2 ? spdlog::level::debug
+                    : options.verbose == 1 ? spdlog::level::info
+                                           : spdlog::level::warn);
+  set_log_sink(spdlog_sink);
+  set_limits(options.limits);
+  // Built-in backends are registered explicitly, never by static initializers.
+  register_builtin_partitioners();
+  register_builtin_preprocessors();
+  if (Status s = register_builtin_backends(); !s.ok()) {
+    std::cerr << "error: " << s.message() << "\n";
+    return kExitError;
+  }
+  return kExitOk;
+}
+
+int run_chosen(const std::vector<std::pair<CLI::App*, Action>>& commands) {
+  for (const auto& [sub, action] : commands) {
+    if (!sub->parsed()) continue;
+    try {
+      return action();
+    } catch (const NeedsCompiler&) {
+      throw;
+    } catch (const CompileError& e) {
+      std::cerr << "error: " << e.what() << "\n";
+      return kExitError;
+    } catch (const ToolError& e) {
+      std::cerr << "error: " << e.what() << "\n";
+      return kExitError;
+    } catch (const std::exception& e) {  // a bug: say so rather than crash
+      std::cerr << "error: " << e.what() << "\n";
+      return kExitError;
+    }
+  }
+  return kExitUsage;
+}
+
+std::string subcommand_of(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    const std::string word = argv[i];
+    if (word.empty() || word[0] != '-') return word;
+    for (const char* option : kValueOptions)
+      if (word == option) ++i;  // its value is the next word
+  }
+  return "";
+}
+
+int hand_to_compiler(char** argv) {
+  std::error_code ec;
+  const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", ec);
+  const std::filesystem::path compiler =
+      (ec ? std::filesystem::path(argv[0]) : self).parent_path() / "etc-compiler";
+  ::execv(compiler.c_str(), argv);
+  const int error = errno;
+  std::cerr << "error: this command needs etc-compiler, the compiler's half of etc, at " << compiler.string()
+            << ": " << std::strerror(error) << " (etc alone runs programs: `etc run` and `etc info`)\n";
+  return kExitError;
+}
+
+}  // namespace etc::cli
