@@ -1,5 +1,7 @@
 #include "runtime/backends/xnnpack/native_math.h"
 
+#include <xnnpack.h>
+
 #include <Eigen/Core>
 #include <algorithm>
 #include <cmath>
@@ -8,6 +10,7 @@
 
 #include "runtime/backends/xnnpack/native_conv.h"
 #include "runtime/kernels/portable/gemm.h"
+#include "runtime/kernels/portable/resize_plan.h"
 #include "runtime/kernels/portable/vector_math.h"
 
 #if defined(__x86_64__)
@@ -238,6 +241,36 @@ void unary_chunks(void* context, size_t first, size_t count) {
   vector_math(vector_fn(op->op), data[op->input] + begin, data[op->output] + begin, len);
 }
 
+// ---- bilinear resize into NCHW ----
+
+// Output rows of one batch image: each row blends two NHWC input rows into
+// a block of channels laid out channel by channel ([channel][input x]), then
+// samples each channel's blended row along x into the NCHW output row.
+void resize_bilinear_nchw_rows(void* context, size_t first, size_t count) {
+  const auto& [op, data] = *static_cast<const Context<ResizeBilinearNchwOp>*>(context);
+  constexpr size_t kBlock = kMaxBilinearInputWidth;
+  float blended[kBlock];
+  const size_t c = op->channels, in_w = op->in_w, out_w = op->out_w;
+  const size_t block = std::max<size_t>(1, kBlock / in_w);
+  for (size_t r = first; r < first + count; ++r) {
+    const size_t b = r / op->out_h, y = r % op->out_h;
+    const float* r0 = data[op->input] + (b * op->in_h + op->y0[y]) * in_w * c;
+    const float* r1 = data[op->input] + (b * op->in_h + op->y1[y]) * in_w * c;
+    const float w0 = op->wy0[y], w1 = op->wy1[y];
+    for (size_t c0 = 0; c0 < c; c0 += block) {
+      const size_t cn = std::min(block, c - c0);
+      for (size_t xi = 0; xi < in_w; ++xi)
+        for (size_t k = 0; k < cn; ++k)
+          blended[k * in_w + xi] = w0 * r0[xi * c + c0 + k] + w1 * r1[xi * c + c0 + k];
+      for (size_t k = 0; k < cn; ++k) {
+        const float* row = blended + k * in_w;
+        float* out = data[op->output] + ((b * c + c0 + k) * op->out_h + y) * out_w;
+        for (size_t x = 0; x < out_w; ++x) out[x] = op->wx0[x] * row[op->x0[x]] + op->wx1[x] * row[op->x1[x]];
+      }
+    }
+  }
+}
+
 // ---- nearest resize ----
 
 void resize_rows(void* context, size_t first, size_t count) {
@@ -447,6 +480,37 @@ ResizeNearestOp compile_resize_nearest(const BlobView& view, const fb::Node& nod
   return op;
 }
 
+ResizeBilinearNchwOp compile_resize_bilinear_nchw(const BlobView& view, const fb::Node& node) {
+  ResizeBilinearNchwOp op;
+  op.input = node.inputs()->Get(0);
+  op.output = node.outputs()->Get(0);
+  const TensorInfo &in = view.tensors[op.input], &out = view.tensors[op.output];
+  op.batch = in.dims[0], op.in_h = in.dims[1], op.in_w = in.dims[2], op.channels = in.dims[3];
+  op.out_h = out.dims[1], op.out_w = out.dims[2];
+  // XNNPACK's flags name the coordinate transform (preprocessors/xnnpack/shape.cpp).
+  ResizeAxisParams p;
+  p.mode = ResizeMode::Linear;
+  p.coord = (node.flags() & XNN_FLAG_ALIGN_CORNERS)            ? ResizeCoordMode::AlignCorners
+            : (node.flags() & XNN_FLAG_TENSORFLOW_LEGACY_MODE) ? ResizeCoordMode::Asymmetric
+                                                               : ResizeCoordMode::HalfPixel;
+  const auto axis = [&](size_t in_len, size_t out_len, std::vector<uint32_t>& i0, std::vector<uint32_t>& i1,
+                        std::vector<float>& w0, std::vector<float>& w1) {
+    p.in_len = static_cast<int64_t>(in_len);
+    p.out_len = static_cast<int64_t>(out_len);
+    for (int64_t x = 0; x < p.out_len; ++x) {
+      const ResizeTaps t = resize_taps_at(p, x);
+      // Two taps, or one (an exact sample); weights as the plan gives them.
+      i0.push_back(static_cast<uint32_t>(t.index[0]));
+      i1.push_back(static_cast<uint32_t>(t.count > 1 ? t.index[1] : t.index[0]));
+      w0.push_back(static_cast<float>(t.weight[0]));
+      w1.push_back(t.count > 1 ? static_cast<float>(t.weight[1]) : 0.0f);
+    }
+  };
+  axis(op.in_h, op.out_h, op.y0, op.y1, op.wy0, op.wy1);
+  axis(op.in_w, op.out_w, op.x0, op.x1, op.wx0, op.wx1);
+  return op;
+}
+
 void run_math_op(const TransposeOp& op, float* const* data, pthreadpool_t pool) {
   Context<TransposeOp> c{&op, data};
   pthreadpool_parallelize_1d_tile_1d(pool, transpose_rows, &c, op.rows, tile_for(op.out_dims.back()), 0);
@@ -503,6 +567,12 @@ void run_math_op(const ChannelScaleOp& op, float* const* data, pthreadpool_t poo
   const auto task = scale_rows;
 #endif
   pthreadpool_parallelize_1d_tile_1d(pool, task, &c, op.batch * op.pixels, tile_for(op.channels, 16384), 0);
+}
+
+void run_math_op(const ResizeBilinearNchwOp& op, float* const* data, pthreadpool_t pool) {
+  Context<ResizeBilinearNchwOp> c{&op, data};
+  pthreadpool_parallelize_1d_tile_1d(pool, resize_bilinear_nchw_rows, &c, op.batch * op.out_h,
+                                     tile_for(op.out_w * op.channels), 0);
 }
 
 void run_math_op(const ResizeNearestOp& op, float* const* data, pthreadpool_t pool) {

@@ -83,6 +83,23 @@ struct ResizeNearestOp {
   float lo = -INFINITY, hi = INFINITY;
 };
 
+// A StaticResizeBilinear2d whose output is a delegate output in NCHW: it
+// reads the NHWC input and writes the argument's NCHW layout itself
+// (stages.h StagePlan::nchw_output), so the output needs no staging buffer
+// and no transpose after the run. Per output row y, input rows y0 and y1
+// with weights wy0, wy1; per output column the same along x (the portable
+// kernel's sampling plan, runtime/kernels/portable/resize_plan.h).
+struct ResizeBilinearNchwOp {
+  uint32_t input = 0, output = 0;
+  size_t batch = 0, in_h = 0, in_w = 0, channels = 0, out_h = 0, out_w = 0;
+  std::vector<uint32_t> y0, y1, x0, x1;
+  std::vector<float> wy0, wy1, wx0, wx1;
+};
+
+// The widest input row ResizeBilinearNchwOp takes (its rows blend in a
+// fixed block of stack memory).
+inline constexpr size_t kMaxBilinearInputWidth = 4096;
+
 // y[b, p, c] = clamp(x[b, p, c] * s[b * s_batch_stride + c]) over batches b,
 // pixels p (every middle dim) and channels c.
 struct ChannelScaleOp {
@@ -103,6 +120,9 @@ ReduceOp compile_reduce(const BlobView& view, const fb::Node& node);
 UnaryMathOp compile_unary_math(const BlobView& view, const fb::Node& node);
 ResizeNearestOp compile_resize_nearest(const BlobView& view, const fb::Node& node);
 ChannelScaleOp compile_channel_scale(const BlobView& view, const fb::Node& node);
+// `node` a checked StaticResizeBilinear2d with input width 1 to
+// kMaxBilinearInputWidth and height at least 1.
+ResizeBilinearNchwOp compile_resize_bilinear_nchw(const BlobView& view, const fb::Node& node);
 
 // `data[t]` is where tensor t lives (float32).
 void run_math_op(const TransposeOp& op, float* const* data, pthreadpool_t pool);
@@ -113,6 +133,7 @@ void run_math_op(const ReduceOp& op, float* const* data, pthreadpool_t pool);
 void run_math_op(const UnaryMathOp& op, float* const* data, pthreadpool_t pool);
 void run_math_op(const ResizeNearestOp& op, float* const* data, pthreadpool_t pool);
 void run_math_op(const ChannelScaleOp& op, float* const* data, pthreadpool_t pool);
+void run_math_op(const ResizeBilinearNchwOp& op, float* const* data, pthreadpool_t pool);
 
 // The sum of x[0], x[stride], ... (n terms), in blocks: error O(log n).
 float blocked_sum(const float* x, size_t n, size_t stride = 1);

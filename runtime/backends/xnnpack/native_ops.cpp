@@ -304,6 +304,8 @@ Result<NativeOp> compile_native_op(const BlobView& view, const fb::Node& node,
     case NodeType::UnaryMath: return NativeOp(compile_unary_math(view, node));
     case NodeType::ResizeNearest: return NativeOp(compile_resize_nearest(view, node));
     case NodeType::ChannelScale: return NativeOp(compile_channel_scale(view, node));
+    // Run natively only when it writes a delegate output in NCHW (stages.h).
+    case NodeType::StaticResizeBilinear2d: return NativeOp(compile_resize_bilinear_nchw(view, node));
     default:
       return fail(Error::Internal, "xnnpack: node type ", std::to_string(static_cast<int>(node.type())),
                   " has no native kernel");

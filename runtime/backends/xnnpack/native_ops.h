@@ -89,7 +89,7 @@ struct DepthwiseOp {
 using NativeOp =
     std::variant<ConcatenateOp, SliceOp, ChannelShuffleOp, SwishOp, ConvolutionOp, DeconvolutionOp,
                  DepthwiseOp, ExpandDepthwiseOp, TransposeOp, BatchMatMulOp, AxisSoftmaxOp, LayerNormOp,
-                 ReduceOp, UnaryMathOp, ResizeNearestOp, ChannelScaleOp>;
+                 ReduceOp, UnaryMathOp, ResizeNearestOp, ChannelScaleOp, ResizeBilinearNchwOp>;
 
 // x * sigmoid(x) of tensor x into tensor y (same element count), in one
 // pass (stages.h swish_input); needs AVX-512F.

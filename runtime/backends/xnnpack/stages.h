@@ -111,6 +111,10 @@ struct StagePlan {
   // convolution computes them (native_expand.h; the depthwise node is
   // elided), -1 otherwise.
   std::vector<int64_t> expands_into;
+  // Per tensor: a delegate output its producer, a native bilinear resize,
+  // writes in NCHW straight into the argument (ResizeBilinearNchwOp): the
+  // argument has no staging buffer and no transpose.
+  std::vector<bool> nchw_output;
 };
 
 // `view` must have passed read_xnnpack_blob. Stages are serial or parallel

@@ -83,7 +83,7 @@ Result<std::vector<const void*>> place_constants(const BlobView& view, const Sta
   return data;
 }
 
-Status prepare_arguments(const BlobView& view, XnnpackHandle& handle) {
+Status prepare_arguments(const BlobView& view, const StagePlan& plan, XnnpackHandle& handle) {
   const size_t num_inputs = view.input_tensors.size();
   const size_t num_args = num_inputs + view.output_tensors.size();
   handle.args.resize(num_args);
@@ -99,7 +99,7 @@ Status prepare_arguments(const BlobView& view, XnnpackHandle& handle) {
     arg.n = arg.tensor.dims[0];
     arg.hw = arg.tensor.dims[1] * arg.tensor.dims[2];
     arg.c = arg.tensor.dims[3];
-    if (arg.c == 1 || arg.hw == 1) continue;
+    if (arg.c == 1 || arg.hw == 1 || plan.nchw_output[arg.tensor_id]) continue;
     arg.layout = arg.tensor.layout;
     AlignedBuffer staging = allocate_floats(arg.tensor.numel);
     if (!staging) return out_of_memory("a staging buffer for argument " + std::to_string(a));
@@ -349,7 +349,7 @@ Result<std::unique_ptr<XnnpackHandle>> create_instance(const BlobView& view, con
   const StagePlan plan = plan_stages(view, options.convolutions, options.detail);
   ETC_ASSIGN_OR_RETURN(std::vector<const void*> constant_data, place_constants(view, plan, *handle));
   ETC_TRY(place_shared_tensors(plan, constant_data, *handle));
-  ETC_TRY(prepare_arguments(view, *handle));
+  ETC_TRY(prepare_arguments(view, plan, *handle));
   ETC_ASSIGN_OR_RETURN(handle->pool, SharedThreadpool::acquire(options.num_threads));
   ETC_TRY(create_stages(view, constant_data, plan, options.winograd, *handle));
   if (options.detail == DelegateDetail::kNodeOutputs) ETC_TRY(prepare_output_logging(view, plan, *handle));
