@@ -45,7 +45,10 @@ TEST_CASE("a large buffer is usable to its end, and moves without copying", "[al
 
 TEST_CASE("a size that overflows gives an empty buffer", "[aligned_buffer]") {
   CHECK(etc::AlignedBuffer::allocate(SIZE_MAX - 10, 64).empty());
-  CHECK(etc::AlignedBuffer::allocate(SIZE_MAX - etc::kLargeBlock).empty());
+  // A size the mapping cannot round up to whole huge pages. (Under
+  // AddressSanitizer the allocator would be asked, and it aborts on sizes
+  // this large rather than return null.)
+  if (etc::large_blocks_mapped()) CHECK(etc::AlignedBuffer::allocate(SIZE_MAX - etc::kLargeBlock).empty());
 }
 
 TEST_CASE("map_large_block gives zeroed memory on a 2 MiB boundary", "[aligned_buffer]") {
