@@ -9,7 +9,7 @@ packages=(
   libflatbuffers-dev flatbuffers-compiler
   libxnnpack-dev libpthreadpool-dev libcpuinfo-dev libdnnl-dev
   libeigen3-dev
-  libcli11-dev nlohmann-json3-dev libspdlog-dev catch2 graphviz time
+  libcli11-dev nlohmann-json3-dev catch2 graphviz time
   python3-onnx python3-numpy python3-torch python3-torchvision
 )
 

@@ -1,6 +1,7 @@
 #pragma once
 // One logging macro with a compile-time minimum level and a replaceable sink.
-// The runtime logs through ETC_LOG; the CLI routes the sink to spdlog.
+// The runtime logs through ETC_LOG; the CLI installs a sink that filters by
+// its -v / -q level (tools/etc/cli_setup.cpp).
 
 #include <cstdarg>
 

@@ -1,10 +1,10 @@
 #include "tools/etc/cli_setup.h"
 
-#include <spdlog/sinks/stdout_color_sinks.h>
-#include <spdlog/spdlog.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <iostream>
@@ -19,13 +19,20 @@
 namespace etc::cli {
 namespace {
 
-void spdlog_sink(LogLevel level, const char* message) {
-  switch (level) {
-    case LogLevel::Debug: spdlog::debug("{}", message); break;
-    case LogLevel::Info: spdlog::info("{}", message); break;
-    case LogLevel::Warning: spdlog::warn("{}", message); break;
-    case LogLevel::Error: spdlog::error("{}", message); break;
-  }
+// The CLI's log: "[level] message" on standard error, the level coloured on
+// a terminal, below the chosen level dropped.
+LogLevel g_threshold = LogLevel::Warning;
+bool g_colour = false;
+
+void stderr_sink(LogLevel level, const char* message) {
+  if (level < g_threshold) return;
+  static const char* const kNames[] = {"debug", "info", "warning", "error"};
+  static const char* const kColours[] = {"\033[36m", "\033[32m", "\033[33m\033[1m", "\033[31m\033[1m"};
+  const auto i = static_cast<size_t>(level);
+  if (g_colour)
+    std::fprintf(stderr, "[%s%s\033[m] %s\n", kColours[i], kNames[i], message);
+  else
+    std::fprintf(stderr, "[%s] %s\n", kNames[i], message);
 }
 
 // Global options that take a value as the next word (--max-file-bytes 4G).
@@ -57,13 +64,13 @@ void add_global_options(CLI::App& app, GlobalOptions& options) {
 int set_up(const GlobalOptions& options) {
   // Logs go to standard error, so standard output stays the command's result
   // (a table, or JSON a script parses) at any -v.
-  spdlog::set_default_logger(spdlog::stderr_color_mt("etc"));
-  spdlog::set_pattern("%^[%l]%$ %v");
-  spdlog::set_level(options.quiet          ? spdlog::level::err
-                    : options.verbose >= 2 ? spdlog::level::debug
-                    : options.verbose == 1 ? spdlog::level::info
-                                           : spdlog::level::warn);
-  set_log_sink(spdlog_sink);
+  g_threshold = options.quiet          ? LogLevel::Error
+                : options.verbose >= 2 ? LogLevel::Debug
+                : options.verbose == 1 ? LogLevel::Info
+                                       : LogLevel::Warning;
+  const char* term = std::getenv("TERM");
+  g_colour = ::isatty(STDERR_FILENO) == 1 && (term == nullptr || std::strcmp(term, "dumb") != 0);
+  set_log_sink(stderr_sink);
   set_limits(options.limits);
   // Built-in backends are registered explicitly, never by static initializers.
   register_builtin_partitioners();

@@ -1,10 +1,9 @@
 #include "tools/etc/input_flags.h"
 
-#include <spdlog/spdlog.h>
-
 #include <cstdint>
 #include <thread>
 
+#include "runtime/core/log.h"
 #include "tools/etc/tool_error.h"
 
 namespace etc::cli {
@@ -91,7 +90,8 @@ std::vector<LoadedInput> load_inputs(const std::vector<std::string>& flags,
 int usable_threads(int requested) {
   const int cores = static_cast<int>(std::thread::hardware_concurrency());
   if (cores <= 0 || requested <= cores) return requested;
-  spdlog::warn("--threads {}: this machine has {} cores; using {}", requested, cores, cores);
+  log_message(LogLevel::Warning, "--threads %d: this machine has %d cores; using %d", requested, cores,
+              cores);
   return cores;
 }
 
