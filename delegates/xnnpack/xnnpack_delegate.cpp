@@ -139,7 +139,7 @@ Rebuilt rebuild(const DelegateModel& model, size_t from, size_t end, const Kerne
 
 Status XnnpackDelegate::init() {
   if (!xnnpack_backend()->is_available()) return fail(Error::NotSupported, "XNNPACK cannot run on this CPU");
-  register_builtin_preprocessors();
+  register_xnnpack_preprocessor();
   return Status::Ok();
 }
 

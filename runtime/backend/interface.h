@@ -42,6 +42,8 @@ class BackendInterface {
   virtual ~BackendInterface() = default;
   // Whether this machine can run the backend (CPU features, drivers).
   virtual bool is_available() const = 0;
+  // Why is_available() is false, when the backend can say (null otherwise).
+  virtual const char* why_unavailable() const { return nullptr; }
   virtual Result<DelegateHandle*> init(BackendInitContext& context, FreeableBuffer* processed,
                                        Span<const CompileSpecView> compile_specs) const = 0;
   virtual Status execute(BackendExecutionContext& context, DelegateHandle* handle,

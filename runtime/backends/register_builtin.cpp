@@ -4,7 +4,7 @@
 #include "runtime/backends/demo/demo_backend.h"
 #include "runtime/backends/demo/demo_format.h"
 #ifdef ETC_HAVE_ONEDNN_BACKEND
-#include "runtime/backends/onednn/onednn_backend.h"
+#include "runtime/backend/loaded_backend.h"
 #include "runtime/backends/onednn/onednn_blob.h"
 #endif
 #ifdef ETC_HAVE_XNNPACK_BACKEND
@@ -29,7 +29,10 @@ Status register_builtin_backends() {
   ETC_TRY(register_once(Backend{xnnpack::kXnnpackBackendId, xnnpack::xnnpack_backend()}));
 #endif
 #ifdef ETC_HAVE_ONEDNN_BACKEND  // the build option ETC_BACKEND_ONEDNN
-  ETC_TRY(register_once(Backend{onednn::kOnednnBackendId, onednn::onednn_backend()}));
+  // Loaded from libetc_onednn.so when a program first needs it.
+  static BackendInterface* const onednn_module =
+      loaded_backend("libetc_onednn.so", "etc_onednn_backend", ETC_BACKEND_BUILD_DIR);
+  ETC_TRY(register_once(Backend{onednn::kOnednnBackendId, onednn_module}));
 #endif
   return Status::Ok();
 }

@@ -70,8 +70,10 @@ Status Method::prepare_delegates(const Program& program, const fb::ExecutionPlan
         why = "needs backend '" + std::string(id) + "', which is disabled by the runtime options";
       } else if (!backend->is_available()) {
         error = Error::DelegateUnavailable;
-        why =
-            "needs backend '" + std::string(id) + "', which is registered but not available on this machine";
+        const char* reason = backend->why_unavailable();
+        why = "needs backend '" + std::string(id) +
+              "', which is registered but not available on this machine" +
+              (reason != nullptr && reason[0] != '\0' ? std::string(": ") + reason : std::string());
       }
       if (error == Error::Ok) continue;
       // With a portable fallback the call runs that instead (create_fallback_step).

@@ -40,6 +40,38 @@ class Executables(TempDirCase):
         self.assertNotIn("libonnx", libraries(ETC))
         self.assertNotIn("libprotobuf", libraries(ETC))
         self.assertIn("libonnx", libraries(COMPILER))
+        # oneDNN is loaded with its backend, when a program needs it.
+        self.assertNotIn("libdnnl", libraries(ETC))
+
+    def onednn_program(self, *extra):
+        program = self.path("mini-onednn.etp")
+        proc = run([ETC, "preprocess", MINI_CNN, "--backend", "onednn", "-o", program, *extra])
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        return program
+
+    def test_the_onednn_backend_is_loaded_from_its_library_where_etc_backend_dir_says(self):
+        program = self.onednn_program()
+        backends = os.path.join(os.path.dirname(os.path.dirname(ETC)), "backends")
+        self.assertTrue(os.path.exists(os.path.join(backends, "libetc_onednn.so")))
+        env = dict(os.environ, ETC_BACKEND_DIR=backends)
+        proc = subprocess.run([ETC, "run", program, "--random-inputs"], capture_output=True, text=True,
+                              timeout=300, env=env)
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        empty = self.path("no-backends")
+        os.mkdir(empty)
+        env = dict(os.environ, ETC_BACKEND_DIR=empty)
+        proc = subprocess.run([ETC, "run", program, "--random-inputs"], capture_output=True, text=True,
+                              timeout=300, env=env)
+        self.assertEqual(proc.returncode, 1)
+        self.assertIn("needs backend 'onednn'", proc.stderr)
+        self.assertIn(os.path.join(empty, "libetc_onednn.so"), proc.stderr)
+        # With a portable fallback the program runs anyway, and says so.
+        fallback = self.onednn_program("--fallback", "portable")
+        proc = subprocess.run([ETC, "run", fallback, "--random-inputs", "--json"], capture_output=True,
+                              text=True, timeout=300, env=env)
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertIn("cannot load libetc_onednn.so", proc.stderr)
+        self.assertIn("fallback", proc.stderr)
 
     def test_etc_alone_runs_programs_and_names_the_missing_compiler(self):
         alone = self.path("bin")

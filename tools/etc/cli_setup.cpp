@@ -10,8 +10,6 @@
 #include <iostream>
 
 #include "compiler/common/compile_error.h"
-#include "partitioners/register.h"
-#include "preprocessors/register.h"
 #include "runtime/backends/register_builtin.h"
 #include "runtime/core/log.h"
 #include "tools/etc/tool_error.h"
@@ -73,8 +71,6 @@ int set_up(const GlobalOptions& options) {
   set_log_sink(stderr_sink);
   set_limits(options.limits);
   // Built-in backends are registered explicitly, never by static initializers.
-  register_builtin_partitioners();
-  register_builtin_preprocessors();
   if (Status s = register_builtin_backends(); !s.ok()) {
     std::cerr << "error: " << s.message() << "\n";
     return kExitError;

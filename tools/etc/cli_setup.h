@@ -28,8 +28,9 @@ struct GlobalOptions {
 // The app's name, version flag and global options; one subcommand required.
 void add_global_options(CLI::App& app, GlobalOptions& options);
 
-// Logging to standard error at the chosen level, the limits, the built-in
-// partitioners, preprocessors and backends. Returns kExitOk or kExitError.
+// Logging to standard error at the chosen level, the limits and the
+// built-in runtime backends (etc-compiler registers its partitioners and
+// preprocessors itself). Returns kExitOk or kExitError.
 int set_up(const GlobalOptions& options);
 
 // Runs the action of the parsed subcommand; an error is printed as

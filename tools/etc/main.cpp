@@ -2,6 +2,8 @@
 // ONNX models. `etc` hands it every command but run and info (cli_setup.h).
 #include <CLI/CLI.hpp>
 
+#include "partitioners/register.h"
+#include "preprocessors/register.h"
 #include "tools/etc/cli_setup.h"
 #include "tools/etc/commands.h"
 #include "tools/etc/tool_error.h"
@@ -30,6 +32,8 @@ int main(int argc, char** argv) {
     return code == 0 ? 0 : etc::cli::kExitUsage;
   }
   if (int code = etc::cli::set_up(global); code != etc::cli::kExitOk) return code;
+  etc::register_builtin_partitioners();
+  etc::register_builtin_preprocessors();
   try {
     return etc::cli::run_chosen(commands);
   } catch (const etc::cli::NeedsCompiler&) {  // this executable is the compiler

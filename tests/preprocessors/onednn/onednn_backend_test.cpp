@@ -5,14 +5,18 @@
 // in ceil mode, concat of blocked tensors, broadcast operands, a reshape to
 // the delegate's output, batch norm, softmax and the fully connected head;
 // concatenated branches written in place.
+#include "runtime/backends/onednn/onednn_backend.h"
+
 #include <catch2/catch.hpp>
 #include <cstring>
 #include <random>
 #include <vector>
 
 #include "partitioners/onednn/onednn_partitioner.h"
+#include "runtime/backend/registry.h"
 #include "runtime/backends/onednn/blob_reader.h"
 #include "runtime/backends/onednn/compiled_partition.h"
+#include "runtime/backends/register_builtin.h"
 #include "tests/support/backend_differential.h"
 #include "tests/support/graph_builder.h"
 
@@ -259,6 +263,24 @@ TEST_CASE("oneDNN refuses damaged blobs without crashing", "[onednn]") {
     if (!read(blob.size()).empty()) ++refused;
   }
   CHECK(refused > 0);
+}
+
+}  // namespace
+}  // namespace etc
+
+namespace etc {
+namespace {
+
+TEST_CASE("the registered onednn backend is loaded from its own library", "[onednn]") {
+  REQUIRE(register_builtin_backends().ok());
+  const BackendInterface* b = get_backend_class("onednn");
+  REQUIRE(b != nullptr);
+  // This test binary links the backend's static library for its other
+  // cases; the registered one is the loader, which finds libetc_onednn.so
+  // where the build put it.
+  CHECK(b != onednn::onednn_backend());
+  CHECK(b->is_available() == onednn::onednn_backend()->is_available());
+  CHECK(b->why_unavailable() == nullptr);
 }
 
 }  // namespace
