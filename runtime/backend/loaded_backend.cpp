@@ -87,8 +87,9 @@ class LoadedBackend final : public BackendInterface {
 
 }  // namespace
 
-BackendInterface* loaded_backend(const char* library, const char* entry, const char* build_dir) {
-  return new LoadedBackend(library, entry, build_dir);  // lives for the process, as the registry's entries
+std::unique_ptr<BackendInterface> loaded_backend(const char* library, const char* entry,
+                                                 const char* build_dir) {
+  return std::make_unique<LoadedBackend>(library, entry, build_dir);
 }
 
 }  // namespace etc

@@ -11,6 +11,7 @@
 // else in `build_dir` (where the build put it). It must be built from the
 // same etc headers by the same compiler: the interface is C++.
 
+#include <memory>
 #include <string>
 
 #include "runtime/backend/interface.h"
@@ -19,8 +20,11 @@ namespace etc {
 
 // A BackendInterface that loads `library` (a file name) on first use and
 // forwards to the backend it holds. is_available() is false when the library
-// cannot be loaded, and why_unavailable() says why (dlerror's words). The
-// object lives for the process.
-BackendInterface* loaded_backend(const char* library, const char* entry, const char* build_dir);
+// cannot be loaded, and why_unavailable() says why (dlerror's words). A
+// loaded library stays loaded; the backend it returned must outlive every
+// Method using it (register_builtin_backends keeps its loaders for the
+// process).
+std::unique_ptr<BackendInterface> loaded_backend(const char* library, const char* entry,
+                                                 const char* build_dir);
 
 }  // namespace etc

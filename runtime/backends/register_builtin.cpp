@@ -30,9 +30,9 @@ Status register_builtin_backends() {
 #endif
 #ifdef ETC_HAVE_ONEDNN_BACKEND  // the build option ETC_BACKEND_ONEDNN
   // Loaded from libetc_onednn.so when a program first needs it.
-  static BackendInterface* const onednn_module =
+  static const std::unique_ptr<BackendInterface> onednn_module =
       loaded_backend("libetc_onednn.so", "etc_onednn_backend", ETC_BACKEND_BUILD_DIR);
-  ETC_TRY(register_once(Backend{onednn::kOnednnBackendId, onednn_module}));
+  ETC_TRY(register_once(Backend{onednn::kOnednnBackendId, onednn_module.get()}));
 #endif
   return Status::Ok();
 }

@@ -13,8 +13,7 @@ namespace etc {
 namespace {
 
 TEST_CASE("a backend library that is not there leaves its backend unavailable, saying why", "[backend]") {
-  BackendInterface* b =
-      loaded_backend("libetc_no_such_backend.so", "etc_no_such_backend", "/nonexistent/dir");
+  const auto b = loaded_backend("libetc_no_such_backend.so", "etc_no_such_backend", "/nonexistent/dir");
   CHECK_FALSE(b->is_available());
   REQUIRE(b->why_unavailable() != nullptr);
   const std::string why = b->why_unavailable();
@@ -30,7 +29,7 @@ TEST_CASE("a backend library that is not there leaves its backend unavailable, s
 
 TEST_CASE("a library without the backend's entry point leaves it unavailable", "[backend]") {
   // The C library is a shared library everywhere this runs; it has no such entry.
-  BackendInterface* b = loaded_backend("libc.so.6", "etc_no_such_entry", "/lib/x86_64-linux-gnu");
+  const auto b = loaded_backend("libc.so.6", "etc_no_such_entry", "/lib/x86_64-linux-gnu");
   CHECK_FALSE(b->is_available());
   REQUIRE(b->why_unavailable() != nullptr);
   CHECK(std::string(b->why_unavailable()).find("has no etc_no_such_entry") != std::string::npos);
