@@ -10,6 +10,7 @@
 #include <iostream>
 
 #include "compiler/common/compile_error.h"
+#include "compiler/common/limits.h"
 #include "runtime/backends/register_builtin.h"
 #include "runtime/core/log.h"
 #include "tools/etc/tool_error.h"
@@ -36,8 +37,13 @@ void stderr_sink(LogLevel level, const char* message) {
 // Global options that take a value as the next word (--max-file-bytes 4G).
 constexpr const char* kValueOptions[] = {"--max-tensor-bytes", "--max-program-bytes", "--max-file-bytes"};
 
-}  // namespace
+struct GlobalOptions {
+  int verbose = 0;
+  bool quiet = false;
+  Limits limits;
+};
 
+// The app's version flag and global options; one subcommand required.
 void add_global_options(CLI::App& app, GlobalOptions& options) {
   app.description("etc: compile ONNX models into deployable programs and run them");
   app.set_version_flag("--version", "etc " ETC_VERSION_STRING);
@@ -59,6 +65,9 @@ void add_global_options(CLI::App& app, GlobalOptions& options) {
       ->transform(size_value);
 }
 
+// Logging to standard error at the chosen level, the limits and the
+// built-in runtime backends (etc-compiler registers its partitioners and
+// preprocessors itself). Returns kExitOk or kExitError.
 int set_up(const GlobalOptions& options) {
   // Logs go to standard error, so standard output stays the command's result
   // (a table, or JSON a script parses) at any -v.
@@ -78,8 +87,8 @@ int set_up(const GlobalOptions& options) {
   return kExitOk;
 }
 
-int run_chosen(const std::vector<std::pair<CLI::App*, Action>>& commands) {
-  for (const auto& [sub, action] : commands) {
+int run_chosen(const std::vector<std::pair<CLI::App*, Action>>& chosen) {
+  for (const auto& [sub, action] : chosen) {
     if (!sub->parsed()) continue;
     try {
       return action();
@@ -97,6 +106,31 @@ int run_chosen(const std::vector<std::pair<CLI::App*, Action>>& commands) {
     }
   }
   return kExitUsage;
+}
+
+}  // namespace
+
+int run_app(int argc, char** argv, const std::vector<AddCommand>& commands, bool is_compiler) {
+  CLI::App app;
+  GlobalOptions global;
+  add_global_options(app, global);
+  std::vector<std::pair<CLI::App*, Action>> chosen;
+  for (AddCommand add : commands) {
+    Action action = add(app);
+    chosen.emplace_back(app.get_subcommands({}).back(), std::move(action));
+  }
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    const int code = app.exit(e);
+    return code == 0 ? 0 : kExitUsage;
+  }
+  if (int code = set_up(global); code != kExitOk) return code;
+  try {
+    return run_chosen(chosen);
+  } catch (const NeedsCompiler&) {
+    return is_compiler ? kExitError : hand_to_compiler(argv);
+  }
 }
 
 std::string subcommand_of(int argc, char** argv) {

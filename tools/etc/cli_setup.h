@@ -14,28 +14,18 @@
 #include <utility>
 #include <vector>
 
-#include "compiler/common/limits.h"
 #include "tools/etc/commands.h"
 
 namespace etc::cli {
 
-struct GlobalOptions {
-  int verbose = 0;
-  bool quiet = false;
-  Limits limits;
-};
+using AddCommand = Action (*)(CLI::App&);
 
-// The app's name, version flag and global options; one subcommand required.
-void add_global_options(CLI::App& app, GlobalOptions& options);
-
-// Logging to standard error at the chosen level, the limits and the
-// built-in runtime backends (etc-compiler registers its partitioners and
-// preprocessors itself). Returns kExitOk or kExitError.
-int set_up(const GlobalOptions& options);
-
-// Runs the action of the parsed subcommand; an error is printed as
-// "error: ..." with kExitError. NeedsCompiler passes through.
-int run_chosen(const std::vector<std::pair<CLI::App*, Action>>& commands);
+// The whole of a main(): the app with the global options and `commands`,
+// parsed from the command line; set-up; the chosen subcommand's action,
+// whose errors are printed as "error: ..." with kExitError. A NeedsCompiler
+// from the action hands the command line to etc-compiler, unless this is
+// it (`is_compiler`).
+int run_app(int argc, char** argv, const std::vector<AddCommand>& commands, bool is_compiler);
 
 // The subcommand a command line names: its first word that is neither a
 // global option nor a global option's value ("" when there is none).
