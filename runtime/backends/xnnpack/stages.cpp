@@ -9,24 +9,39 @@
 namespace etc::xnnpack {
 namespace {
 
-// Best fit among free buffers, or a new one.
-int32_t take_buffer(std::vector<size_t>& sizes, std::vector<int32_t>& free_list, size_t elements) {
-  auto best = free_list.end();
-  for (auto it = free_list.begin(); it != free_list.end(); ++it)
-    if (sizes[*it] >= elements && (best == free_list.end() || sizes[*it] < sizes[*best])) best = it;
-  if (best == free_list.end() && !free_list.empty()) {
-    // None is large enough: grow the largest free one.
-    best = std::max_element(free_list.begin(), free_list.end(),
-                            [&](int32_t a, int32_t b) { return sizes[a] < sizes[b]; });
-    sizes[*best] = elements;
+// Offsets for tensors that live over [first[t], last[t]] (node indices),
+// `elements[t]` floats each: largest first, each at the lowest 16-float
+// aligned offset clear of every placed tensor whose life overlaps its own
+// (greedy by size, as the program's memory planner). Returns the arena size.
+size_t place_by_size(const std::vector<uint32_t>& tensors, const std::vector<size_t>& first,
+                     const std::vector<size_t>& last, const std::vector<size_t>& elements,
+                     std::vector<int64_t>& offset_of) {
+  constexpr size_t kAlign = 16;  // floats: 64 bytes
+  const auto aligned = [](size_t n) { return (n + kAlign - 1) / kAlign * kAlign; };
+  std::vector<uint32_t> order = tensors;
+  std::stable_sort(order.begin(), order.end(),
+                   [&](uint32_t a, uint32_t b) { return elements[a] > elements[b]; });
+  std::vector<uint32_t> placed;
+  std::vector<std::pair<size_t, size_t>> busy;  // [start, end) of overlapping placed tensors
+  size_t arena = 0;
+  for (uint32_t t : order) {
+    busy.clear();
+    for (uint32_t u : placed)
+      if (first[u] <= last[t] && first[t] <= last[u]) {
+        const auto start = static_cast<size_t>(offset_of[u]);
+        busy.emplace_back(start, start + aligned(elements[u]));
+      }
+    std::sort(busy.begin(), busy.end());
+    size_t at = 0;
+    for (const auto& [start, end] : busy) {
+      if (start >= at + aligned(elements[t])) break;
+      at = std::max(at, end);
+    }
+    offset_of[t] = static_cast<int64_t>(at);
+    arena = std::max(arena, at + aligned(elements[t]));
+    placed.push_back(t);
   }
-  if (best == free_list.end()) {
-    sizes.push_back(elements);
-    return static_cast<int32_t>(sizes.size() - 1);
-  }
-  const int32_t id = *best;
-  free_list.erase(best);
-  return id;
+  return arena;
 }
 
 // Runs of XNNPACK nodes share a stage when fused; native nodes, and every
@@ -91,10 +106,9 @@ void plan_buffers(Graph& g, StagePlan& plan) {
   for (size_t t = 0; t < g.num_tensors; ++t)
     plan.shared[t] = !view.tensors[t].is_constant() &&
                      (g.producer[t] >= 0 || last_reader[t] >= 0 || view.tensors[t].is_external());
-  // A buffer is taken when its tensor is produced and returned once its last
-  // reader has run: no node reads and writes the same buffer.
-  plan.buffer_of.assign(g.num_tensors, kNoBuffer);
-  std::vector<std::vector<uint32_t>> produced_at(g.num_nodes), released_at(g.num_nodes);
+  // A tensor lives from its producer to its last reader: no node reads and
+  // writes the same memory.
+  plan.offset_of.assign(g.num_tensors, kNoOffset);
   // A tensor that an elided node produces and only elided nodes read
   // (between folds chained into one convolution) is never written.
   std::vector<bool> read_live(g.num_tensors, false);
@@ -104,18 +118,16 @@ void plan_buffers(Graph& g, StagePlan& plan) {
   for (size_t t = 0; t < g.num_tensors; ++t)
     if (g.producer[t] >= 0 && plan.elided[static_cast<size_t>(g.producer[t])] && !read_live[t])
       replaced[t] = true;
+  std::vector<uint32_t> placed;
+  std::vector<size_t> first(g.num_tensors, 0), last(g.num_tensors, 0), elements(g.num_tensors, 0);
   for (size_t t = 0; t < g.num_tensors; ++t) {
     if (!plan.shared[t] || view.tensors[t].is_external() || g.producer[t] < 0 || replaced[t]) continue;
-    const auto id = static_cast<uint32_t>(t);
-    produced_at[static_cast<size_t>(g.producer[t])].push_back(id);
-    released_at[static_cast<size_t>(std::max(g.producer[t], last_reader[t]))].push_back(id);
+    placed.push_back(static_cast<uint32_t>(t));
+    first[t] = static_cast<size_t>(g.producer[t]);
+    last[t] = static_cast<size_t>(std::max(g.producer[t], last_reader[t]));
+    elements[t] = view.tensors[t].numel;
   }
-  std::vector<int32_t> free_list;
-  for (size_t n = 0; n < g.num_nodes; ++n) {
-    for (uint32_t t : produced_at[n])
-      plan.buffer_of[t] = take_buffer(plan.buffer_elements, free_list, view.tensors[t].numel);
-    for (uint32_t t : released_at[n]) free_list.push_back(plan.buffer_of[t]);
-  }
+  plan.arena_elements = place_by_size(placed, first, last, elements, plan.offset_of);
 }
 
 // A bilinear resize whose output is a delegate output turned to NCHW and

@@ -32,7 +32,8 @@ struct Stage {
 // multiply and global average pooling took twice as long on two threads).
 bool is_small_node(const BlobView& view, const fb::Node& node);
 
-inline constexpr int32_t kNoBuffer = -1;
+// offset_of of a tensor the delegate's activation arena does not hold.
+inline constexpr int64_t kNoOffset = -1;
 
 // What a native convolution applies to each clamped result before storing.
 enum class ConvActivation : uint8_t { kNone, kSwish, kHardSwish };
@@ -85,10 +86,12 @@ void apply_conv_output(const ConvOutput& out, NativeEpilogue& e);
 struct StagePlan {
   std::vector<Stage> stages;
   std::vector<bool> shared;  // per tensor: an activation (not a constant)
-  // Per tensor: the buffer holding an intermediate (an activation that is not
-  // a delegate argument), kNoBuffer otherwise.
-  std::vector<int32_t> buffer_of;
-  std::vector<size_t> buffer_elements;  // float32 elements of each buffer
+  // Per tensor: where an intermediate (an activation that is not a delegate
+  // argument, and is written) lives in the delegate's activation arena, in
+  // floats from its start, 64-byte aligned; kNoOffset otherwise. Tensors
+  // live at once never overlap.
+  std::vector<int64_t> offset_of;
+  size_t arena_elements = 0;  // float32 elements of the arena
   // Per node: for a native convolution, where it writes instead of its own
   // output; for a Concatenate, which inputs are then already in place.
   std::vector<ConvOutput> writes_into;

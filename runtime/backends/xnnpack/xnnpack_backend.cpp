@@ -110,21 +110,20 @@ Status prepare_arguments(const BlobView& view, const StagePlan& plan, XnnpackHan
   return Status::Ok();
 }
 
-// Buffers for the shared intermediates, and constants read by native nodes.
+// The arena of the shared intermediates, and constants read by native nodes.
 Status place_shared_tensors(const StagePlan& plan, const std::vector<const void*>& constant_data,
                             XnnpackHandle& handle) {
-  std::vector<float*> buffers;
-  for (size_t b = 0; b < plan.buffer_elements.size(); ++b) {
-    AlignedBuffer buffer = allocate_floats(plan.buffer_elements[b]);
+  float* arena = nullptr;
+  if (plan.arena_elements > 0) {
+    AlignedBuffer buffer = allocate_floats(plan.arena_elements);
     if (!buffer)
-      return out_of_memory("a buffer of " + std::to_string(plan.buffer_elements[b]) +
-                           " floats between stages");
-    buffers.push_back(buffer.as<float>());
+      return out_of_memory("an arena of " + std::to_string(plan.arena_elements) + " floats between stages");
+    arena = buffer.as<float>();
     handle.owned.push_back(std::move(buffer));
   }
   handle.data.assign(plan.shared.size(), nullptr);
   for (size_t t = 0; t < plan.shared.size(); ++t) {
-    if (plan.buffer_of[t] != kNoBuffer) handle.data[t] = buffers[static_cast<size_t>(plan.buffer_of[t])];
+    if (plan.offset_of[t] != kNoOffset) handle.data[t] = arena + plan.offset_of[t];
     if (constant_data[t] != nullptr)
       handle.data[t] = static_cast<float*>(const_cast<void*>(constant_data[t]));
   }

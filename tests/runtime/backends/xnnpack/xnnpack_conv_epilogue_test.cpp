@@ -68,11 +68,13 @@ TEST_CASE("xnnpack native convolutions write straight into a channel concatenati
     CHECK(plan.writes_into[2].channel_offset == 96);
     CHECK(plan.in_place[3] == std::vector<bool>{true, false, true});
     // The replaced outputs take no memory; cat lives from conv A on, so it
-    // cannot share a buffer with c, which is still read after conv A.
-    CHECK(plan.buffer_of[a] == xnnpack::kNoBuffer);
-    CHECK(plan.buffer_of[bt] == xnnpack::kNoBuffer);
-    REQUIRE(plan.buffer_of[cat] != xnnpack::kNoBuffer);
-    CHECK(plan.buffer_of[cat] != plan.buffer_of[c]);
+    // cannot share memory with c (8x8x32 floats), which is still read after conv A.
+    CHECK(plan.offset_of[a] == xnnpack::kNoOffset);
+    CHECK(plan.offset_of[bt] == xnnpack::kNoOffset);
+    REQUIRE(plan.offset_of[cat] != xnnpack::kNoOffset);
+    REQUIRE(plan.offset_of[c] != xnnpack::kNoOffset);
+    const int64_t cat_at = plan.offset_of[cat], c_at = plan.offset_of[c];
+    CHECK((cat_at + 8 * 8 * 128 <= c_at || c_at + 8 * 8 * 32 <= cat_at));
     const xnnpack::StagePlan off = xnnpack::plan_stages(view.get(), xnnpack::NativeConvolutions::kOff);
     CHECK_FALSE(off.writes_into[0].active);
     CHECK(off.in_place[3] == std::vector<bool>{false, false, false});
@@ -140,9 +142,9 @@ TEST_CASE("xnnpack swish (sigmoid then multiply) runs in one pass, in a convolut
     CHECK(plan.writes_into[0].tensor == u);
     CHECK(plan.elided == std::vector<bool>{false, true, true, false, true, false});
     CHECK(plan.swish_input[5] == v);
-    CHECK(plan.buffer_of[t] == xnnpack::kNoBuffer);
-    CHECK(plan.buffer_of[s] == xnnpack::kNoBuffer);
-    CHECK(plan.buffer_of[w] == xnnpack::kNoBuffer);
+    CHECK(plan.offset_of[t] == xnnpack::kNoOffset);
+    CHECK(plan.offset_of[s] == xnnpack::kNoOffset);
+    CHECK(plan.offset_of[w] == xnnpack::kNoOffset);
     REQUIRE(plan.stages.size() == 3);  // [conv + swish] [clamp] [swish]
     CHECK(plan.stages[0].native);
     CHECK(!plan.stages[1].native);
@@ -260,8 +262,8 @@ TEST_CASE("xnnpack folds a residual Add into the native convolution's epilogue",
     CHECK(plan.writes_into[1].residual_lo == 0.0f);
     CHECK(std::isinf(plan.writes_into[1].residual_hi));
     CHECK(plan.elided == std::vector<bool>{false, false, true});
-    CHECK(plan.buffer_of[t] == xnnpack::kNoBuffer);
-    REQUIRE(plan.buffer_of[r] != xnnpack::kNoBuffer);
+    CHECK(plan.offset_of[t] == xnnpack::kNoOffset);
+    REQUIRE(plan.offset_of[r] != xnnpack::kNoOffset);
     const xnnpack::StagePlan off = xnnpack::plan_stages(view.get(), xnnpack::NativeConvolutions::kOff);
     CHECK(off.elided == std::vector<bool>{false, false, false});
     // Per-node profiling keeps the fold (and says where the Add went);
@@ -276,7 +278,7 @@ TEST_CASE("xnnpack folds a residual Add into the native convolution's epilogue",
     CHECK(outputs.elided == std::vector<bool>{false, false, false});
     CHECK_FALSE(outputs.writes_into[1].active);
     CHECK(outputs.stages.size() == 3);
-    CHECK(outputs.buffer_of[t] != xnnpack::kNoBuffer);
+    CHECK(outputs.offset_of[t] != xnnpack::kNoOffset);
   }
   std::vector<float> r_ref = d.x;
   for (float& v : r_ref) v = std::min(std::max(v, -1.0f), 1.0f);

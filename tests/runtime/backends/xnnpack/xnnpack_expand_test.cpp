@@ -170,7 +170,7 @@ TEST_CASE("xnnpack streams an expansion into the depthwise convolution that read
       REQUIRE(view.ok());
       const uint32_t expanded =
           view.get().graph->nodes()->Get(static_cast<flatbuffers::uoffset_t>(dw))->inputs()->Get(0);
-      CHECK(plan.buffer_of[expanded] == xnnpack::kNoBuffer);
+      CHECK(plan.offset_of[expanded] == xnnpack::kNoOffset);
     }
     CHECK(plan_of(blob, xnnpack::NativeConvolutions::kOff).expands_into[static_cast<size_t>(conv)] == -1);
 

@@ -73,7 +73,7 @@ TEST_CASE("xnnpack folds a channel scale into the native convolution that reads 
     CHECK(plan.elided == std::vector<bool>{true, false});
     CHECK(plan.folded_into == std::vector<int64_t>{1, -1});
     REQUIRE(plan.stages.size() == 1);
-    CHECK(plan.buffer_of[2] == xnnpack::kNoBuffer);  // the product is never written
+    CHECK(plan.offset_of[2] == xnnpack::kNoOffset);  // the product is never written
     CHECK(plan_of(blob, xnnpack::NativeConvolutions::kOff).input_scale == std::vector<int64_t>{-1, -1});
 
     std::mt19937 rng(32);

@@ -74,7 +74,7 @@ TEST_CASE("xnnpack folds an Add into the nearest resize that feeds it", "[xnnpac
     const size_t resize = v.z_after ? 0 : 1, add = 2;
     CHECK(plan.writes_into[resize].active == !v.z_after);
     CHECK(plan.elided[add] == !v.z_after);
-    if (!v.z_after) CHECK(plan.buffer_of[3] == xnnpack::kNoBuffer);  // `up` is never written
+    if (!v.z_after) CHECK(plan.offset_of[3] == xnnpack::kNoOffset);  // `up` is never written
     std::vector<float> want(kOH * kOW * kC);
     for (uint64_t r = 0; r < kOH; ++r)
       for (uint64_t c = 0; c < kOW; ++c)

@@ -20,7 +20,7 @@ using testing::XnnpackRunner;
 using testing::zeros;
 using xnnpack::fb::NodeType;
 
-using xnnpack::kNoBuffer;
+using xnnpack::kNoOffset;
 
 xnnpack::StagePlan plan_of(const std::vector<uint8_t>& blob) {
   auto view = xnnpack::read_xnnpack_blob(blob.data(), blob.size());
@@ -71,20 +71,23 @@ TEST_CASE("xnnpack plan_stages splits nodes into stages and plans a buffer for e
     for (uint32_t t : {x, a, bb, c, d, e, f, y}) CHECK(plan.shared[t]);
     CHECK(!plan.shared[k]);  // constant
 
-    REQUIRE(plan.buffer_of.size() == 9);
-    for (uint32_t t : {x, k, y}) CHECK(plan.buffer_of[t] == kNoBuffer);  // arguments and constants
+    REQUIRE(plan.offset_of.size() == 9);
+    for (uint32_t t : {x, k, y}) CHECK(plan.offset_of[t] == kNoOffset);  // arguments and constants
     const std::vector<uint32_t> chain = {a, bb, c, d, e, f};
-    for (uint32_t t : chain) {
-      REQUIRE(plan.buffer_of[t] != kNoBuffer);
-      REQUIRE(static_cast<size_t>(plan.buffer_of[t]) < plan.buffer_elements.size());
+    const std::vector<int64_t> floats = {24, 24, 16, 16, 16, 16};
+    for (size_t i = 0; i < chain.size(); ++i) {
+      REQUIRE(plan.offset_of[chain[i]] != kNoOffset);
+      CHECK(plan.offset_of[chain[i]] % 16 == 0);  // 64-byte aligned
+      CHECK(plan.offset_of[chain[i]] + floats[i] <= static_cast<int64_t>(plan.arena_elements));
     }
     // Each node reads one intermediate and writes the next: the two never
-    // share a buffer, and two buffers serve the whole chain.
-    for (size_t i = 0; i + 1 < chain.size(); ++i)
-      CHECK(plan.buffer_of[chain[i]] != plan.buffer_of[chain[i + 1]]);
-    CHECK(plan.buffer_elements.size() == 2);
-    CHECK(plan.buffer_elements[static_cast<size_t>(plan.buffer_of[a])] >= 24);
-    CHECK(plan.buffer_elements[static_cast<size_t>(plan.buffer_of[bb])] >= 24);
+    // share memory, and two tensors' room (24 floats each, aligned to 32)
+    // serves the whole chain.
+    for (size_t i = 0; i + 1 < chain.size(); ++i) {
+      const int64_t p = plan.offset_of[chain[i]], q = plan.offset_of[chain[i + 1]];
+      CHECK((p + floats[i] <= q || q + floats[i + 1] <= p));
+    }
+    CHECK(plan.arena_elements == 64);
   }
   SECTION("a graph of only XNNPACK nodes is one stage; its intermediate gets a planned buffer") {
     XnnpackBlobBuilder b;
@@ -97,10 +100,10 @@ TEST_CASE("xnnpack plan_stages splits nodes into stages and plans a buffer for e
     REQUIRE(plan.stages.size() == 1);
     CHECK(!plan.stages[0].native);
     CHECK(plan.shared == std::vector<bool>{true, true, true});
-    CHECK(plan.buffer_of[x] == kNoBuffer);
-    CHECK(plan.buffer_of[y] == kNoBuffer);
-    REQUIRE(plan.buffer_elements.size() == 1);
-    CHECK(plan.buffer_elements[0] >= 6);
+    CHECK(plan.offset_of[x] == kNoOffset);
+    CHECK(plan.offset_of[y] == kNoOffset);
+    CHECK(plan.offset_of[a] == 0);
+    CHECK(plan.arena_elements == 16);  // 6 floats, 64-byte aligned
   }
 }
 
@@ -135,7 +138,8 @@ Chain clamp_slice_chain() {
   return chain;
 }
 
-TEST_CASE("xnnpack plan_stages reuses buffers of shared intermediates with disjoint lifetimes", "[xnnpack]") {
+TEST_CASE("xnnpack plan_stages places shared intermediates with disjoint lifetimes in shared memory",
+          "[xnnpack]") {
   SECTION("a chain of XNNPACK and native stages") {
     const Chain chain = clamp_slice_chain();
     const xnnpack::StagePlan plan = plan_of(chain.blob);
@@ -143,13 +147,16 @@ TEST_CASE("xnnpack plan_stages reuses buffers of shared intermediates with disjo
     const size_t sizes[] = {128, 96, 96, 64};
     for (size_t i = 0; i < 4; ++i) {
       CHECK(plan.shared[chain.t[i]]);
-      REQUIRE(plan.buffer_of[chain.t[i]] != kNoBuffer);
-      CHECK(plan.buffer_elements[static_cast<size_t>(plan.buffer_of[chain.t[i]])] >= sizes[i]);
+      REQUIRE(plan.offset_of[chain.t[i]] != kNoOffset);
+      CHECK(static_cast<size_t>(plan.offset_of[chain.t[i]]) + sizes[i] <= plan.arena_elements);
     }
-    // Neighbours are live together; t1/t3 and t2/t4 are not.
-    for (size_t i = 0; i < 3; ++i) CHECK(plan.buffer_of[chain.t[i]] != plan.buffer_of[chain.t[i + 1]]);
-    CHECK(plan.buffer_elements.size() < 4);
-    CHECK(plan.buffer_elements.size() == 2);
+    // Neighbours are live together, so their ranges are apart; t1/t3 and
+    // t2/t4 are not, so the arena holds the largest pair: 128 + 96 floats.
+    for (size_t i = 0; i < 3; ++i) {
+      const int64_t p = plan.offset_of[chain.t[i]], q = plan.offset_of[chain.t[i + 1]];
+      CHECK((p + static_cast<int64_t>(sizes[i]) <= q || q + static_cast<int64_t>(sizes[i + 1]) <= p));
+    }
+    CHECK(plan.arena_elements == 224);
 
     // And the chain computes through the reused buffers.
     for (int threads : {1, 2}) {
@@ -169,7 +176,7 @@ TEST_CASE("xnnpack plan_stages reuses buffers of shared intermediates with disjo
       }
     }
   }
-  SECTION("growing intermediates: a freed buffer too small is grown") {
+  SECTION("growing intermediates: placed largest first, a dead one's room reused") {
     // x [1,2,2,2] ++ x -> t1 [..,4] ++ t1 -> t2 [..,8] ++ t2 -> t3 [..,16] -> Clamp -> y.
     XnnpackBlobBuilder b;
     const uint32_t x = b.input({1, 2, 2, 2}, 0);
@@ -189,12 +196,15 @@ TEST_CASE("xnnpack plan_stages reuses buffers of shared intermediates with disjo
     const uint32_t ts[] = {t1, t2, t3};
     const size_t sizes[] = {16, 32, 64};
     for (size_t i = 0; i < 3; ++i) {
-      REQUIRE(plan.buffer_of[ts[i]] != kNoBuffer);
-      CHECK(plan.buffer_elements[static_cast<size_t>(plan.buffer_of[ts[i]])] >= sizes[i]);
+      REQUIRE(plan.offset_of[ts[i]] != kNoOffset);
+      CHECK(static_cast<size_t>(plan.offset_of[ts[i]]) + sizes[i] <= plan.arena_elements);
     }
-    CHECK(plan.buffer_of[t1] != plan.buffer_of[t2]);
-    CHECK(plan.buffer_of[t2] != plan.buffer_of[t3]);
-    CHECK(plan.buffer_elements.size() == 2);
+    // Largest first: t3 at 0, t2 (live with t3) after it, t1 (dead before
+    // t3 is written) back at 0.
+    CHECK(plan.offset_of[t3] == 0);
+    CHECK(plan.offset_of[t2] == 64);
+    CHECK(plan.offset_of[t1] == 0);
+    CHECK(plan.arena_elements == 96);
 
     const std::vector<float> in = ramp(8, 0.5f);  // 0.5 .. 2.25
     const auto out = run_blob(blob, {{{1, 2, 2, 2}, in}}, {{1, 2, 2, 16}}, 2)[0];
