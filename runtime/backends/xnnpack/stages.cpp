@@ -5,44 +5,10 @@
 
 #include "runtime/backends/xnnpack/native_math.h"
 #include "runtime/backends/xnnpack/stage_graph.h"
+#include "runtime/core/arena_plan.h"
 
 namespace etc::xnnpack {
 namespace {
-
-// Offsets for tensors that live over [first[t], last[t]] (node indices),
-// `elements[t]` floats each: largest first, each at the lowest 16-float
-// aligned offset clear of every placed tensor whose life overlaps its own
-// (greedy by size, as the program's memory planner). Returns the arena size.
-size_t place_by_size(const std::vector<uint32_t>& tensors, const std::vector<size_t>& first,
-                     const std::vector<size_t>& last, const std::vector<size_t>& elements,
-                     std::vector<int64_t>& offset_of) {
-  constexpr size_t kAlign = 16;  // floats: 64 bytes
-  const auto aligned = [](size_t n) { return (n + kAlign - 1) / kAlign * kAlign; };
-  std::vector<uint32_t> order = tensors;
-  std::stable_sort(order.begin(), order.end(),
-                   [&](uint32_t a, uint32_t b) { return elements[a] > elements[b]; });
-  std::vector<uint32_t> placed;
-  std::vector<std::pair<size_t, size_t>> busy;  // [start, end) of overlapping placed tensors
-  size_t arena = 0;
-  for (uint32_t t : order) {
-    busy.clear();
-    for (uint32_t u : placed)
-      if (first[u] <= last[t] && first[t] <= last[u]) {
-        const auto start = static_cast<size_t>(offset_of[u]);
-        busy.emplace_back(start, start + aligned(elements[u]));
-      }
-    std::sort(busy.begin(), busy.end());
-    size_t at = 0;
-    for (const auto& [start, end] : busy) {
-      if (start >= at + aligned(elements[t])) break;
-      at = std::max(at, end);
-    }
-    offset_of[t] = static_cast<int64_t>(at);
-    arena = std::max(arena, at + aligned(elements[t]));
-    placed.push_back(t);
-  }
-  return arena;
-}
 
 // Runs of XNNPACK nodes share a stage when fused; native nodes, and every
 // node at a finer detail, have one of their own.
@@ -118,16 +84,20 @@ void plan_buffers(Graph& g, StagePlan& plan) {
   for (size_t t = 0; t < g.num_tensors; ++t)
     if (g.producer[t] >= 0 && plan.elided[static_cast<size_t>(g.producer[t])] && !read_live[t])
       replaced[t] = true;
+  // Placed in one arena by size and lifetime (runtime/core/arena_plan.h).
   std::vector<uint32_t> placed;
-  std::vector<size_t> first(g.num_tensors, 0), last(g.num_tensors, 0), elements(g.num_tensors, 0);
+  std::vector<BufferRequest> requests;
   for (size_t t = 0; t < g.num_tensors; ++t) {
     if (!plan.shared[t] || view.tensors[t].is_external() || g.producer[t] < 0 || replaced[t]) continue;
     placed.push_back(static_cast<uint32_t>(t));
-    first[t] = static_cast<size_t>(g.producer[t]);
-    last[t] = static_cast<size_t>(std::max(g.producer[t], last_reader[t]));
-    elements[t] = view.tensors[t].numel;
+    requests.push_back(BufferRequest{view.tensors[t].numel * sizeof(float),
+                                     static_cast<int32_t>(g.producer[t]),
+                                     static_cast<int32_t>(std::max(g.producer[t], last_reader[t]))});
   }
-  plan.arena_elements = place_by_size(placed, first, last, elements, plan.offset_of);
+  const ArenaPlacement placement = place_in_arena(requests);
+  for (size_t i = 0; i < placed.size(); ++i)
+    plan.offset_of[placed[i]] = static_cast<int64_t>(placement.offsets[i] / sizeof(float));
+  plan.arena_elements = placement.arena_size / sizeof(float);
 }
 
 // A bilinear resize whose output is a delegate output turned to NCHW and
