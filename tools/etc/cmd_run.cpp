@@ -174,18 +174,22 @@ Action add_run(CLI::App& app) {
     std::vector<ProgramInput> specs;
     for (size_t i = 0; i < m.num_inputs(); ++i) specs.push_back({m.input_name(i), m.input_spec(i)});
     const Stream stream(opt->feedback, opt->chunks, m, opt->program);
-    const std::vector<LoadedInput> inputs =
-        load_inputs(opt->inputs, specs, opt->random_inputs, opt->program, stream.chunked_inputs());
-    for (size_t i = 0; i < inputs.size(); ++i) {
-      if (inputs[i].source.empty()) continue;
-      // An input compiled with a range of sizes runs at the file's shape.
-      if (inputs[i].tensor.spec.dtype == m.input_spec(i).dtype &&
-          !(inputs[i].tensor.spec.shape == m.input_spec(i).shape) &&
-          !(m.input_min_shape(i) == m.input_max_shape(i)))
-        if (Status s = m.resize_input(i, inputs[i].tensor.spec.shape); !s.ok())
+    // The method copies each input into its own memory: the loaded ones are
+    // released before the first run, not held beside it.
+    {
+      const std::vector<LoadedInput> inputs =
+          load_inputs(opt->inputs, specs, opt->random_inputs, opt->program, stream.chunked_inputs());
+      for (size_t i = 0; i < inputs.size(); ++i) {
+        if (inputs[i].source.empty()) continue;
+        // An input compiled with a range of sizes runs at the file's shape.
+        if (inputs[i].tensor.spec.dtype == m.input_spec(i).dtype &&
+            !(inputs[i].tensor.spec.shape == m.input_spec(i).shape) &&
+            !(m.input_min_shape(i) == m.input_max_shape(i)))
+          if (Status s = m.resize_input(i, inputs[i].tensor.spec.shape); !s.ok())
+            throw ToolError(opt->program + ": " + inputs[i].source + ": " + s.message());
+        if (Status s = m.set_input(i, inputs[i].tensor.spec, inputs[i].tensor.bytes.data()); !s.ok())
           throw ToolError(opt->program + ": " + inputs[i].source + ": " + s.message());
-      if (Status s = m.set_input(i, inputs[i].tensor.spec, inputs[i].tensor.bytes.data()); !s.ok())
-        throw ToolError(opt->program + ": " + inputs[i].source + ": " + s.message());
+      }
     }
 
     // One run: the stream's inputs before, the timed execute, its feedback after.

@@ -37,7 +37,7 @@ struct NativeConv : NativeEpilogue {
   AlignedBuffer packed;                   // per panel: 32 biases, then [taps][in_c][32] weights
   const float* panels_data = nullptr;     // packed, or the blob's prepacked panels
   AlignedBuffer zeros;                    // in_c zeros read for padding taps
-  std::vector<const float*> indirection;  // [tile][tap][kRows] input pixel rows
+  std::vector<const float*> indirection;  // [tile][tap][kRows] input pixel rows (not rows_contiguous)
   const float* indirection_input = nullptr;
   // With few input channels the input is copied into a zero-bordered
   // buffer, so that a window row — kernel_w pixels of in_c channels — is
@@ -47,6 +47,12 @@ struct NativeConv : NativeEpilogue {
   bool padded_rows = false;
   size_t padded_h = 0, padded_w = 0;
   AlignedBuffer padded;
+  // read_input_as_nchw: the input is the delegate's NCHW argument, turned
+  // to NHWC as it is copied into the zero-bordered buffer.
+  bool nchw_input = false;
+  // A pointwise convolution's tile rows are consecutive input pixels: their
+  // pointers are computed per tile, not stored.
+  bool rows_contiguous = false;
   // Set when the convolution runs as Winograd F(4x4, 3x3) instead; then
   // packed, zeros and the indirection stay empty.
   WinogradPtr winograd;
@@ -60,6 +66,11 @@ struct NativeConv : NativeEpilogue {
   size_t kernel_taps() const { return padded_rows ? kernel_h : taps(); }
   size_t tap_depth() const { return padded_rows ? kernel_w * in_c : in_c; }
   size_t pixels() const { return batch * out_h * out_w; }
+  // 1x1, stride 1, no padding: output pixel p reads input pixel p alone.
+  bool pointwise_window() const {
+    return kernel_h == 1 && kernel_w == 1 && stride_h == 1 && stride_w == 1 && pad_top == 0 &&
+           pad_left == 0 && in_h == out_h && in_w == out_w;
+  }
 };
 
 NativeEpilogue& epilogue(NativeConv& conv) { return conv; }
@@ -88,13 +99,13 @@ size_t core_cache_bytes() {
   return l2 != nullptr && l2->size > 0 ? l2->size : size_t{1} << 20;
 }
 
-namespace {
-
 bool uses_padded_rows(const BlobView& view, const fb::Node& node) {
   if (node.type() != fb::NodeType::Convolution2d) return false;
   return native_padded_rows(view.tensors[node.inputs()->Get(0)].dims[3], dim(node.kernel(), 1, 1),
                             dim(node.dilation(), 1, 1));
 }
+
+namespace {
 
 NativeGemmShape gemm_shape(const BlobView& view, const fb::Node& node) {
   const TensorInfo& y = view.tensors[node.outputs()->Get(0)];
@@ -139,19 +150,36 @@ void build_padded_indirection(NativeConv& c) {
     }
 }
 
-// The input into the interior of the zero-bordered copy.
+// The input into the interior of the zero-bordered copy; an NCHW input is
+// turned to NHWC on the way, channel plane by channel plane (few channels:
+// padded rows serve convolutions of fewer than 16).
 void fill_padded(NativeConv& c, const float* x) {
   const size_t row = c.in_w * c.in_c;
   for (size_t n = 0; n < c.batch; ++n)
-    for (size_t iy = 0; iy < c.in_h; ++iy)
-      std::memcpy(
-          c.padded.as<float>() + ((n * c.padded_h + iy + c.pad_top) * c.padded_w + c.pad_left) * c.in_c,
-          x + (n * c.in_h + iy) * row, row * sizeof(float));
+    for (size_t iy = 0; iy < c.in_h; ++iy) {
+      float* to =
+          c.padded.as<float>() + ((n * c.padded_h + iy + c.pad_top) * c.padded_w + c.pad_left) * c.in_c;
+      if (!c.nchw_input) {
+        std::memcpy(to, x + (n * c.in_h + iy) * row, row * sizeof(float));
+        continue;
+      }
+      for (size_t ch = 0; ch < c.in_c; ++ch) {
+        const float* from = x + ((n * c.in_c + ch) * c.in_h + iy) * c.in_w;
+        for (size_t ix = 0; ix < c.in_w; ++ix) to[ix * c.in_c + ch] = from[ix];
+      }
+    }
 }
 
 }  // namespace
 
 bool is_winograd(const NativeConv& conv) { return conv.winograd != nullptr; }
+
+Status read_input_as_nchw(NativeConv& conv) {
+  if (!conv.padded_rows || conv.winograd != nullptr)
+    return fail(Error::Internal, "xnnpack: only a padded-row convolution reads an NCHW input");
+  conv.nchw_input = true;
+  return Status::Ok();
+}
 
 Status scale_input(NativeConv& conv, uint32_t x, uint32_t s) {
   if (conv.winograd != nullptr)
@@ -248,6 +276,8 @@ Result<NativeConvPtr> compile_native_conv(const BlobView& view, const fb::Node& 
   c.weights = c.panels_data;
   c.tiles = (c.pixels() + kRows - 1) / kRows;
   c.padded_rows = uses_padded_rows(view, node);
+  c.rows_contiguous = !c.padded_rows && c.pointwise_window();
+  if (c.rows_contiguous) return conv;
   // One pointer per tile, tap and row: refused rather than thrown when a
   // blob's convolution would need more than 2^31 of them.
   size_t entries = 0;
@@ -417,6 +447,7 @@ void run_panel(size_t rows, size_t channels, size_t taps, size_t in_c, const flo
 
 struct ConvTask {
   const NativeConv* conv;
+  const float* x;  // the input, read by rows_contiguous convolutions
   float* y;
   const float* residual;
   // Panel by panel (each panel's tiles in turn): the second and third tiles
@@ -428,11 +459,18 @@ struct ConvTask {
 
 void conv_tile(void* context, size_t tile, size_t panel) {
 #if defined(__x86_64__)
-  const auto& [conv, y, residual, panel_major] = *static_cast<const ConvTask*>(context);
+  const auto& [conv, x, y, residual, panel_major] = *static_cast<const ConvTask*>(context);
   const NativeConv& c = *conv;
   const size_t rows = std::min(kRows, c.pixels() - tile * kRows);
   const size_t channels = std::min(kChannels, c.out_c - panel * kChannels);
-  const float* const* a = &c.indirection[tile * c.kernel_taps() * kRows];
+  const float* rows_at[kRows];
+  const float* const* a = rows_at;
+  if (c.rows_contiguous) {
+    // Rows past the last pixel repeat it; their results are not stored.
+    for (size_t r = 0; r < kRows; ++r) rows_at[r] = x + (tile * kRows + std::min(r, rows - 1)) * c.in_c;
+  } else {
+    a = &c.indirection[tile * c.kernel_taps() * kRows];
+  }
   const float* w = c.weights + panel * c.panel_floats;
   float* out = y + tile * kRows * c.out_stride + c.out_offset + panel * kChannels;
   Epilogue e{c.lo, c.hi, nullptr, c.out_c, c.residual_lo, c.residual_hi};
@@ -497,9 +535,7 @@ void scale_weights(NativeConv& c, const float* s) {
 uint32_t input_tensor(const NativeConv& conv) { return conv.input; }
 
 bool is_pointwise(const NativeConv& conv) {
-  return conv.winograd == nullptr && !conv.padded_rows && conv.input_scale < 0 && conv.kernel_h == 1 &&
-         conv.kernel_w == 1 && conv.stride_h == 1 && conv.stride_w == 1 && conv.pad_top == 0 &&
-         conv.pad_left == 0 && conv.in_h == conv.out_h && conv.in_w == conv.out_w;
+  return conv.winograd == nullptr && !conv.padded_rows && conv.input_scale < 0 && conv.pointwise_window();
 }
 
 void run_native_pointwise(const NativeConv& conv, const float* x, size_t first, size_t count, float* y) {
@@ -542,9 +578,9 @@ void run_native_conv(NativeConv& conv, float* const* data, pthreadpool_t pool) {
   }
   if (conv.padded_rows)
     fill_padded(conv, x);
-  else if (x != conv.indirection_input)
+  else if (!conv.rows_contiguous && x != conv.indirection_input)
     build_indirection(conv, x);
-  ConvTask task{&conv, data[conv.output], conv.has_residual ? data[conv.residual] : nullptr};
+  ConvTask task{&conv, x, data[conv.output], conv.has_residual ? data[conv.residual] : nullptr};
   // Walk the larger operand once: tile by tile when the input is the larger
   // (each tile's rows stay in cache while every panel streams past), panel by
   // panel when the weights are (resnet's 512-channel 3x3 layers: 9.4 MB of

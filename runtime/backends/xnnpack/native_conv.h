@@ -13,7 +13,10 @@
 // compile_native_conv packs the filter and bias (reading the blob, so it runs
 // at init) into 32-channel panels; run_native_conv builds the indirection
 // buffer on first use and again whenever the input moves, then runs on the
-// shared pthreadpool. Running allocates nothing after the first call.
+// shared pthreadpool. A pointwise window (1x1, stride 1, unpadded, and every
+// fully connected node) has none: a tile's rows are consecutive input
+// pixels, pointed at as the tile starts. Running allocates nothing after
+// the first call.
 
 #include <pthreadpool.h>
 
@@ -41,6 +44,10 @@ size_t core_cache_bytes();
 // native_gemm_pays; `folds_activation`: a swish or hardswish follows that
 // the native epilogue computes).
 bool runs_natively(const BlobView& view, const fb::Node& node, bool folds_activation = false);
+// Whether a checked convolution the kernel computes directly (not as
+// Winograd) copies its input into zero-bordered rows (native_plan.h
+// native_padded_rows).
+bool uses_padded_rows(const BlobView& view, const fb::Node& node);
 // Whether the kernel can compute a checked node at all: a Convolution2d with
 // one group or a FullyConnected, without flags.
 bool can_run_natively(const fb::Node& node);
@@ -84,6 +91,14 @@ bool is_winograd(const NativeConv& conv);
 // reads x (stages.h StagePlan::input_scale). Errors:
 // DelegateMemoryAllocationFailed.
 Status scale_input(NativeConv& conv, uint32_t x, uint32_t s);
+
+// Makes a convolution with padded rows (few input channels and a window
+// wider than one pixel: native_plan.h native_padded_rows) read its input as
+// NCHW, the layout of the delegate's argument: its copy into the
+// zero-bordered buffer turns it to NHWC, so the argument needs no staging
+// buffer and no transpose (stages.h StagePlan::nchw_input). Errors:
+// Internal for any other convolution.
+Status read_input_as_nchw(NativeConv& conv);
 
 // Where the convolution stores and what its epilogue does (stages.h).
 NativeEpilogue& epilogue(NativeConv& conv);

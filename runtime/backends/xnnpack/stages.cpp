@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "runtime/backends/xnnpack/native_conv.h"
 #include "runtime/backends/xnnpack/native_math.h"
 #include "runtime/backends/xnnpack/stage_graph.h"
 #include "runtime/core/arena_plan.h"
@@ -122,6 +123,29 @@ void resize_into_arguments(Graph& g, StagePlan& plan) {
   }
 }
 
+// A delegate input arriving in NCHW whose only reader is a native
+// convolution with padded rows: the convolution copies it into its
+// zero-bordered buffer on every run anyway, and turns it to NHWC in that
+// copy. An image model's stem so reads its argument directly: PP-OCR's
+// detector at 640x640 had a 4.9 MB staging buffer and a transpose before
+// the copy.
+void inputs_read_as_nchw(const Graph& g, StagePlan& plan) {
+  const BlobView& view = g.view;
+  for (size_t t = 0; t < g.num_tensors; ++t) {
+    const TensorInfo& x = view.tensors[t];
+    if (x.external_input < 0 || x.external_output >= 0 || x.layout != fb::BoundaryLayout::NchwToNhwc ||
+        x.rank != 4 || x.dims[3] == 1 || x.dims[1] * x.dims[2] == 1 || g.readers[t] != 1 || g.reader[t] < 0)
+      continue;
+    const auto n = static_cast<size_t>(g.reader[t]);
+    const fb::Node& node = g.node(n);
+    if (!g.native[n] || plan.elided[n] || plan.input_scale[n] >= 0 || plan.expands_into[n] >= 0 ||
+        plan.swish_input[n] >= 0 || node.inputs()->Get(0) != t || !can_run_natively(node) ||
+        !uses_padded_rows(view, node) || winograd_applies(node))
+      continue;
+    plan.nchw_input[t] = true;
+  }
+}
+
 }  // namespace
 
 namespace {
@@ -220,6 +244,7 @@ StagePlan plan_stages(const BlobView& view, NativeConvolutions convolutions, Del
   plan.input_scale.assign(g.num_nodes, -1);
   plan.expands_into.assign(g.num_nodes, -1);
   plan.nchw_output.assign(g.num_tensors, false);
+  plan.nchw_input.assign(g.num_tensors, false);
   // Logged node outputs are read as NHWC: every one stays so.
   if (convolutions != NativeConvolutions::kOff && detail != DelegateDetail::kNodeOutputs)
     resize_into_arguments(g, plan);
@@ -236,6 +261,7 @@ StagePlan plan_stages(const BlobView& view, NativeConvolutions convolutions, Del
     concatenate_in_place(g, plan);
     stream_expansions(g, plan);
   }
+  if (convolutions != NativeConvolutions::kOff) inputs_read_as_nchw(g, plan);
   form_stages(g, detail, plan);
   plan_buffers(g, plan);
   return plan;

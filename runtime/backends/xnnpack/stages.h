@@ -118,6 +118,11 @@ struct StagePlan {
   // writes in NCHW straight into the argument (ResizeBilinearNchwOp): the
   // argument has no staging buffer and no transpose.
   std::vector<bool> nchw_output;
+  // Per tensor: a delegate input whose only reader, a native convolution
+  // with padded rows (the stem of an image model: 3 channels), reads the
+  // argument's NCHW layout itself (read_input_as_nchw): the argument has no
+  // staging buffer and no transpose.
+  std::vector<bool> nchw_input;
 };
 
 // `view` must have passed read_xnnpack_blob. Stages are serial or parallel

@@ -99,7 +99,8 @@ Status prepare_arguments(const BlobView& view, const StagePlan& plan, XnnpackHan
     arg.n = arg.tensor.dims[0];
     arg.hw = arg.tensor.dims[1] * arg.tensor.dims[2];
     arg.c = arg.tensor.dims[3];
-    if (arg.c == 1 || arg.hw == 1 || plan.nchw_output[arg.tensor_id]) continue;
+    if (arg.c == 1 || arg.hw == 1 || plan.nchw_output[arg.tensor_id] || plan.nchw_input[arg.tensor_id])
+      continue;
     arg.layout = arg.tensor.layout;
     AlignedBuffer staging = allocate_floats(arg.tensor.numel);
     if (!staging) return out_of_memory("a staging buffer for argument " + std::to_string(a));
@@ -215,6 +216,12 @@ Result<NativeOp> create_native_stage(const BlobView& view, const StagePlan& plan
   if (auto* conv = std::get_if<ConvolutionOp>(&op); conv != nullptr && scale >= 0) {
     const fb::Node& gate = *view.graph->nodes()->Get(static_cast<flatbuffers::uoffset_t>(scale));
     ETC_TRY(scale_input(*conv->conv, gate.inputs()->Get(0), gate.inputs()->Get(1)));
+  }
+  if (plan.nchw_input[node.inputs()->Get(0)]) {
+    auto* conv = std::get_if<ConvolutionOp>(&op);
+    if (conv == nullptr)
+      return fail(Error::Internal, "xnnpack: node ", std::to_string(n), " cannot read its input as NCHW");
+    ETC_TRY(read_input_as_nchw(*conv->conv));
   }
   const ConvOutput& out = plan.writes_into[n];
   if (auto* conv = std::get_if<ConvolutionOp>(&op)) apply_conv_output(out, epilogue(*conv->conv));

@@ -194,6 +194,18 @@ std::vector<Geometry> sweep() {
        .sh = 2,
        .dh = 2,
        .pad = {2, 1, 1, 0}},
+      {.name = "zero-bordered copy reading the NCHW argument: batch 2, 7x7 stride 2 pad 3, 3->24, 11x10",
+       .n = 2,
+       .h = 11,
+       .w = 10,
+       .c = 3,
+       .o = 24,
+       .kh = 7,
+       .kw = 7,
+       .sh = 2,
+       .sw = 2,
+       .pad = {3, 3, 3, 3},
+       .nchw = true},
       {.name = "zero-bordered copy, NCHW boundary: 5x5 stride 2 pad 2, 4->32, 13x12, clamp [0, 6]",
        .h = 13,
        .w = 12,
@@ -486,6 +498,77 @@ TEST_CASE("xnnpack native convolutions mix with XNNPACK stages", "[xnnpack]") {
     INFO("run " << i << " against run 0");
     CHECK(count_different(cs[i], cs[0]) == 0);
     CHECK(count_different(ys[i], ys[0]) == 0);
+  }
+}
+
+}  // namespace
+}  // namespace etc
+
+namespace etc {
+namespace {
+
+using namespace testing::native_conv;
+using testing::XnnpackBlobBuilder;
+using xnnpack::fb::BoundaryLayout;
+using xnnpack::fb::NodeType;
+
+// x (NCHW argument) -> conv -> y; with `abs_too` an Abs reads x as well,
+// into z (NHWC).
+std::vector<uint8_t> stem_blob(const Geometry& g, const ConvData& d, bool abs_too) {
+  XnnpackBlobBuilder b;
+  const uint32_t x = b.input({g.n, g.h, g.w, g.c}, 0, BoundaryLayout::NchwToNhwc);
+  std::vector<uint32_t> inputs = {x, b.constant({g.o, g.kh, g.kw, g.c}, d.filter), b.constant({g.o}, d.bias)};
+  const uint32_t y = b.output({g.n, g.oh(), g.ow(), g.o}, 0);
+  set_window(b.node(NodeType::Convolution2d, inputs, {y}), g);
+  if (abs_too) b.node(NodeType::Abs, {x}, {b.output({g.n, g.h, g.w, g.c}, 1)});
+  return b.build();
+}
+
+TEST_CASE("xnnpack stem convolution reads its NCHW argument without a staging copy", "[xnnpack]") {
+  const Geometry stem{
+      .n = 2, .h = 13, .w = 9, .c = 3, .o = 32, .kh = 7, .kw = 7, .sh = 2, .sw = 2, .pad = {3, 3, 3, 3}};
+  const ConvData d = random_data(stem, 77);
+  const auto nchw_input = [](const std::vector<uint8_t>& blob, xnnpack::NativeConvolutions mode) {
+    auto view = xnnpack::read_xnnpack_blob(blob.data(), blob.size());
+    REQUIRE(view.ok());
+    const xnnpack::StagePlan plan = xnnpack::plan_stages(view.get(), mode);
+    return static_cast<bool>(plan.nchw_input[view.get().input_tensors[0]]);
+  };
+  SECTION("which inputs the plan hands to the convolution as NCHW") {
+    const std::vector<uint8_t> alone = stem_blob(stem, d, false);
+    CHECK(nchw_input(alone, xnnpack::NativeConvolutions::kAll));
+    CHECK_FALSE(nchw_input(alone, xnnpack::NativeConvolutions::kOff));
+    // Another node reads x too: it needs NHWC, so x is staged.
+    CHECK_FALSE(nchw_input(stem_blob(stem, d, true), xnnpack::NativeConvolutions::kAll));
+    // A 3x3 stride-1 window may run as Winograd, which reads NHWC.
+    Geometry wino = stem;
+    wino.kh = wino.kw = 3, wino.sh = wino.sw = 1, wino.pad = {1, 1, 1, 1};
+    CHECK_FALSE(nchw_input(stem_blob(wino, random_data(wino, 78), false), xnnpack::NativeConvolutions::kAll));
+    // Sixteen channels and more are read pixel by pixel, not in padded rows.
+    Geometry wide = stem;
+    wide.c = 16;
+    CHECK_FALSE(nchw_input(stem_blob(wide, random_data(wide, 79), false), xnnpack::NativeConvolutions::kAll));
+  }
+  SECTION("it computes the reference, alone or beside another reader of x") {
+    const std::vector<float> want = reference(stem, d.x, d.filter, d.bias);
+    const std::vector<float> x = nhwc_to_nchw(d.x, stem.n, stem.h * stem.w, stem.c);
+    for (bool abs_too : {false, true})
+      for (const auto& specs : {kOn, kOff})
+        for (int threads : {1, 2}) {
+          INFO("abs reader " << abs_too << ", native_convolution " << specs[0].second << ", " << threads
+                             << " thread(s)");
+          SpecRunner runner(threads);
+          REQUIRE(runner.init(stem_blob(stem, d, abs_too), specs).ok());
+          std::vector<float> in = x, y(stem.out_numel(), -1.0f), z(stem.in_numel(), -1.0f);
+          std::vector<SpecRunner::Arg> args = {{shape_of({stem.n, stem.c, stem.h, stem.w}), in.data()},
+                                               {shape_of({stem.n, stem.oh(), stem.ow(), stem.o}), y.data()}};
+          if (abs_too) args.push_back({shape_of({stem.n, stem.h, stem.w, stem.c}), z.data()});
+          REQUIRE(runner.execute(args).ok());
+          CHECK(count_far(y, want, 1e-4) == 0);
+          CHECK(in == x);  // the argument is read, not written
+          if (abs_too)
+            for (size_t i = 0; i < z.size(); ++i) REQUIRE(z[i] == std::abs(d.x[i]));
+        }
   }
 }
 
