@@ -28,6 +28,13 @@ void form_stages(const Graph& g, DelegateDetail detail, StagePlan& plan) {
   }
 }
 
+// Native nodes that compute each output element from the input element at
+// the same index alone (and other, smaller operands), reading it before
+// writing it: their output may take their input's memory.
+bool runs_in_place(fb::NodeType type) {
+  return type == fb::NodeType::ChannelScale || type == fb::NodeType::UnaryMath;
+}
+
 // Every activation is an external value of the XNNPACK runtimes, held in
 // buffers planned over the whole delegate. XNNPACK gives each runtime its own
 // arena, so tensors left internal to stages would each take memory of their
@@ -85,19 +92,44 @@ void plan_buffers(Graph& g, StagePlan& plan) {
   for (size_t t = 0; t < g.num_tensors; ++t)
     if (g.producer[t] >= 0 && plan.elided[static_cast<size_t>(g.producer[t])] && !read_live[t])
       replaced[t] = true;
+  const auto in_arena = [&](size_t t) {
+    return plan.shared[t] && !view.tensors[t].is_external() && g.producer[t] >= 0 && !replaced[t];
+  };
+  // An elementwise native node whose input dies with it writes its output
+  // over the input: one buffer for both (SE gates: PP-OCR's detector scales
+  // 9.8 MB maps at 160x160x96, input and output live together).
+  std::vector<size_t> memory_of(g.num_tensors);
+  for (size_t t = 0; t < g.num_tensors; ++t) memory_of[t] = t;
+  for (size_t n = 0; n < g.num_nodes; ++n) {
+    if (plan.elided[n] || !runs_in_place(g.node(n).type())) continue;
+    const uint32_t x = g.node(n).inputs()->Get(0), y = g.node(n).outputs()->Get(0);
+    if (in_arena(x) && in_arena(y) && last_reader[x] == static_cast<int64_t>(n) &&
+        g.producer[y] == static_cast<int64_t>(n) && view.tensors[x].numel == view.tensors[y].numel)
+      memory_of[y] = memory_of[x];
+  }
   // Placed in one arena by size and lifetime (runtime/core/arena_plan.h).
   std::vector<uint32_t> placed;
   std::vector<BufferRequest> requests;
+  std::vector<size_t> request_of(g.num_tensors, 0);
   for (size_t t = 0; t < g.num_tensors; ++t) {
-    if (!plan.shared[t] || view.tensors[t].is_external() || g.producer[t] < 0 || replaced[t]) continue;
+    if (!in_arena(t) || memory_of[t] != t) continue;
+    request_of[t] = requests.size();
     placed.push_back(static_cast<uint32_t>(t));
     requests.push_back(BufferRequest{view.tensors[t].numel * sizeof(float),
                                      static_cast<int32_t>(g.producer[t]),
                                      static_cast<int32_t>(std::max(g.producer[t], last_reader[t]))});
   }
+  // A buffer shared in place lives until its last tensor's last reader.
+  for (size_t t = 0; t < g.num_tensors; ++t)
+    if (in_arena(t) && memory_of[t] != t) {
+      BufferRequest& r = requests[request_of[memory_of[t]]];
+      r.last = std::max(r.last, static_cast<int32_t>(std::max(g.producer[t], last_reader[t])));
+    }
   const ArenaPlacement placement = place_in_arena(requests);
   for (size_t i = 0; i < placed.size(); ++i)
     plan.offset_of[placed[i]] = static_cast<int64_t>(placement.offsets[i] / sizeof(float));
+  for (size_t t = 0; t < g.num_tensors; ++t)
+    if (in_arena(t) && memory_of[t] != t) plan.offset_of[t] = plan.offset_of[memory_of[t]];
   plan.arena_elements = placement.arena_size / sizeof(float);
 }
 

@@ -2,7 +2,10 @@
 // and native stages, every activation shared, and buffers planned node by
 // node so that tensors alive at once never share one and disjoint lifetimes
 // reuse them (checked by running the plans too).
+#include <algorithm>
 #include <catch2/catch.hpp>
+#include <cmath>
+#include <cstdlib>
 #include <vector>
 
 #include "runtime/backends/xnnpack/blob_reader.h"
@@ -213,6 +216,56 @@ TEST_CASE("xnnpack plan_stages places shared intermediates with disjoint lifetim
       for (size_t r = 0; r < 8; ++r)
         for (size_t c2 = 0; c2 < 2; ++c2) expected.push_back(clamp({in[p * 2 + c2]}, 1, 2)[0]);
     CHECK(out == expected);
+  }
+}
+
+TEST_CASE("xnnpack plan_stages lets an elementwise native node write over an input that dies with it",
+          "[xnnpack]") {
+  // x -> Clamp [-3, 3] -> a; a * s (ChannelScale) -> b; tanh(b) (UnaryMath)
+  // -> c; then Clamp [-0.5, 0.5] -> y, or with `a_read_later` Add(a, c) -> y.
+  for (bool a_read_later : {false, true}) {
+    INFO("a read after the scale: " << a_read_later);
+    XnnpackBlobBuilder b;
+    const uint32_t x = b.input({1, 4, 4, 8}, 0);
+    const uint32_t s = b.input({1, 1, 1, 8}, 1);
+    const uint32_t a = b.tensor({1, 4, 4, 8});
+    const uint32_t bt = b.tensor({1, 4, 4, 8});
+    const uint32_t c = b.tensor({1, 4, 4, 8});
+    const uint32_t y = b.output({1, 4, 4, 8}, 0);
+    auto& first = b.node(NodeType::Clamp, {x}, {a});
+    first.output_min = -3, first.output_max = 3;
+    b.node(NodeType::ChannelScale, {a, s}, {bt});
+    b.node(NodeType::UnaryMath, {bt}, {c});  // tanh
+    if (a_read_later) {
+      b.node(NodeType::Add, {a, c}, {y});
+    } else {
+      auto& last = b.node(NodeType::Clamp, {c}, {y});
+      last.output_min = -0.5f, last.output_max = 0.5f;
+    }
+    const std::vector<uint8_t> blob = b.build();
+    const xnnpack::StagePlan plan = plan_of(blob);
+    for (uint32_t t : {a, bt, c}) REQUIRE(plan.offset_of[t] != kNoOffset);
+    // tanh's input b dies with it either way: c takes b's memory.
+    CHECK(plan.offset_of[c] == plan.offset_of[bt]);
+    if (a_read_later) {
+      // a lives on past the scale, so b has memory of its own.
+      CHECK(std::abs(plan.offset_of[bt] - plan.offset_of[a]) >= 128);
+      CHECK(plan.arena_elements == 256);
+    } else {
+      CHECK(plan.offset_of[bt] == plan.offset_of[a]);
+      CHECK(plan.arena_elements == 128);
+    }
+    const std::vector<float> xs = wave(128, 5), gate = {0.5f, -1, 2, 0.25f, 1, -0.5f, 3, 0};
+    std::vector<float> want(128);
+    for (size_t i = 0; i < 128; ++i) {
+      const float av = std::min(std::max(xs[i], -3.0f), 3.0f);
+      const float cv = std::tanh(av * gate[i % 8]);
+      want[i] = a_read_later ? av + cv : std::min(std::max(cv, -0.5f), 0.5f);
+    }
+    for (int threads : {1, 2}) {
+      const auto got = run_blob(blob, {{{1, 4, 4, 8}, xs}, {{1, 1, 1, 8}, gate}}, {{1, 4, 4, 8}}, threads)[0];
+      for (size_t i = 0; i < 128; ++i) REQUIRE(std::abs(got[i] - want[i]) < 1e-6f);
+    }
   }
 }
 
