@@ -66,13 +66,43 @@ bool expansion_pays(const BlobView& view, const fb::Node& depthwise) {
   return view.tensors[depthwise.inputs()->Get(0)].numel * sizeof(float) > core_cache_bytes();
 }
 
+bool unclamped(const fb::Node& node) {
+  return std::isinf(node.output_min()) && node.output_min() < 0 && std::isinf(node.output_max()) &&
+         node.output_max() > 0;
+}
+
+// For a two-input node one of whose inputs is a constant with one element:
+// the other input and the constant's value.
+bool scalar_operand(const BlobView& view, const fb::Node& node, uint32_t& other, float& value) {
+  if (node.inputs()->size() != 2) return false;
+  for (flatbuffers::uoffset_t k = 0; k < 2; ++k) {
+    const TensorInfo& c = view.tensors[node.inputs()->Get(k)];
+    if (!c.is_constant() || c.numel != 1 || view.tensors[node.inputs()->Get(1 - k)].is_constant()) continue;
+    other = node.inputs()->Get(1 - k);
+    std::memcpy(&value, c.constant, sizeof(float));
+    return true;
+  }
+  return false;
+}
+
 // The pointwise convolution the native kernel can run that produces a
 // depthwise convolution's input for it alone, directly or through a swish
-// or hardswish its epilogue computes; -1 when there is none. (Streamed, it
-// runs natively whatever runs_natively says.)
+// or hardswish its epilogue computes, and then a scalar multiplication and
+// addition (an affine block, fold_output_affines); -1 when there is none.
+// (Streamed, it runs natively whatever runs_natively says.)
 int64_t expansion_of(const Graph& g, size_t depthwise) {
-  const uint32_t u = g.node(depthwise).inputs()->Get(0);
+  uint32_t u = g.node(depthwise).inputs()->Get(0);
   if (g.readers[u] != 1 || g.view.tensors[u].is_external()) return -1;
+  for (const fb::NodeType affine : {fb::NodeType::Add, fb::NodeType::Multiply}) {
+    const int64_t a = g.producer[u];
+    if (a < 0) return -1;
+    const fb::Node& r = g.node(static_cast<size_t>(a));
+    uint32_t other = 0;
+    float value = 0;
+    if (r.type() == affine && unclamped(r) && scalar_operand(g.view, r, other, value) &&
+        g.readers[other] == 1 && !g.view.tensors[other].is_external())
+      u = other;
+  }
   int64_t p = g.producer[u];
   if (p < 0) return -1;
   const fb::Node& q = g.node(static_cast<size_t>(p));
@@ -93,25 +123,6 @@ int64_t expansion_of(const Graph& g, size_t depthwise) {
   }
   const size_t conv = static_cast<size_t>(p);
   return can_run_natively(g.node(conv)) && is_pointwise_node(g.node(conv)) ? p : -1;
-}
-
-bool unclamped(const fb::Node& node) {
-  return std::isinf(node.output_min()) && node.output_min() < 0 && std::isinf(node.output_max()) &&
-         node.output_max() > 0;
-}
-
-// For a two-input node one of whose inputs is a constant with one element:
-// the other input and the constant's value.
-bool scalar_operand(const BlobView& view, const fb::Node& node, uint32_t& other, float& value) {
-  if (node.inputs()->size() != 2) return false;
-  for (flatbuffers::uoffset_t k = 0; k < 2; ++k) {
-    const TensorInfo& c = view.tensors[node.inputs()->Get(k)];
-    if (!c.is_constant() || c.numel != 1 || view.tensors[node.inputs()->Get(1 - k)].is_constant()) continue;
-    other = node.inputs()->Get(1 - k);
-    std::memcpy(&value, c.constant, sizeof(float));
-    return true;
-  }
-  return false;
 }
 
 }  // namespace

@@ -33,6 +33,7 @@ struct Block {
   bool swish_expand;                // the expansion's activation: x * sigmoid(x) (else a [0, 6] clamp)
   bool swish_depthwise;             // x * sigmoid(x) after the depthwise convolution (else none)
   bool expanded_is_output = false;  // the expanded tensor is delegate output 1 too
+  bool affine = false;              // then * 0.75 + 0.5 (a scalar Multiply and Add)
 
   Geometry expand() const { return Geometry{.n = n, .h = h, .w = w, .c = c, .o = e}; }
   Geometry depthwise() const {
@@ -71,13 +72,20 @@ std::vector<uint8_t> block_blob(const Block& q, const BlockData& d) {
   const std::vector<uint64_t> expanded = {q.n, q.h, q.w, q.e}, out = {q.n, gd.oh(), gd.ow(), q.e};
   const uint32_t t = q.expanded_is_output ? b.output(expanded, 1) : b.tensor(expanded);
   const uint32_t y = b.output(out, 0);
-  const uint32_t e0 = q.swish_expand ? b.tensor(expanded) : t;
+  const uint32_t e0 = q.swish_expand || q.affine ? b.tensor(expanded) : t;
   auto& conv =
       b.node(NodeType::Convolution2d,
              {x, b.constant({q.e, 1, 1, q.c}, d.expand.filter), b.constant({q.e}, d.expand.bias)}, {e0});
   set_window(conv, ge);
   if (!q.swish_expand) conv.output_min = 0.0f, conv.output_max = 6.0f;
-  activation(b, e0, expanded, q.swish_expand, t);
+  if (q.affine) {
+    const uint32_t activated = b.tensor(expanded), scaled = b.tensor(expanded);
+    activation(b, e0, expanded, q.swish_expand, q.swish_expand ? activated : e0);
+    b.node(NodeType::Multiply, {q.swish_expand ? activated : e0, b.constant({1}, {0.75f})}, {scaled});
+    b.node(NodeType::Add, {scaled, b.constant({1}, {0.5f})}, {t});
+  } else {
+    activation(b, e0, expanded, q.swish_expand, t);
+  }
   // The blob's depthwise filter is [1, k, k, e].
   std::vector<float> filter(q.k * q.k * q.e);
   for (uint64_t ch = 0; ch < q.e; ++ch)
@@ -102,6 +110,8 @@ std::vector<float> block_reference(const Block& q, const BlockData& d, const std
   if (!q.swish_expand) ge.lo = 0.0f, ge.hi = 6.0f;
   std::vector<float> t = reference(ge, x, d.expand.filter, d.expand.bias);
   if (q.swish_expand) swish_in_place(t);
+  if (q.affine)
+    for (float& f : t) f = f * 0.75f + 0.5f;
   std::vector<float> y = reference(q.depthwise(), t, d.depthwise.filter, d.depthwise.bias);
   if (q.swish_depthwise) swish_in_place(y);
   return y;
@@ -152,6 +162,19 @@ TEST_CASE("xnnpack streams an expansion into the depthwise convolution that read
     const uint64_t side = side_beyond_cache(1, 72);
     blocks.push_back(
         {"swish expansion, 5x5 stride 2 pad 2", 1, side + 2, side, 24, 72, 5, 2, 2, true, false});
+  }
+  {
+    // PP-OCR's learnable affine blocks: a scalar multiply and add after the
+    // activation, which the expansion's epilogue computes.
+    const uint64_t side = side_beyond_cache(1, 40);
+    Block relu6{
+        "relu6 expansion, then * 0.75 + 0.5, 3x3 stride 2", 1, side, side, 16, 40, 3, 2, 1, false, false};
+    relu6.affine = true;
+    blocks.push_back(relu6);
+    Block swish{
+        "swish expansion, then * 0.75 + 0.5, 3x3 stride 1", 1, side, side, 16, 40, 3, 1, 1, true, false};
+    swish.affine = true;
+    blocks.push_back(swish);
   }
   for (const Block& q : blocks) {
     INFO(q.name << ", " << q.h << "x" << q.w);
