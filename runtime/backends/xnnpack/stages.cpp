@@ -107,6 +107,30 @@ void plan_buffers(Graph& g, StagePlan& plan) {
         g.producer[y] == static_cast<int64_t>(n) && view.tensors[x].numel == view.tensors[y].numel)
       memory_of[y] = memory_of[x];
   }
+  // So does a native node that adds a residual in its epilogue (a
+  // convolution's, a nearest resize's: a feature pyramid's top-down sum)
+  // where the residual dies there: each output element is stored after
+  // the residual element at its index is read, and nothing else the node
+  // reads is the residual.
+  for (size_t n = 0; n < g.num_nodes; ++n) {
+    const ConvOutput& out = plan.writes_into[n];
+    if (plan.elided[n] || !g.native[n] || out.residual < 0) continue;
+    const auto r = static_cast<uint32_t>(out.residual);
+    const uint32_t y = out.tensor;
+    if (!in_arena(r) || !in_arena(y) || g.producer[y] != static_cast<int64_t>(n) || out.channel_offset != 0 ||
+        out.pixel_stride != view.tensors[y].dims[view.tensors[y].rank - 1] ||
+        view.tensors[r].numel != view.tensors[y].numel)
+      continue;
+    const auto reads_r = [&](int64_t m) {
+      if (m < 0) return false;
+      const auto* inputs = g.node(static_cast<size_t>(m)).inputs();
+      return std::find(inputs->begin(), inputs->end(), r) != inputs->end();
+    };
+    bool dies_here = !reads_r(static_cast<int64_t>(n)) && !reads_r(plan.input_scale[n]);
+    for (size_t m = n + 1; m < g.num_nodes && dies_here; ++m)
+      dies_here = !reads_r(static_cast<int64_t>(m)) || plan.folded_into[m] == static_cast<int64_t>(n);
+    if (dies_here) memory_of[y] = memory_of[r];
+  }
   // Placed in one arena by size and lifetime (runtime/core/arena_plan.h).
   std::vector<uint32_t> placed;
   std::vector<BufferRequest> requests;

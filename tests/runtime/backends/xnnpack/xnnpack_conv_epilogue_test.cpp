@@ -339,3 +339,75 @@ TEST_CASE("xnnpack keeps an Add apart when it broadcasts or the convolution's ou
 
 }  // namespace
 }  // namespace etc
+
+namespace etc {
+namespace {
+
+using namespace testing::native_conv;
+using testing::XnnpackBlobBuilder;
+using xnnpack::fb::NodeType;
+
+TEST_CASE("xnnpack native convolution writes over a residual that dies in its epilogue", "[xnnpack]") {
+  REQUIRE(xnnpack::native_convolution_available());
+  // r = Clamp(x) [-1, 1]; a = Clamp(x) [-0.5, 0.5] (or a = r); t = conv(a)
+  // (3x3 pad 1, 32->32); s = Add(t, r); y = Clamp(s) [-3, 3]. The sum may
+  // take r's memory unless the convolution reads r itself.
+  const std::array<uint32_t, 4> p1 = {1, 1, 1, 1};
+  const Geometry g{.h = 6, .w = 5, .c = 32, .o = 32, .kh = 3, .kw = 3, .pad = p1};
+  const ConvData d = random_data(g, 811);
+  for (bool conv_reads_r : {false, true}) {
+    INFO("the convolution reads the residual: " << conv_reads_r);
+    XnnpackBlobBuilder b;
+    const uint32_t x = b.input({1, 6, 5, 32}, 0);
+    const uint32_t r = b.tensor({1, 6, 5, 32});
+    const uint32_t a = conv_reads_r ? r : b.tensor({1, 6, 5, 32});
+    const uint32_t t = b.tensor({1, 6, 5, 32});
+    const uint32_t s = b.tensor({1, 6, 5, 32});
+    const uint32_t y = b.output({1, 6, 5, 32}, 0);
+    auto& cr = b.node(NodeType::Clamp, {x}, {r});
+    cr.output_min = -1.0f, cr.output_max = 1.0f;
+    if (!conv_reads_r) {
+      auto& ca = b.node(NodeType::Clamp, {x}, {a});
+      ca.output_min = -0.5f, ca.output_max = 0.5f;
+    }
+    set_window(b.node(NodeType::Convolution2d,
+                      {a, b.constant({32, 3, 3, 32}, d.filter), b.constant({32}, d.bias)}, {t}),
+               g);
+    b.node(NodeType::Add, {t, r}, {s});
+    auto& cy = b.node(NodeType::Clamp, {s}, {y});
+    cy.output_min = -3.0f, cy.output_max = 3.0f;
+    const std::vector<uint8_t> blob = b.build();
+    {
+      auto view = xnnpack::read_xnnpack_blob(blob.data(), blob.size());
+      REQUIRE(view.ok());
+      const xnnpack::StagePlan plan = xnnpack::plan_stages(view.get(), xnnpack::NativeConvolutions::kAll);
+      const size_t conv = conv_reads_r ? 1 : 2;
+      REQUIRE(plan.writes_into[conv].residual == r);
+      REQUIRE(plan.offset_of[s] != xnnpack::kNoOffset);
+      if (conv_reads_r)
+        CHECK(std::abs(plan.offset_of[s] - plan.offset_of[r]) >= 6 * 5 * 32);
+      else
+        CHECK(plan.offset_of[s] == plan.offset_of[r]);
+    }
+    std::vector<float> r_ref = d.x, a_ref = d.x;
+    for (float& v : r_ref) v = std::min(std::max(v, -1.0f), 1.0f);
+    for (float& v : a_ref)
+      v = conv_reads_r ? std::min(std::max(v, -1.0f), 1.0f) : std::min(std::max(v, -0.5f), 0.5f);
+    const std::vector<float> t_ref = reference(g, a_ref, d.filter, d.bias);
+    std::vector<float> want(t_ref.size());
+    for (size_t i = 0; i < want.size(); ++i) want[i] = std::min(std::max(t_ref[i] + r_ref[i], -3.0f), 3.0f);
+    for (const auto& [specs, threads] :
+         std::vector<std::pair<std::vector<Spec>, int>>{{kOn, 1}, {kOn, 2}, {kWinograd, 2}, {kOff, 1}}) {
+      INFO(specs[0].second << ", winograd " << specs.size() << ", " << threads << " threads");
+      SpecRunner runner(threads);
+      REQUIRE(runner.init(blob, specs).ok());
+      std::vector<float> xin = d.x, yout(want.size(), -7.0f);
+      for (int run = 0; run < 2; ++run)
+        REQUIRE(runner.execute({{Shape{1, 6, 5, 32}, xin.data()}, {Shape{1, 6, 5, 32}, yout.data()}}).ok());
+      CHECK(count_far(yout, want, 1e-4) == 0);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace etc

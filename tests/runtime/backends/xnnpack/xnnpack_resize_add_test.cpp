@@ -103,3 +103,75 @@ TEST_CASE("xnnpack folds an Add into the nearest resize that feeds it", "[xnnpac
 
 }  // namespace
 }  // namespace etc
+
+namespace etc {
+namespace {
+
+using namespace testing::native_conv;
+using testing::XnnpackBlobBuilder;
+using xnnpack::fb::NodeType;
+
+TEST_CASE("xnnpack resize-add writes over its residual where the residual dies there", "[xnnpack]") {
+  // z = Clamp(input 1); up = ResizeNearest(x); s = Add(up, z); then
+  // y = Clamp(s) (z dies at the Add) or y = Add(s, z) (z read again).
+  std::mt19937 rng(82);
+  const std::vector<float> x = testing::random_floats(kH * kW * kC, rng, -2.0f, 2.0f);
+  const std::vector<float> w = testing::random_floats(kOH * kOW * kC, rng, -2.0f, 2.0f);
+  for (bool z_read_again : {false, true}) {
+    INFO("z read again: " << z_read_again);
+    XnnpackBlobBuilder b;
+    const uint32_t xi = b.input({1, kH, kW, kC}, 0);
+    const uint32_t wi = b.input({1, kOH, kOW, kC}, 1);
+    const uint32_t z = b.tensor({1, kOH, kOW, kC});
+    const uint32_t up = b.tensor({1, kOH, kOW, kC});
+    const uint32_t s = b.tensor({1, kOH, kOW, kC});
+    const uint32_t y = b.output({1, kOH, kOW, kC}, 0);
+    auto& cz = b.node(NodeType::Clamp, {wi}, {z});
+    cz.output_min = -1.5f, cz.output_max = 1.5f;
+    auto& resize = b.node(NodeType::ResizeNearest, {xi}, {up});
+    for (uint64_t r = 0; r < kOH; ++r) resize.indices.push_back(r / 2);
+    for (uint64_t c = 0; c < kOW; ++c) resize.indices.push_back(c / 2);
+    b.node(NodeType::Add, {up, z}, {s});
+    if (z_read_again) {
+      b.node(NodeType::Add, {s, z}, {y});
+    } else {
+      auto& cy = b.node(NodeType::Clamp, {s}, {y});
+      cy.output_min = -1.0f, cy.output_max = 1.0f;
+    }
+    const std::vector<uint8_t> blob = b.build();
+    const xnnpack::StagePlan plan = plan_of(blob);
+    REQUIRE(plan.writes_into[1].active);
+    REQUIRE(plan.offset_of[s] != xnnpack::kNoOffset);
+    REQUIRE(plan.offset_of[z] != xnnpack::kNoOffset);
+    const int64_t n = kOH * kOW * kC;
+    if (z_read_again)
+      CHECK(std::abs(plan.offset_of[s] - plan.offset_of[z]) >= n);
+    else
+      CHECK(plan.offset_of[s] == plan.offset_of[z]);
+    std::vector<float> want(static_cast<size_t>(n));
+    for (uint64_t r = 0; r < kOH; ++r)
+      for (uint64_t c = 0; c < kOW; ++c)
+        for (uint64_t ch = 0; ch < kC; ++ch) {
+          const size_t o = (r * kOW + c) * kC + ch;
+          const float zv = std::min(std::max(w[o], -1.5f), 1.5f);
+          const float sv = x[((r / 2) * kW + c / 2) * kC + ch] + zv;
+          want[o] = z_read_again ? sv + zv : std::min(std::max(sv, -1.0f), 1.0f);
+        }
+    for (const auto& [specs, threads] :
+         std::vector<std::pair<std::vector<Spec>, int>>{{kAuto, 1}, {kAuto, 2}, {kOff, 1}}) {
+      INFO(specs[0].second << ", " << threads << " threads");
+      SpecRunner runner(threads);
+      REQUIRE(runner.init(blob, specs).ok());
+      std::vector<float> xin = x, win = w, yout(want.size(), -7.0f);
+      REQUIRE(runner
+                  .execute({{shape_of({1, kH, kW, kC}), xin.data()},
+                            {shape_of({1, kOH, kOW, kC}), win.data()},
+                            {shape_of({1, kOH, kOW, kC}), yout.data()}})
+                  .ok());
+      CHECK(count_far(yout, want, 1e-6) == 0);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace etc
