@@ -21,6 +21,9 @@ namespace {
 
 constexpr size_t kRows = kNativeGemmRows;          // output pixels per micro-kernel call
 constexpr size_t kChannels = kNativeGemmChannels;  // output channels per panel
+// The most a padded-row convolution's zero-bordered copy of one band takes:
+// a few hundred KiB, well inside a core's cache.
+constexpr size_t kPaddedBandBytes = size_t{256} << 10;
 size_t dim(const flatbuffers::Vector<uint32_t>* v, flatbuffers::uoffset_t i, uint32_t fill) {
   return v == nullptr ? fill : v->Get(i);
 }
@@ -43,9 +46,15 @@ struct NativeConv : NativeEpilogue {
   // buffer, so that a window row — kernel_w pixels of in_c channels — is
   // contiguous and is one "tap" of kernel_w * in_c floats (the packed weights
   // are in that order already): resnet's 7x7 stem has 7 taps of 21 floats
-  // instead of 49 taps of 3, each of which reloads 12 row pointers.
+  // instead of 49 taps of 3, each of which reloads 12 row pointers. The
+  // copy holds one band of output rows' input at a time (band_rows output
+  // rows, band_padded_rows rows of the padded image), so it stays small
+  // whatever the image: PP-OCR's 640x640 detector copied 4.9 MB, and kept
+  // 2.4 MB of row pointers into it. A tile's row pointers are made as it
+  // starts.
   bool padded_rows = false;
   size_t padded_h = 0, padded_w = 0;
+  size_t band_rows = 0, band_padded_rows = 0;
   AlignedBuffer padded;
   // read_input_as_nchw: the input is the delegate's NCHW argument, turned
   // to NHWC as it is copied into the zero-bordered buffer.
@@ -101,8 +110,8 @@ size_t core_cache_bytes() {
 
 bool uses_padded_rows(const BlobView& view, const fb::Node& node) {
   if (node.type() != fb::NodeType::Convolution2d) return false;
-  return native_padded_rows(view.tensors[node.inputs()->Get(0)].dims[3], dim(node.kernel(), 1, 1),
-                            dim(node.dilation(), 1, 1));
+  return native_padded_rows(view.tensors[node.inputs()->Get(0)].dims[3], dim(node.kernel(), 0, 1),
+                            dim(node.kernel(), 1, 1), dim(node.dilation(), 1, 1));
 }
 
 namespace {
@@ -134,40 +143,29 @@ bool runs_natively(const BlobView& view, const fb::Node& node, bool folds_activa
 
 namespace {
 
-// Points each (tile, kernel row, row) at the start of its window row in the
-// zero-bordered copy of the input. Rows past the last pixel repeat it.
-void build_padded_indirection(NativeConv& c) {
-  const size_t pixels = c.pixels();
-  for (size_t tile = 0; tile < c.tiles; ++tile)
-    for (size_t r = 0; r < kRows; ++r) {
-      const size_t p = std::min(tile * kRows + r, pixels - 1);
-      const size_t n = p / (c.out_h * c.out_w), oy = p / c.out_w % c.out_h, ox = p % c.out_w;
-      for (size_t kh = 0; kh < c.kernel_h; ++kh) {
-        const size_t iy = oy * c.stride_h + kh * c.dilation_h;  // in padded rows
-        c.indirection[(tile * c.kernel_h + kh) * kRows + r] =
-            c.padded.as<float>() + ((n * c.padded_h + iy) * c.padded_w + ox * c.stride_w) * c.in_c;
-      }
-    }
-}
-
-// The input into the interior of the zero-bordered copy; an NCHW input is
-// turned to NHWC on the way, channel plane by channel plane (few channels:
-// padded rows serve convolutions of fewer than 16).
-void fill_padded(NativeConv& c, const float* x) {
-  const size_t row = c.in_w * c.in_c;
-  for (size_t n = 0; n < c.batch; ++n)
-    for (size_t iy = 0; iy < c.in_h; ++iy) {
-      float* to =
-          c.padded.as<float>() + ((n * c.padded_h + iy + c.pad_top) * c.padded_w + c.pad_left) * c.in_c;
-      if (!c.nchw_input) {
-        std::memcpy(to, x + (n * c.in_h + iy) * row, row * sizeof(float));
-        continue;
-      }
+// Rows [first, first + band_padded_rows) of image n's zero-bordered copy
+// (those past its end are never read): the input row where there is one,
+// zeros above and below the image; the left and right borders stay zero
+// from allocation. An NCHW input is turned to NHWC on the way, channel
+// plane by channel plane (padded rows serve convolutions of fewer than 16
+// channels).
+void fill_band(NativeConv& c, const float* x, size_t n, size_t first) {
+  const size_t row_floats = c.padded_w * c.in_c, row = c.in_w * c.in_c;
+  for (size_t j = 0; j < c.band_padded_rows && first + j < c.padded_h; ++j) {
+    float* to = c.padded.as<float>() + j * row_floats + c.pad_left * c.in_c;
+    // Unsigned wrap-around puts rows above the image past its end too.
+    const size_t iy = first + j - c.pad_top;
+    if (iy >= c.in_h) {
+      std::memset(to, 0, row * sizeof(float));
+    } else if (!c.nchw_input) {
+      std::memcpy(to, x + (n * c.in_h + iy) * row, row * sizeof(float));
+    } else {
       for (size_t ch = 0; ch < c.in_c; ++ch) {
         const float* from = x + ((n * c.in_c + ch) * c.in_h + iy) * c.in_w;
         for (size_t ix = 0; ix < c.in_w; ++ix) to[ix * c.in_c + ch] = from[ix];
       }
     }
+  }
 }
 
 }  // namespace
@@ -278,6 +276,22 @@ Result<NativeConvPtr> compile_native_conv(const BlobView& view, const fb::Node& 
   c.padded_rows = uses_padded_rows(view, node);
   c.rows_contiguous = !c.padded_rows && c.pointwise_window();
   if (c.rows_contiguous) return conv;
+  if (c.padded_rows) {
+    c.padded_h = c.in_h + c.pad_top + dim(node.padding(), 2, 0);
+    c.padded_w = c.in_w + c.pad_left + dim(node.padding(), 1, 0);
+    // As many output rows per band as keep the band's padded input within
+    // kPaddedBandBytes (at least one).
+    const size_t row_bytes = c.padded_w * c.in_c * sizeof(float);
+    const size_t window = (c.kernel_h - 1) * c.dilation_h + 1;
+    const size_t fit = std::max<size_t>(kPaddedBandBytes / row_bytes, window);
+    c.band_rows = std::min(c.out_h, (fit - window) / c.stride_h + 1);
+    c.band_padded_rows = (c.band_rows - 1) * c.stride_h + window;
+    c.padded = zeroed_floats(c.band_padded_rows * c.padded_w * c.in_c);
+    if (!c.padded)
+      return fail(Error::DelegateMemoryAllocationFailed,
+                  "xnnpack: cannot allocate a padded convolution input");
+    return conv;
+  }
   // One pointer per tile, tap and row: refused rather than thrown when a
   // blob's convolution would need more than 2^31 of them.
   size_t entries = 0;
@@ -290,15 +304,6 @@ Result<NativeConvPtr> compile_native_conv(const BlobView& view, const fb::Node& 
   } catch (const std::bad_alloc&) {
     return fail(Error::DelegateMemoryAllocationFailed, "xnnpack: cannot allocate ", std::to_string(entries),
                 " input row pointers for a native convolution");
-  }
-  if (c.padded_rows) {
-    c.padded_h = c.in_h + c.pad_top + dim(node.padding(), 2, 0);
-    c.padded_w = c.in_w + c.pad_left + dim(node.padding(), 1, 0);
-    c.padded = zeroed_floats(c.batch * c.padded_h * c.padded_w * c.in_c);
-    if (!c.padded)
-      return fail(Error::DelegateMemoryAllocationFailed,
-                  "xnnpack: cannot allocate a padded convolution input");
-    build_padded_indirection(c);
   }
   return conv;
 }
@@ -450,6 +455,10 @@ struct ConvTask {
   const float* x;  // the input, read by rows_contiguous convolutions
   float* y;
   const float* residual;
+  // The output pixels this task computes: [first_pixel, first_pixel +
+  // pixels), tile 0 starting at the first (one band of a padded-row
+  // convolution, else all).
+  size_t first_pixel = 0, pixels = 0;
   // Panel by panel (each panel's tiles in turn): the second and third tiles
   // of a panel prefetch the next panel's weights, half each, so reading
   // them from memory overlaps computing (resnet's 512-channel 3x3 layers
@@ -457,48 +466,70 @@ struct ConvTask {
   bool panel_major = false;
 };
 
-void conv_tile(void* context, size_t tile, size_t panel) {
+// Tile `tile` of panels [first_panel, first_panel + panel_count): its row
+// pointers made once for all of them.
+void conv_tile_panels(void* context, size_t tile, size_t first_panel, size_t panel_count) {
 #if defined(__x86_64__)
-  const auto& [conv, x, y, residual, panel_major] = *static_cast<const ConvTask*>(context);
+  const auto& [conv, x, y, residual, first_pixel, pixels, panel_major] =
+      *static_cast<const ConvTask*>(context);
   const NativeConv& c = *conv;
-  const size_t rows = std::min(kRows, c.pixels() - tile * kRows);
-  const size_t channels = std::min(kChannels, c.out_c - panel * kChannels);
-  const float* rows_at[kRows];
+  const size_t rows = std::min(kRows, pixels - tile * kRows);
+  // Rows past the last pixel repeat it; their results are not stored.
+  const float* rows_at[kRows * kMaxPaddedKernelRows];
   const float* const* a = rows_at;
   if (c.rows_contiguous) {
-    // Rows past the last pixel repeat it; their results are not stored.
     for (size_t r = 0; r < kRows; ++r) rows_at[r] = x + (tile * kRows + std::min(r, rows - 1)) * c.in_c;
+  } else if (c.padded_rows) {
+    // Pixel p of the band starts its window at padded row (its row in the
+    // band) * stride, column (its column) * stride of the band's copy.
+    const size_t row_floats = c.padded_w * c.in_c;
+    size_t oy = tile * kRows / c.out_w, ox = tile * kRows % c.out_w;  // one division per tile
+    const float* start = nullptr;
+    for (size_t r = 0; r < kRows; ++r) {
+      if (r < rows) {
+        start = c.padded.as<float>() + oy * c.stride_h * row_floats + ox * c.stride_w * c.in_c;
+        if (++ox == c.out_w) ox = 0, ++oy;
+      }
+      for (size_t kh = 0; kh < c.kernel_h; ++kh)
+        rows_at[kh * kRows + r] = start + kh * c.dilation_h * row_floats;
+    }
   } else {
     a = &c.indirection[tile * c.kernel_taps() * kRows];
   }
-  const float* w = c.weights + panel * c.panel_floats;
-  float* out = y + tile * kRows * c.out_stride + c.out_offset + panel * kChannels;
-  Epilogue e{c.lo, c.hi, nullptr, c.out_c, c.residual_lo, c.residual_hi};
-  e.affine = c.affine, e.scale = c.scale, e.shift = c.shift;
-  if (panel_major && (tile == 1 || tile == 2) && panel + 1 < c.panels)
-    e.prefetch = c.weights + (panel + 1) * c.panel_floats + (tile - 1) * (c.panel_floats / 2);
-  if (residual != nullptr) e.residual = residual + tile * kRows * c.out_c + panel * kChannels;
-  const size_t taps = c.kernel_taps(), depth = c.tap_depth();
-  using A = ConvActivation;
-  const auto panel_fn = [&]<bool Residual>() {
-    switch (c.activation) {
-      case A::kSwish:
-        return run_panel<Residual, A::kSwish>(rows, channels, taps, depth, a, w, out, c.out_stride, e);
-      case A::kHardSwish:
-        return run_panel<Residual, A::kHardSwish>(rows, channels, taps, depth, a, w, out, c.out_stride, e);
-      default: return run_panel<Residual, A::kNone>(rows, channels, taps, depth, a, w, out, c.out_stride, e);
-    }
-  };
-  if (residual != nullptr)
-    panel_fn.template operator()<true>();
-  else
-    panel_fn.template operator()<false>();
+  for (size_t panel = first_panel; panel < first_panel + panel_count; ++panel) {
+    const size_t channels = std::min(kChannels, c.out_c - panel * kChannels);
+    const float* w = c.weights + panel * c.panel_floats;
+    float* out = y + (first_pixel + tile * kRows) * c.out_stride + c.out_offset + panel * kChannels;
+    Epilogue e{c.lo, c.hi, nullptr, c.out_c, c.residual_lo, c.residual_hi};
+    e.affine = c.affine, e.scale = c.scale, e.shift = c.shift;
+    if (panel_major && (tile == 1 || tile == 2) && panel + 1 < c.panels)
+      e.prefetch = c.weights + (panel + 1) * c.panel_floats + (tile - 1) * (c.panel_floats / 2);
+    if (residual != nullptr)
+      e.residual = residual + (first_pixel + tile * kRows) * c.out_c + panel * kChannels;
+    const size_t taps = c.kernel_taps(), depth = c.tap_depth();
+    using A = ConvActivation;
+    const auto panel_fn = [&]<bool Residual>() {
+      switch (c.activation) {
+        case A::kSwish:
+          return run_panel<Residual, A::kSwish>(rows, channels, taps, depth, a, w, out, c.out_stride, e);
+        case A::kHardSwish:
+          return run_panel<Residual, A::kHardSwish>(rows, channels, taps, depth, a, w, out, c.out_stride, e);
+        default:
+          return run_panel<Residual, A::kNone>(rows, channels, taps, depth, a, w, out, c.out_stride, e);
+      }
+    };
+    if (residual != nullptr)
+      panel_fn.template operator()<true>();
+    else
+      panel_fn.template operator()<false>();
+  }
 #else
-  (void)context, (void)tile, (void)panel;
+  (void)context, (void)tile, (void)first_panel, (void)panel_count;
 #endif
 }
 
-void conv_panel(void* context, size_t panel, size_t tile) { conv_tile(context, tile, panel); }
+void conv_tile(void* context, size_t tile, size_t panel) { conv_tile_panels(context, tile, panel, 1); }
+void conv_panel(void* context, size_t panel, size_t tile) { conv_tile_panels(context, tile, panel, 1); }
 
 }  // namespace
 
@@ -576,10 +607,7 @@ void run_native_conv(NativeConv& conv, float* const* data, pthreadpool_t pool) {
                  conv.has_residual ? data[conv.residual] : nullptr, pool);
     return;
   }
-  if (conv.padded_rows)
-    fill_padded(conv, x);
-  else if (!conv.rows_contiguous && x != conv.indirection_input)
-    build_indirection(conv, x);
+  if (!conv.padded_rows && !conv.rows_contiguous && x != conv.indirection_input) build_indirection(conv, x);
   ConvTask task{&conv, x, data[conv.output], conv.has_residual ? data[conv.residual] : nullptr};
   // Walk the larger operand once: tile by tile when the input is the larger
   // (each tile's rows stay in cache while every panel streams past), panel by
@@ -588,10 +616,28 @@ void run_native_conv(NativeConv& conv, float* const* data, pthreadpool_t pool) {
   const size_t weight_floats = conv.panels * conv.panel_floats;
   const size_t input_floats = conv.batch * conv.in_h * conv.in_w * conv.in_c;
   task.panel_major = weight_floats > input_floats;
-  if (task.panel_major)
-    pthreadpool_parallelize_2d(pool, conv_panel, &task, conv.panels, conv.tiles, 0);
-  else
-    pthreadpool_parallelize_2d(pool, conv_tile, &task, conv.tiles, conv.panels, 0);
+  const auto run = [&] {
+    const size_t tiles = (task.pixels + kRows - 1) / kRows;
+    if (task.panel_major)
+      pthreadpool_parallelize_2d(pool, conv_panel, &task, conv.panels, tiles, 0);
+    else if (conv.padded_rows)  // row pointers made per tile: once for every panel
+      pthreadpool_parallelize_2d_tile_1d(pool, conv_tile_panels, &task, tiles, conv.panels, conv.panels, 0);
+    else
+      pthreadpool_parallelize_2d(pool, conv_tile, &task, tiles, conv.panels, 0);
+  };
+  if (!conv.padded_rows) {
+    task.pixels = conv.pixels();
+    run();
+    return;
+  }
+  // Band by band: its rows copied, then its tiles computed.
+  for (size_t n = 0; n < conv.batch; ++n)
+    for (size_t oy = 0; oy < conv.out_h; oy += conv.band_rows) {
+      fill_band(conv, x, n, oy * conv.stride_h);
+      task.first_pixel = (n * conv.out_h + oy) * conv.out_w;
+      task.pixels = std::min(conv.band_rows, conv.out_h - oy) * conv.out_w;
+      run();
+    }
 }
 
 }  // namespace etc::xnnpack

@@ -333,16 +333,17 @@ TEST_CASE("xnnpack compile spec native_convolution accepts auto, on and off and 
 
 TEST_CASE("xnnpack refuses a native convolution too large to index, without allocating it", "[xnnpack]") {
   REQUIRE(xnnpack::native_convolution_available());
-  // 2^30 pixels of one channel, 3x3: about 9.7e9 input row pointers (77 GB).
-  // The activations are delegate arguments, so nothing else is allocated.
+  // 2^26 pixels of 16 channels (read pixel by pixel, not in padded rows),
+  // 7x7: about 3.3e9 input row pointers (26 GB). The activations are
+  // delegate arguments, so nothing else is allocated.
   XnnpackBlobBuilder b;
-  const uint32_t x = b.input({1, 32768, 32768, 1}, 0);
-  const uint32_t y = b.output({1, 32768, 32768, 1}, 0);
+  const uint32_t x = b.input({1, 8192, 8192, 16}, 0);
+  const uint32_t y = b.output({1, 8192, 8192, 1}, 0);
   auto& conv =
-      b.node(NodeType::Convolution2d, {x, b.constant({1, 3, 3, 1}, std::vector<float>(9, 0.5f))}, {y});
-  conv.padding = {1, 1, 1, 1};
-  conv.kernel = {3, 3};
-  conv.group_input_channels = 1;
+      b.node(NodeType::Convolution2d, {x, b.constant({1, 7, 7, 16}, std::vector<float>(784, 0.5f))}, {y});
+  conv.padding = {3, 3, 3, 3};
+  conv.kernel = {7, 7};
+  conv.group_input_channels = 16;
   conv.group_output_channels = 1;
   SpecRunner runner;
   const Status s = runner.init(b.build(), kOn);
