@@ -14,43 +14,27 @@
 
 #include "runtime/backends/onednn/builder.h"
 #include "runtime/backends/onednn/partition_builder.h"
+#include "runtime/core/arena_plan.h"
 
 namespace etc::onednn {
 namespace {
 
-// Steps of plan_arena, over buffers that are neither arguments nor owned:
-//   1. sort by size, largest first (ties: first use);
-//   2. place each at the lowest 64-byte-aligned offset where it overlaps no
-//      placed buffer whose life [first, last] meets its own.
-// O(n^2) in buffers, which is the partition's node count or so.
+// The arena offsets of the buffers that are neither arguments nor owned
+// (activations and each step's scratchpad), placed by size and life
+// (runtime/core/arena_plan.h; ties in size by first use); returns the
+// arena's size.
 size_t plan_arena(std::vector<BufferPlan>& buffers) {
   std::vector<size_t> order;
   for (size_t b = 0; b < buffers.size(); ++b)
     if (buffers[b].arg < 0 && buffers[b].fixed == nullptr && buffers[b].bytes > 0) order.push_back(b);
-  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
-    return buffers[a].bytes != buffers[b].bytes ? buffers[a].bytes > buffers[b].bytes
-                                                : buffers[a].first < buffers[b].first;
-  });
-  constexpr size_t kAlign = AlignedBuffer::kAlignment;
-  size_t total = 0;
-  std::vector<size_t> placed;
-  for (size_t b : order) {
-    BufferPlan& buf = buffers[b];
-    std::vector<std::pair<size_t, size_t>> taken;
-    for (size_t p : placed)
-      if (buffers[p].first <= buf.last && buf.first <= buffers[p].last)
-        taken.emplace_back(buffers[p].offset, buffers[p].offset + buffers[p].bytes);
-    std::sort(taken.begin(), taken.end());
-    size_t offset = 0;
-    for (const auto& [begin, end] : taken) {
-      if (offset + buf.bytes <= begin) break;
-      offset = std::max(offset, (end + kAlign - 1) / kAlign * kAlign);
-    }
-    buf.offset = offset;
-    total = std::max(total, offset + buf.bytes);
-    placed.push_back(b);
-  }
-  return total;
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return buffers[a].first < buffers[b].first; });
+  std::vector<BufferRequest> requests;
+  for (size_t b : order)
+    requests.push_back(BufferRequest{buffers[b].bytes, buffers[b].first, buffers[b].last});
+  const ArenaPlacement placement = place_in_arena(requests);
+  for (size_t i = 0; i < order.size(); ++i) buffers[order[i]].offset = placement.offsets[i];
+  return placement.arena_size;
 }
 
 // Makes every step's primitive, on up to `workers` threads at once:
@@ -117,10 +101,9 @@ Result<std::unique_ptr<CompiledPartition>> compile_partition(const BlobView& vie
   }
   const size_t arena_bytes = plan_arena(plan.buffers);
   out->arena = AlignedBuffer::allocate(arena_bytes);
-  out->scratchpad = AlignedBuffer::allocate(plan.scratchpad_bytes);
-  if (!out->arena || !out->scratchpad)
+  if (!out->arena)
     return fail(Error::DelegateMemoryAllocationFailed, "onednn: cannot allocate ",
-                std::to_string(arena_bytes + plan.scratchpad_bytes), " bytes of activations");
+                std::to_string(arena_bytes), " bytes of activations");
   // Every memory gets its data now; arguments get theirs at each execute.
   std::vector<dnnl::memory> memories;
   for (const MemoryPlan& m : plan.memories) {
@@ -142,9 +125,11 @@ Result<std::unique_ptr<CompiledPartition>> compile_partition(const BlobView& vie
     for (PlannedStep& s : g.steps) {
       Step step{std::move(s.primitive), {}};
       for (const auto& [arg, memory] : s.args) step.args.emplace(arg, memories[static_cast<size_t>(memory)]);
-      if (s.scratchpad.get_size() > 0)
+      if (s.scratch_buffer >= 0)
         step.args.emplace(DNNL_ARG_SCRATCHPAD,
-                          dnnl::memory(s.scratchpad, out->engine, out->scratchpad.data()));
+                          dnnl::memory(s.scratchpad, out->engine,
+                                       out->arena.as<uint8_t>() +
+                                           plan.buffers[static_cast<size_t>(s.scratch_buffer)].offset));
       group.steps.push_back(std::move(step));
     }
     out->groups.push_back(std::move(group));

@@ -12,7 +12,8 @@
 // each buffer's first and last use; a convolution whose sum post-op reads a
 // residual that nothing reads later writes over that residual in place. The
 // delegate's arguments are bound (not copied) where the edge layout is
-// row-major. One scratchpad serves every primitive (they run in turn).
+// row-major. Each primitive's scratchpad is a buffer of the arena too, live
+// for its step alone: it takes room that activations leave free then.
 //
 // Errors: init failures name the blob node and oneDNN's reason.
 
@@ -73,9 +74,8 @@ struct CompiledPartition {
   // Memories whose data is a delegate argument's (index: inputs, then
   // outputs), rebound at every execute.
   std::vector<std::pair<dnnl::memory, size_t>> bindings;
-  std::vector<int64_t> arg_numel;  // expected elements of each argument
-  AlignedBuffer arena;
-  AlignedBuffer scratchpad;
+  std::vector<int64_t> arg_numel;    // expected elements of each argument
+  AlignedBuffer arena;               // activations and scratchpads
   std::vector<AlignedBuffer> owned;  // reordered weights, copied constants
   int num_threads = 1;
   // Memories read blob bytes in place (prepacked weights, and then every

@@ -129,9 +129,14 @@ void Builder::add_step(std::function<dnnl::primitive()> make, const dnnl::primit
     b.last = std::max(b.last, index);
   }
   const md scratch = pd.scratchpad_desc();
-  plan_.scratchpad_bytes = std::max(plan_.scratchpad_bytes, scratch.get_size());
+  int scratch_buffer = -1;
+  if (scratch.get_size() > 0) {
+    scratch_buffer = new_buffer(scratch.get_size());
+    plan_.buffers[static_cast<size_t>(scratch_buffer)].first = index;
+    plan_.buffers[static_cast<size_t>(scratch_buffer)].last = index;
+  }
   group_->steps.push_back(PlannedStep{std::move(make), threads != 0 ? threads : out_.num_threads, node_,
-                                      dnnl::primitive(), std::move(args), scratch});
+                                      dnnl::primitive(), std::move(args), scratch, scratch_buffer});
 }
 
 dnnl::primitive_attr Builder::attr(const dnnl::post_ops& post) {

@@ -56,6 +56,7 @@ struct PlannedStep {
   dnnl::primitive primitive;
   std::vector<std::pair<int, int>> args;  // DNNL_ARG_* -> memory index
   dnnl::memory::desc scratchpad;
+  int scratch_buffer = -1;  // the scratchpad's buffer, live for this step alone (none: -1)
 };
 
 struct PlannedGroup {
@@ -72,7 +73,6 @@ struct PartitionPlan {
   std::vector<BufferPlan> buffers;
   std::vector<MemoryPlan> memories;
   std::vector<PlannedGroup> groups;
-  size_t scratchpad_bytes = 0;
 };
 
 Status build_partition(const BlobView& view, const CompileOptions& options, CompiledPartition& out,
