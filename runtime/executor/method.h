@@ -65,6 +65,9 @@ class Method {
   // Copies user data into input i. Fails naming the input and the expected
   // dtype/shape when `spec` differs from the current one.
   Status set_input(size_t i, const TensorSpec& spec, const void* data);
+  // Input i's memory, input_spec(i).nbytes() bytes, to write its data into
+  // in place of set_input (null when i is out of range).
+  void* mutable_input_data(size_t i) { return i < inputs_.size() ? tensors_[inputs_[i]].data : nullptr; }
 
   // Bounded dynamic shapes (method_resize.cpp). An input compiled with a
   // range of sizes (`etc preprocess --input-shape x=1x3x320..960x320..960`)

@@ -178,9 +178,10 @@ Action add_run(CLI::App& app) {
     // released before the first run, not held beside it.
     {
       const std::vector<LoadedInput> inputs =
-          load_inputs(opt->inputs, specs, opt->random_inputs, opt->program, stream.chunked_inputs());
+          load_inputs(opt->inputs, specs, opt->random_inputs, opt->program, stream.chunked_inputs(),
+                      [&](size_t i) { return m.mutable_input_data(i); });
       for (size_t i = 0; i < inputs.size(); ++i) {
-        if (inputs[i].source.empty()) continue;
+        if (inputs[i].source.empty() || inputs[i].filled) continue;
         // An input compiled with a range of sizes runs at the file's shape.
         if (inputs[i].tensor.spec.dtype == m.input_spec(i).dtype &&
             !(inputs[i].tensor.spec.shape == m.input_spec(i).shape) &&

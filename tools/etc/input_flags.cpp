@@ -1,6 +1,7 @@
 #include "tools/etc/input_flags.h"
 
 #include <cstdint>
+#include <cstring>
 #include <thread>
 
 #include "runtime/core/log.h"
@@ -26,23 +27,23 @@ class RandomBits {
   uint64_t state_;
 };
 
-// Floats uniform in [0, 1); other dtypes zero.
-io::OwnedTensor random_tensor(const TensorSpec& spec, RandomBits& rng) {
-  io::OwnedTensor t{spec, std::vector<uint8_t>(spec.nbytes(), 0)};
+// `data` (spec.nbytes()): floats uniform in [0, 1); other dtypes zero.
+void fill_random(const TensorSpec& spec, uint8_t* data, RandomBits& rng) {
   const auto n = static_cast<size_t>(spec.shape.numel());
   constexpr float kUnit = 1.0f / 16777216.0f;  // 24 random bits per float
   if (spec.dtype == DType::Float32) {
-    auto* f = reinterpret_cast<float*>(t.bytes.data());
+    auto* f = reinterpret_cast<float*>(data);
     for (size_t i = 0; i < n; i += 2) {
       const uint64_t bits = rng.next();
       f[i] = static_cast<float>(bits >> 40) * kUnit;
       if (i + 1 < n) f[i + 1] = static_cast<float>((bits >> 8) & 0xFFFFFF) * kUnit;
     }
   } else if (spec.dtype == DType::Float64) {
-    auto* d = reinterpret_cast<double*>(t.bytes.data());
+    auto* d = reinterpret_cast<double*>(data);
     for (size_t i = 0; i < n; ++i) d[i] = static_cast<double>(rng.next() >> 40) * kUnit;
+  } else if (spec.nbytes() > 0) {
+    std::memset(data, 0, spec.nbytes());
   }
-  return t;
 }
 
 std::string describe_inputs(const std::vector<ProgramInput>& inputs) {
@@ -57,7 +58,8 @@ std::string describe_inputs(const std::vector<ProgramInput>& inputs) {
 
 std::vector<LoadedInput> load_inputs(const std::vector<std::string>& flags,
                                      const std::vector<ProgramInput>& inputs, bool random_fill,
-                                     const std::string& program_name, const std::set<std::string>& supplied) {
+                                     const std::string& program_name, const std::set<std::string>& supplied,
+                                     const std::function<void*(size_t)>& random_into) {
   std::vector<LoadedInput> out(inputs.size());
   std::vector<bool> given(inputs.size(), false);
   for (const std::string& flag : flags) {
@@ -82,7 +84,14 @@ std::vector<LoadedInput> load_inputs(const std::vector<std::string>& flags,
       throw ToolError(program_name + ": input '" + inputs[i].name + "' (" + dtype_name(inputs[i].spec.dtype) +
                       inputs[i].spec.shape.str() + ") not given; pass --input " + inputs[i].name +
                       "=FILE or --random-inputs");
-    out[i] = LoadedInput{random_tensor(inputs[i].spec, rng), "random data"};
+    if (void* into = random_into ? random_into(i) : nullptr; into != nullptr) {
+      fill_random(inputs[i].spec, static_cast<uint8_t*>(into), rng);
+      out[i] = LoadedInput{io::OwnedTensor{inputs[i].spec, {}}, "random data", true};
+      continue;
+    }
+    io::OwnedTensor t{inputs[i].spec, std::vector<uint8_t>(inputs[i].spec.nbytes())};
+    fill_random(t.spec, t.bytes.data(), rng);
+    out[i] = LoadedInput{std::move(t), "random data"};
   }
   return out;
 }

@@ -1,5 +1,6 @@
 // Load checks that every tensor can be read through a typed pointer, and
-// init allocates no more arena than the values occupy.
+// init allocates no more arena than the values occupy; inputs can be
+// written in place.
 #include <catch2/catch.hpp>
 #include <string>
 
@@ -41,6 +42,28 @@ TEST_CASE("a plan reserving more arena than its values use allocates what they u
   REQUIRE(method.get()->set_input(0, TensorSpec{DType::Float32, {2}}, in).ok());
   REQUIRE(method.get()->execute().ok());
   CHECK(method.get()->output(0).data_as<const float>()[1] == 2.0f);
+}
+
+TEST_CASE("an input written through mutable_input_data is what the run reads", "[program]") {
+  ProgramBytes p;
+  const int x = p.input("x", {3});
+  const int y = p.output("y", {3});
+  p.call_kernel("relu", {x}, {y});
+  const auto bytes = p.build();
+  auto program = load_program_bytes(bytes);
+  REQUIRE(program.ok());
+  auto method = Method::init(program.get());
+  REQUIRE(method.ok());
+  Method& m = *method.get();
+  CHECK(m.mutable_input_data(1) == nullptr);  // no second input
+  auto* in = static_cast<float*>(m.mutable_input_data(0));
+  REQUIRE(in != nullptr);
+  in[0] = -1.0f, in[1] = 2.5f, in[2] = 0.5f;
+  REQUIRE(m.execute().ok());
+  const float* out = m.output(0).data_as<const float>();
+  CHECK(out[0] == 0.0f);
+  CHECK(out[1] == 2.5f);
+  CHECK(out[2] == 0.5f);
 }
 
 }  // namespace
