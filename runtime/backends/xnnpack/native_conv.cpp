@@ -65,10 +65,11 @@ struct NativeConv : NativeEpilogue {
   // Set when the convolution runs as Winograd F(4x4, 3x3) instead; then
   // packed, zeros and the indirection stay empty.
   WinogradPtr winograd;
-  // scale_input: the per-channel scale tensor (-1: none) and the packed
-  // weights scaled by it, rewritten on each run.
+  // scale_input: the per-channel scale tensor (-1: none) and where the
+  // packed weights scaled by it are written on each run (memory the
+  // delegate's scaled convolutions share: share_scaled_weights).
   int64_t input_scale = -1;
-  AlignedBuffer scaled;
+  float* scaled = nullptr;
   const float* weights = nullptr;  // packed, or scaled when input_scale is set
 
   size_t taps() const { return kernel_h * kernel_w; }
@@ -182,13 +183,18 @@ Status read_input_as_nchw(NativeConv& conv) {
 Status scale_input(NativeConv& conv, uint32_t x, uint32_t s) {
   if (conv.winograd != nullptr)
     return fail(Error::Internal, "xnnpack: a Winograd convolution cannot scale its input");
-  conv.scaled = zeroed_floats(conv.panels * conv.panel_floats);
-  if (!conv.scaled)
-    return fail(Error::DelegateMemoryAllocationFailed, "xnnpack: cannot allocate scaled convolution weights");
   conv.input = x;
   conv.input_scale = s;
-  conv.weights = conv.scaled.as<float>();
   return Status::Ok();
+}
+
+size_t scaled_weights_floats(const NativeConv& conv) {
+  return conv.input_scale >= 0 ? conv.panels * conv.panel_floats : 0;
+}
+
+void share_scaled_weights(NativeConv& conv, float* memory) {
+  conv.scaled = memory;
+  conv.weights = memory;
 }
 
 Result<NativeConvPtr> compile_native_conv(const BlobView& view, const fb::Node& node,
@@ -551,7 +557,7 @@ void scale_weights(NativeConv& c, const float* s) {
   const size_t depth = c.taps() * c.in_c;
   for (size_t p = 0; p < c.panels; ++p) {
     const float* from = c.panels_data + p * c.panel_floats;
-    float* to = c.scaled.as<float>() + p * c.panel_floats;
+    float* to = c.scaled + p * c.panel_floats;
     std::memcpy(to, from, kChannels * sizeof(float));
     for (size_t k = 0; k < depth; ++k) {
       const float f = s[k % c.in_c];

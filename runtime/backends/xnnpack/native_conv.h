@@ -88,9 +88,14 @@ bool is_winograd(const NativeConv& conv);
 // Makes a direct (not Winograd) convolution compute conv(x * s) instead of
 // conv(input): on each run it scales its packed weights by s (per input
 // channel; s holds one value per channel, for one image or for all) and
-// reads x (stages.h StagePlan::input_scale). Errors:
-// DelegateMemoryAllocationFailed.
+// reads x (stages.h StagePlan::input_scale). It writes the scaled weights
+// to memory given before its first run by share_scaled_weights, of
+// scaled_weights_floats floats; the convolutions of one delegate run one
+// at a time and share it. Errors: Internal for a Winograd convolution.
 Status scale_input(NativeConv& conv, uint32_t x, uint32_t s);
+// Floats the scaled weights take (0 without scale_input).
+size_t scaled_weights_floats(const NativeConv& conv);
+void share_scaled_weights(NativeConv& conv, float* memory);
 
 // Makes a convolution with padded rows (few input channels and a window
 // wider than one pixel: native_plan.h native_padded_rows) read its input as

@@ -277,6 +277,23 @@ Status create_stages(const BlobView& view, const std::vector<const void*>& const
         runs_on = StageRunsOn::kWinograd;
     describe_stage(view, plan, folded_by, plan.stages[s], runs_on, run);
   }
+  // Convolutions that scale their weights per run (a folded gate) write
+  // them, one at a time, into one buffer (efficientnet_b0's sixteen took
+  // 1.5 MB apart).
+  std::vector<NativeConv*> scaled;
+  size_t floats = 0;
+  for (StageRun& run : handle.runs)
+    if (auto* op = std::get_if<NativeOp>(&run.work))
+      if (auto* conv = std::get_if<ConvolutionOp>(op);
+          conv != nullptr && scaled_weights_floats(*conv->conv) > 0) {
+        scaled.push_back(conv->conv.get());
+        floats = std::max(floats, scaled_weights_floats(*conv->conv));
+      }
+  if (scaled.empty()) return Status::Ok();
+  AlignedBuffer buffer = zeroed_floats(floats);
+  if (!buffer) return out_of_memory("scaled convolution weights");
+  for (NativeConv* conv : scaled) share_scaled_weights(*conv, buffer.as<float>());
+  handle.owned.push_back(std::move(buffer));
   return Status::Ok();
 }
 

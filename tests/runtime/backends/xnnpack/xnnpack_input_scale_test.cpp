@@ -100,6 +100,54 @@ TEST_CASE("xnnpack folds a channel scale into the native convolution that reads 
   }
 }
 
+TEST_CASE("xnnpack gated convolutions of one delegate share the memory of their scaled weights",
+          "[xnnpack]") {
+  REQUIRE(xnnpack::native_convolution_available());
+  // x * s1 -> conv1 (1x1, 64->48) -> t; t * s2 -> conv2 (1x1, 48->40) -> y:
+  // both fold their gates and write their scaled weights, in turn, into one
+  // buffer (sized for conv1's), so each run must rescale both.
+  const Geometry g1{.h = 8, .w = 8, .c = 64, .o = 48}, g2{.h = 8, .w = 8, .c = 48, .o = 40};
+  const ConvData d1 = random_data(g1, 35), d2 = random_data(g2, 36);
+  XnnpackBlobBuilder b;
+  const uint32_t x = b.input({1, 8, 8, 64}, 0);
+  const uint32_t s1 = b.input({1, 1, 1, 64}, 1);
+  const uint32_t s2 = b.input({1, 1, 1, 48}, 2);
+  const uint32_t p1 = b.tensor({1, 8, 8, 64}), t = b.tensor({1, 8, 8, 48}), p2 = b.tensor({1, 8, 8, 48});
+  const uint32_t y = b.output({1, 8, 8, 40}, 0);
+  b.node(NodeType::ChannelScale, {x, s1}, {p1});
+  set_window(b.node(NodeType::Convolution2d,
+                    {p1, b.constant({48, 1, 1, 64}, d1.filter), b.constant({48}, d1.bias)}, {t}),
+             g1);
+  b.node(NodeType::ChannelScale, {t, s2}, {p2});
+  set_window(b.node(NodeType::Convolution2d,
+                    {p2, b.constant({40, 1, 1, 48}, d2.filter), b.constant({40}, d2.bias)}, {y}),
+             g2);
+  const std::vector<uint8_t> blob = b.build();
+  CHECK(plan_of(blob, xnnpack::NativeConvolutions::kAll).input_scale == std::vector<int64_t>{-1, 0, -1, 2});
+  std::mt19937 rng(37);
+  for (const auto& [specs, threads] :
+       std::vector<std::pair<std::vector<Spec>, int>>{{kOn, 1}, {kOn, 2}, {kOff, 1}}) {
+    INFO(specs[0].second << ", " << threads << " threads");
+    SpecRunner runner(threads);
+    REQUIRE(runner.init(blob, specs).ok());
+    for (int run = 0; run < 3; ++run) {
+      std::vector<float> xin = d1.x, gate1 = testing::random_floats(64, rng, 0.0f, 1.0f),
+                         gate2 = testing::random_floats(48, rng, 0.0f, 1.0f), yout(8 * 8 * 40, -7.0f);
+      REQUIRE(runner
+                  .execute({{shape_of({1, 8, 8, 64}), xin.data()},
+                            {shape_of({1, 1, 1, 64}), gate1.data()},
+                            {shape_of({1, 1, 1, 48}), gate2.data()},
+                            {shape_of({1, 8, 8, 40}), yout.data()}})
+                  .ok());
+      std::vector<float> q1 = d1.x;
+      for (size_t i = 0; i < q1.size(); ++i) q1[i] *= gate1[i % 64];
+      std::vector<float> q2 = reference(g1, q1, d1.filter, d1.bias);
+      for (size_t i = 0; i < q2.size(); ++i) q2[i] *= gate2[i % 48];
+      CHECK(count_far(yout, reference(g2, q2, d2.filter, d2.bias), 1e-4) == 0);
+    }
+  }
+}
+
 TEST_CASE("xnnpack keeps a channel scale apart where folding it would not pay or is not exact", "[xnnpack]") {
   const Geometry small_image{.h = 8, .w = 8, .c = 32, .o = 64, .kh = 3, .kw = 3, .pad = kPad1};
   const Geometry g{.h = 8, .w = 8, .c = 64, .o = 32};
