@@ -48,6 +48,24 @@ class Executables(TempDirCase):
         else:
             self.assertNotIn("libdnnl", libraries(ETC))
 
+    def test_preprocess_compiles_the_same_with_its_own_allocator_settings_or_the_callers(self):
+        # Without GLIBC_TUNABLES the compiling commands run again with glibc's
+        # malloc tuned for large copies (cli_setup.h); a caller's own
+        # setting (here: none at all) is kept. The program is the same.
+        programs = []
+        for tunables in (None, ""):
+            env = {k: v for k, v in os.environ.items() if k != "GLIBC_TUNABLES"}
+            if tunables is not None:
+                env["GLIBC_TUNABLES"] = tunables
+            for binary in (ETC, COMPILER):
+                program = self.path(f"tuned-{len(programs)}.etp")
+                proc = subprocess.run([binary, "preprocess", MINI_CNN, "--backend", "xnnpack", "-o", program],
+                                      capture_output=True, text=True, timeout=300, env=env)
+                self.assertEqual(proc.returncode, 0, proc.stderr)
+                with open(program, "rb") as f:
+                    programs.append(f.read())
+        self.assertTrue(all(p == programs[0] for p in programs))
+
     def onednn_program(self, *extra):
         program = self.path("mini-onednn.etp")
         proc = run([ETC, "preprocess", MINI_CNN, "--backend", "onednn", "-o", program, *extra])

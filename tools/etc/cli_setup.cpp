@@ -143,7 +143,24 @@ std::string subcommand_of(int argc, char** argv) {
   return "";
 }
 
+bool set_compiling_allocator(int argc, char** argv) {
+  const std::string command = subcommand_of(argc, argv);
+  if (command != "preprocess" && command != "partition" && command != "debug") return false;
+  if (std::getenv("GLIBC_TUNABLES") != nullptr) return false;
+  return ::setenv("GLIBC_TUNABLES",
+                  "glibc.malloc.hugetlb=1:glibc.malloc.mmap_threshold=33554432:"
+                  "glibc.malloc.trim_threshold=4294967295:glibc.malloc.top_pad=67108864",
+                  0) == 0;
+}
+
+void restart_with_compiling_allocator(int argc, char** argv) {
+  if (set_compiling_allocator(argc, argv)) ::execv("/proc/self/exe", argv);
+}
+
 int hand_to_compiler(char** argv) {
+  int argc = 0;
+  while (argv[argc] != nullptr) ++argc;
+  set_compiling_allocator(argc, argv);
   std::error_code ec;
   const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", ec);
   const std::filesystem::path compiler =

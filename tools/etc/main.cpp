@@ -6,6 +6,7 @@
 #include "tools/etc/commands.h"
 
 int main(int argc, char** argv) {
+  etc::cli::restart_with_compiling_allocator(argc, argv);
   // Built-in backends are registered explicitly, never by static initializers.
   etc::register_builtin_partitioners();
   etc::register_builtin_preprocessors();
