@@ -15,6 +15,7 @@
 
 #include "runtime/backends/xnnpack/blob_reader.h"
 #include "runtime/backends/xnnpack/native_ops.h"
+#include "runtime/backends/xnnpack/packing_pool.h"
 #include "runtime/backends/xnnpack/threadpool.h"
 #include "runtime/core/aligned_buffer.h"
 #include "runtime/devtools/event_tracer.h"
@@ -74,6 +75,9 @@ struct StageRun {
 };
 
 struct XnnpackHandle {
+  // What XNNPACK allocated while creating the runtimes (packing_pool.h):
+  // first, so that it goes last, after every runtime made from it.
+  std::unique_ptr<PackingPool> packing;
   SharedThreadpool pool;
   std::vector<StageRun> runs;  // one per stage
   std::vector<float*> data;    // per tensor: where a shared tensor lives

@@ -374,7 +374,16 @@ Result<std::unique_ptr<XnnpackHandle>> create_instance(const BlobView& view, con
   ETC_TRY(place_shared_tensors(plan, constant_data, *handle));
   ETC_TRY(prepare_arguments(view, plan, *handle));
   ETC_ASSIGN_OR_RETURN(handle->pool, SharedThreadpool::acquire(options.num_threads));
-  ETC_TRY(create_stages(view, constant_data, plan, options.winograd, *handle));
+  // What XNNPACK packs while its runtimes are created goes to the pool.
+  std::vector<bool> not_xnnpack(plan.elided);
+  for (const Stage& stage : plan.stages)
+    if (stage.native)
+      for (size_t n = stage.first_node; n < stage.end_node; ++n) not_xnnpack[n] = true;
+  handle->packing = std::make_unique<PackingPool>(packing_pool_bytes(view, not_xnnpack));
+  {
+    const PackingPool::Scope scope(*handle->packing);
+    ETC_TRY(create_stages(view, constant_data, plan, options.winograd, *handle));
+  }
   if (options.detail == DelegateDetail::kNodeOutputs) ETC_TRY(prepare_output_logging(view, plan, *handle));
   return handle;
 }
@@ -462,11 +471,11 @@ void set_output_specs(const XnnpackHandle& handle, Span<EValue*> args) {
 
 class XnnpackBackend final : public BackendInterface {
  public:
-  bool is_available() const override { return xnn_initialize(nullptr) == xnn_status_success; }
+  bool is_available() const override { return xnn_initialize(packing_allocator()) == xnn_status_success; }
 
   Result<DelegateHandle*> init(BackendInitContext& context, FreeableBuffer* processed,
                                Span<const CompileSpecView> compile_specs) const override {
-    if (xnn_status s = xnn_initialize(nullptr); s != xnn_status_success)
+    if (xnn_status s = xnn_initialize(packing_allocator()); s != xnn_status_success)
       return fail(Error::DelegateUnavailable, "xnnpack: XNNPACK cannot run on this CPU (", xnn_status_name(s),
                   ")");
     if (processed == nullptr || processed->data() == nullptr)
