@@ -337,16 +337,6 @@ TEST_CASE("xnnpack keeps an Add apart when it broadcasts or the convolution's ou
   }
 }
 
-}  // namespace
-}  // namespace etc
-
-namespace etc {
-namespace {
-
-using namespace testing::native_conv;
-using testing::XnnpackBlobBuilder;
-using xnnpack::fb::NodeType;
-
 TEST_CASE("xnnpack native convolution writes over a residual that dies in its epilogue", "[xnnpack]") {
   REQUIRE(xnnpack::native_convolution_available());
   // r = Clamp(x) [-1, 1]; a = Clamp(x) [-0.5, 0.5] (or a = r); t = conv(a)

@@ -525,17 +525,6 @@ TEST_CASE("xnnpack native convolutions mix with XNNPACK stages", "[xnnpack]") {
   }
 }
 
-}  // namespace
-}  // namespace etc
-
-namespace etc {
-namespace {
-
-using namespace testing::native_conv;
-using testing::XnnpackBlobBuilder;
-using xnnpack::fb::BoundaryLayout;
-using xnnpack::fb::NodeType;
-
 // x (NCHW argument) -> conv -> y; with `abs_too` an Abs reads x as well,
 // into z (NHWC).
 std::vector<uint8_t> stem_blob(const Geometry& g, const ConvData& d, bool abs_too) {

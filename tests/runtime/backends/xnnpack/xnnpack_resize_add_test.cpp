@@ -101,16 +101,6 @@ TEST_CASE("xnnpack folds an Add into the nearest resize that feeds it", "[xnnpac
   CHECK(!plan_of(fpn_blob({.up_is_output = true})).writes_into[1].active);
 }
 
-}  // namespace
-}  // namespace etc
-
-namespace etc {
-namespace {
-
-using namespace testing::native_conv;
-using testing::XnnpackBlobBuilder;
-using xnnpack::fb::NodeType;
-
 TEST_CASE("xnnpack resize-add writes over its residual where the residual dies there", "[xnnpack]") {
   // z = Clamp(input 1); up = ResizeNearest(x); s = Add(up, z); then
   // y = Clamp(s) (z dies at the Add) or y = Add(s, z) (z read again).
