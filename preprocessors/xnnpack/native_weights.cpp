@@ -85,8 +85,7 @@ size_t pack_native_filters(BlobWriter& blob, const NativePacking& packing) {
     shape.pixels = numel(y) / shape.out_c;
     shape.depth = numel(filter.dims) / shape.out_c;
     shape.padded_rows =
-        conv && x.size() == 4 &&
-        native_padded_rows(x[3], at(r.kernel, 0, 1), at(r.kernel, 1, 1), at(r.dilation, 1, 1));
+        conv && x.size() == 4 && native_padded_rows(x[3], at(r.kernel, 1, 1), at(r.dilation, 1, 1));
     const bool takes = packing.native == SpecMode::kOn || native_gemm_pays(shape, false);
     if (!takes || may_run_winograd(blob, r, packing.winograd)) continue;
     const float* bias = nullptr;

@@ -50,8 +50,8 @@ struct NativeConv : NativeEpilogue {
   // copy holds one band of output rows' input at a time (band_rows output
   // rows, band_padded_rows rows of the padded image), so it stays small
   // whatever the image: PP-OCR's 640x640 detector copied 4.9 MB, and kept
-  // 2.4 MB of row pointers into it. A tile's row pointers are made as it
-  // starts.
+  // 2.4 MB of row pointers into it. The indirection then covers one band:
+  // every band's tiles read the same places of the same copy.
   bool padded_rows = false;
   size_t padded_h = 0, padded_w = 0;
   size_t band_rows = 0, band_padded_rows = 0;
@@ -111,8 +111,8 @@ size_t core_cache_bytes() {
 
 bool uses_padded_rows(const BlobView& view, const fb::Node& node) {
   if (node.type() != fb::NodeType::Convolution2d) return false;
-  return native_padded_rows(view.tensors[node.inputs()->Get(0)].dims[3], dim(node.kernel(), 0, 1),
-                            dim(node.kernel(), 1, 1), dim(node.dilation(), 1, 1));
+  return native_padded_rows(view.tensors[node.inputs()->Get(0)].dims[3], dim(node.kernel(), 1, 1),
+                            dim(node.dilation(), 1, 1));
 }
 
 namespace {
@@ -144,29 +144,57 @@ bool runs_natively(const BlobView& view, const fb::Node& node, bool folds_activa
 
 namespace {
 
-// Rows [first, first + band_padded_rows) of image n's zero-bordered copy
-// (those past its end are never read): the input row where there is one,
-// zeros above and below the image; the left and right borders stay zero
-// from allocation. An NCHW input is turned to NHWC on the way, channel
-// plane by channel plane (padded rows serve convolutions of fewer than 16
-// channels).
-void fill_band(NativeConv& c, const float* x, size_t n, size_t first) {
-  const size_t row_floats = c.padded_w * c.in_c, row = c.in_w * c.in_c;
-  for (size_t j = 0; j < c.band_padded_rows && first + j < c.padded_h; ++j) {
-    float* to = c.padded.as<float>() + j * row_floats + c.pad_left * c.in_c;
-    // Unsigned wrap-around puts rows above the image past its end too.
-    const size_t iy = first + j - c.pad_top;
-    if (iy >= c.in_h) {
-      std::memset(to, 0, row * sizeof(float));
-    } else if (!c.nchw_input) {
-      std::memcpy(to, x + (n * c.in_h + iy) * row, row * sizeof(float));
-    } else {
-      for (size_t ch = 0; ch < c.in_c; ++ch) {
-        const float* from = x + ((n * c.in_c + ch) * c.in_h + iy) * c.in_w;
-        for (size_t ix = 0; ix < c.in_w; ++ix) to[ix * c.in_c + ch] = from[ix];
-      }
+// Points each (tile, kernel row, row) of one band at the start of its
+// window row in the band's zero-bordered copy. Rows past the band's last
+// pixel repeat it; their results are not stored (a shorter last band's
+// tiles read rows of the copy it did not fill, and store none of them).
+void build_band_indirection(NativeConv& c) {
+  const size_t pixels = c.band_rows * c.out_w, row_floats = c.padded_w * c.in_c;
+  for (size_t tile = 0; tile < c.tiles; ++tile)
+    for (size_t r = 0; r < kRows; ++r) {
+      const size_t p = std::min(tile * kRows + r, pixels - 1);
+      const float* start = c.padded.as<float>() + (p / c.out_w) * c.stride_h * row_floats +
+                           (p % c.out_w) * c.stride_w * c.in_c;
+      for (size_t kh = 0; kh < c.kernel_h; ++kh)
+        c.indirection[(tile * c.kernel_h + kh) * kRows + r] = start + kh * c.dilation_h * row_floats;
     }
+}
+
+// Row j of a band of image n's zero-bordered copy, which starts at padded
+// row `first`: the input row where there is one, zeros above and below the
+// image; the left and right borders stay zero from allocation. An NCHW
+// input is turned to NHWC on the way (padded rows serve convolutions of
+// fewer than 16 channels: a pixel's channels from as many planes).
+struct BandFill {
+  NativeConv* conv;
+  const float* x;
+  size_t n, first;
+};
+
+void fill_band_row(void* context, size_t j) {
+  const auto& [conv, x, n, first] = *static_cast<const BandFill*>(context);
+  const NativeConv& c = *conv;
+  const size_t row = c.in_w * c.in_c;
+  float* to = c.padded.as<float>() + j * c.padded_w * c.in_c + c.pad_left * c.in_c;
+  // Unsigned wrap-around puts rows above the image past its end too.
+  const size_t iy = first + j - c.pad_top;
+  if (iy >= c.in_h) {
+    std::memset(to, 0, row * sizeof(float));
+  } else if (!c.nchw_input) {
+    std::memcpy(to, x + (n * c.in_h + iy) * row, row * sizeof(float));
+  } else {
+    const float* plane = x + (n * c.in_c * c.in_h + iy) * c.in_w;
+    const size_t plane_floats = c.in_h * c.in_w;
+    for (size_t ix = 0; ix < c.in_w; ++ix)
+      for (size_t ch = 0; ch < c.in_c; ++ch) to[ix * c.in_c + ch] = plane[ch * plane_floats + ix];
   }
+}
+
+// The band's rows (those past the copy's end are never read), on the pool.
+void fill_band(NativeConv& c, const float* x, size_t n, size_t first, pthreadpool_t pool) {
+  BandFill fill{&c, x, n, first};
+  const size_t rows = std::min(c.band_padded_rows, c.padded_h - first);
+  pthreadpool_parallelize_1d(pool, fill_band_row, &fill, rows, 0);
 }
 
 }  // namespace
@@ -296,7 +324,7 @@ Result<NativeConvPtr> compile_native_conv(const BlobView& view, const fb::Node& 
     if (!c.padded)
       return fail(Error::DelegateMemoryAllocationFailed,
                   "xnnpack: cannot allocate a padded convolution input");
-    return conv;
+    c.tiles = (c.band_rows * c.out_w + kRows - 1) / kRows;
   }
   // One pointer per tile, tap and row: refused rather than thrown when a
   // blob's convolution would need more than 2^31 of them.
@@ -311,6 +339,7 @@ Result<NativeConvPtr> compile_native_conv(const BlobView& view, const fb::Node& 
     return fail(Error::DelegateMemoryAllocationFailed, "xnnpack: cannot allocate ", std::to_string(entries),
                 " input row pointers for a native convolution");
   }
+  if (c.padded_rows) build_band_indirection(c);
   return conv;
 }
 
@@ -472,70 +501,49 @@ struct ConvTask {
   bool panel_major = false;
 };
 
-// Tile `tile` of panels [first_panel, first_panel + panel_count): its row
-// pointers made once for all of them.
-void conv_tile_panels(void* context, size_t tile, size_t first_panel, size_t panel_count) {
+void conv_tile(void* context, size_t tile, size_t panel) {
 #if defined(__x86_64__)
   const auto& [conv, x, y, residual, first_pixel, pixels, panel_major] =
       *static_cast<const ConvTask*>(context);
   const NativeConv& c = *conv;
   const size_t rows = std::min(kRows, pixels - tile * kRows);
+  const size_t channels = std::min(kChannels, c.out_c - panel * kChannels);
   // Rows past the last pixel repeat it; their results are not stored.
-  const float* rows_at[kRows * kMaxPaddedKernelRows];
+  const float* rows_at[kRows];
   const float* const* a = rows_at;
   if (c.rows_contiguous) {
     for (size_t r = 0; r < kRows; ++r) rows_at[r] = x + (tile * kRows + std::min(r, rows - 1)) * c.in_c;
-  } else if (c.padded_rows) {
-    // Pixel p of the band starts its window at padded row (its row in the
-    // band) * stride, column (its column) * stride of the band's copy.
-    const size_t row_floats = c.padded_w * c.in_c;
-    size_t oy = tile * kRows / c.out_w, ox = tile * kRows % c.out_w;  // one division per tile
-    const float* start = nullptr;
-    for (size_t r = 0; r < kRows; ++r) {
-      if (r < rows) {
-        start = c.padded.as<float>() + oy * c.stride_h * row_floats + ox * c.stride_w * c.in_c;
-        if (++ox == c.out_w) ox = 0, ++oy;
-      }
-      for (size_t kh = 0; kh < c.kernel_h; ++kh)
-        rows_at[kh * kRows + r] = start + kh * c.dilation_h * row_floats;
-    }
   } else {
     a = &c.indirection[tile * c.kernel_taps() * kRows];
   }
-  for (size_t panel = first_panel; panel < first_panel + panel_count; ++panel) {
-    const size_t channels = std::min(kChannels, c.out_c - panel * kChannels);
-    const float* w = c.weights + panel * c.panel_floats;
-    float* out = y + (first_pixel + tile * kRows) * c.out_stride + c.out_offset + panel * kChannels;
-    Epilogue e{c.lo, c.hi, nullptr, c.out_c, c.residual_lo, c.residual_hi};
-    e.affine = c.affine, e.scale = c.scale, e.shift = c.shift;
-    if (panel_major && (tile == 1 || tile == 2) && panel + 1 < c.panels)
-      e.prefetch = c.weights + (panel + 1) * c.panel_floats + (tile - 1) * (c.panel_floats / 2);
-    if (residual != nullptr)
-      e.residual = residual + (first_pixel + tile * kRows) * c.out_c + panel * kChannels;
-    const size_t taps = c.kernel_taps(), depth = c.tap_depth();
-    using A = ConvActivation;
-    const auto panel_fn = [&]<bool Residual>() {
-      switch (c.activation) {
-        case A::kSwish:
-          return run_panel<Residual, A::kSwish>(rows, channels, taps, depth, a, w, out, c.out_stride, e);
-        case A::kHardSwish:
-          return run_panel<Residual, A::kHardSwish>(rows, channels, taps, depth, a, w, out, c.out_stride, e);
-        default:
-          return run_panel<Residual, A::kNone>(rows, channels, taps, depth, a, w, out, c.out_stride, e);
-      }
-    };
-    if (residual != nullptr)
-      panel_fn.template operator()<true>();
-    else
-      panel_fn.template operator()<false>();
-  }
+  const float* w = c.weights + panel * c.panel_floats;
+  float* out = y + (first_pixel + tile * kRows) * c.out_stride + c.out_offset + panel * kChannels;
+  Epilogue e{c.lo, c.hi, nullptr, c.out_c, c.residual_lo, c.residual_hi};
+  e.affine = c.affine, e.scale = c.scale, e.shift = c.shift;
+  if (panel_major && (tile == 1 || tile == 2) && panel + 1 < c.panels)
+    e.prefetch = c.weights + (panel + 1) * c.panel_floats + (tile - 1) * (c.panel_floats / 2);
+  if (residual != nullptr) e.residual = residual + (first_pixel + tile * kRows) * c.out_c + panel * kChannels;
+  const size_t taps = c.kernel_taps(), depth = c.tap_depth();
+  using A = ConvActivation;
+  const auto panel_fn = [&]<bool Residual>() {
+    switch (c.activation) {
+      case A::kSwish:
+        return run_panel<Residual, A::kSwish>(rows, channels, taps, depth, a, w, out, c.out_stride, e);
+      case A::kHardSwish:
+        return run_panel<Residual, A::kHardSwish>(rows, channels, taps, depth, a, w, out, c.out_stride, e);
+      default: return run_panel<Residual, A::kNone>(rows, channels, taps, depth, a, w, out, c.out_stride, e);
+    }
+  };
+  if (residual != nullptr)
+    panel_fn.template operator()<true>();
+  else
+    panel_fn.template operator()<false>();
 #else
-  (void)context, (void)tile, (void)first_panel, (void)panel_count;
+  (void)context, (void)tile, (void)panel;
 #endif
 }
 
-void conv_tile(void* context, size_t tile, size_t panel) { conv_tile_panels(context, tile, panel, 1); }
-void conv_panel(void* context, size_t panel, size_t tile) { conv_tile_panels(context, tile, panel, 1); }
+void conv_panel(void* context, size_t panel, size_t tile) { conv_tile(context, tile, panel); }
 
 }  // namespace
 
@@ -626,8 +634,6 @@ void run_native_conv(NativeConv& conv, float* const* data, pthreadpool_t pool) {
     const size_t tiles = (task.pixels + kRows - 1) / kRows;
     if (task.panel_major)
       pthreadpool_parallelize_2d(pool, conv_panel, &task, conv.panels, tiles, 0);
-    else if (conv.padded_rows)  // row pointers made per tile: once for every panel
-      pthreadpool_parallelize_2d_tile_1d(pool, conv_tile_panels, &task, tiles, conv.panels, conv.panels, 0);
     else
       pthreadpool_parallelize_2d(pool, conv_tile, &task, tiles, conv.panels, 0);
   };
@@ -639,7 +645,7 @@ void run_native_conv(NativeConv& conv, float* const* data, pthreadpool_t pool) {
   // Band by band: its rows copied, then its tiles computed.
   for (size_t n = 0; n < conv.batch; ++n)
     for (size_t oy = 0; oy < conv.out_h; oy += conv.band_rows) {
-      fill_band(conv, x, n, oy * conv.stride_h);
+      fill_band(conv, x, n, oy * conv.stride_h, pool);
       task.first_pixel = (n * conv.out_h + oy) * conv.out_w;
       task.pixels = std::min(conv.band_rows, conv.out_h - oy) * conv.out_w;
       run();

@@ -30,14 +30,10 @@ struct NativeGemmShape {
 // whatever its depth: 1 MiB.
 inline constexpr uint64_t kNativeStreamedWeights = uint64_t{1} << 18;
 
-// The tallest window a convolution reading padded rows takes (its row
-// pointers are made per tile, on the stack).
-inline constexpr uint64_t kMaxPaddedKernelRows = 64;
-
 // Whether a convolution with `in_c` input channels reads its input through
 // a zero-bordered copy, a window row (kernel_w * in_c floats) being one tap.
-inline bool native_padded_rows(uint64_t in_c, uint64_t kernel_h, uint64_t kernel_w, uint64_t dilation_w) {
-  return in_c < 16 && kernel_w > 1 && dilation_w == 1 && kernel_h <= kMaxPaddedKernelRows;
+inline bool native_padded_rows(uint64_t in_c, uint64_t kernel_w, uint64_t dilation_w) {
+  return in_c < 16 && kernel_w > 1 && dilation_w == 1;
 }
 
 // Whether the window of a one-group convolution without flags is one
