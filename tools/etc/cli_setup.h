@@ -38,13 +38,13 @@ int hand_to_compiler(char** argv);
 
 // Commands that import a model (preprocess, partition, debug) copy its
 // weights several times on the way (protobuf, the IR, packed filters, the
-// blob, the program image): resnet50's 100 MB made 133,000 page faults,
-// most of its compile time. glibc's malloc then runs best with transparent
-// huge pages for its mappings and a heap it keeps (GLIBC_TUNABLES
-// glibc.malloc.hugetlb, mmap_threshold, trim_threshold, top_pad: 1,600
-// faults, 0.62-0.68 -> 0.40-0.43 s); tunables are read at start, so for
-// such a command, unless GLIBC_TUNABLES is set already, this sets it and
-// returns true: the caller then executes itself (or etc-compiler) anew.
+// blob, the program image), and with 4 KiB pages the page faults of those
+// copies were most of a large model's compile time (README). glibc's malloc
+// runs them best with transparent huge pages for its mappings and a heap it
+// keeps (GLIBC_TUNABLES glibc.malloc.hugetlb, mmap_threshold,
+// trim_threshold, top_pad); tunables are read at start, so for such a
+// command, unless GLIBC_TUNABLES is set already, this sets it and returns
+// true: the caller then executes itself (or etc-compiler) anew.
 bool set_compiling_allocator(int argc, char** argv);
 
 // set_compiling_allocator, then this executable run anew on the same

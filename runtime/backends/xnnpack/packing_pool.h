@@ -1,10 +1,10 @@
 #pragma once
 // Where XNNPACK puts what it allocates while a delegate instance's runtimes
 // are created — its packed copy of every weight above all. From the C
-// library, each packed filter took fresh 4 KiB pages: LR-ASPP's 6.8 MB of
-// them were ~1,700 page faults of its ~3,100 at start (~2.5 µs each on this
-// VM). A pool is one block mapped for the instance on 2 MiB pages
-// (runtime/core/large_block.h), sized from the blob: a fault per 2 MiB.
+// library, each packed filter took fresh 4 KiB pages, one page fault each:
+// most of a segmentation model's faults at start (README). A pool is one
+// block mapped for the instance on 2 MiB pages (runtime/core/large_block.h),
+// sized from the blob: a fault per 2 MiB.
 //
 // XNNPACK takes one allocator per process (xnn_initialize): packing_allocator()
 // serves aligned allocations from the pool active on the calling thread, if

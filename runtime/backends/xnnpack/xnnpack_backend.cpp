@@ -278,8 +278,7 @@ Status create_stages(const BlobView& view, const std::vector<const void*>& const
     describe_stage(view, plan, folded_by, plan.stages[s], runs_on, run);
   }
   // Convolutions that scale their weights per run (a folded gate) write
-  // them, one at a time, into one buffer (efficientnet_b0's sixteen took
-  // 1.5 MB apart).
+  // them, one at a time, into one buffer, not one each.
   std::vector<NativeConv*> scaled;
   size_t floats = 0;
   for (StageRun& run : handle.runs)
