@@ -1,7 +1,7 @@
 #pragma once
 // What one initialised XNNPACK delegate holds (the backend's DelegateHandle):
 // its stages (stages.h) ready to run, the memory of its shared tensors and
-// how each delegate argument reaches XNNPACK. Built by xnnpack_backend.cpp
+// how each delegate argument reaches XNNPACK. Built by instance.h
 // at init, run by run_stages.h at execute.
 
 #include <xnnpack.h>
