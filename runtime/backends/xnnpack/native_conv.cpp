@@ -9,15 +9,16 @@
 #include <new>
 #include <string>
 
-#include "runtime/backends/xnnpack/swish.h"
+#include "runtime/backends/xnnpack/native_gemm_kernel.h"
 #include "runtime/core/aligned_buffer.h"
-
-#if defined(__x86_64__)
-#include <immintrin.h>
-#endif
 
 namespace etc::xnnpack {
 namespace {
+
+#if defined(__x86_64__)
+using native_kernel::Epilogue;
+using native_kernel::run_panel;
+#endif
 
 constexpr size_t kRows = kNativeGemmRows;          // output pixels per micro-kernel call
 constexpr size_t kChannels = kNativeGemmChannels;  // output channels per panel
@@ -40,7 +41,7 @@ struct NativeConv : NativeEpilogue {
   AlignedBuffer packed;                   // per panel: 32 biases, then [taps][in_c][32] weights
   const float* panels_data = nullptr;     // packed, or the blob's prepacked panels
   AlignedBuffer zeros;                    // in_c zeros read for padding taps
-  std::vector<const float*> indirection;  // [tile][tap][kRows] input pixel rows (not rows_contiguous)
+  std::vector<const float*> indirection;  // [tile][tap][kRows] input pixel rows (not rows_contiguous())
   const float* indirection_input = nullptr;
   // With few input channels the input is copied into a zero-bordered
   // buffer, so that a window row — kernel_w pixels of in_c channels — is
@@ -59,9 +60,6 @@ struct NativeConv : NativeEpilogue {
   // read_input_as_nchw: the input is the delegate's NCHW argument, turned
   // to NHWC as it is copied into the zero-bordered buffer.
   bool nchw_input = false;
-  // A pointwise convolution's tile rows are consecutive input pixels: their
-  // pointers are computed per tile, not stored.
-  bool rows_contiguous = false;
   // Set when the convolution runs as Winograd F(4x4, 3x3) instead; then
   // packed, zeros and the indirection stay empty.
   WinogradPtr winograd;
@@ -76,6 +74,9 @@ struct NativeConv : NativeEpilogue {
   size_t kernel_taps() const { return padded_rows ? kernel_h : taps(); }
   size_t tap_depth() const { return padded_rows ? kernel_w * in_c : in_c; }
   size_t pixels() const { return batch * out_h * out_w; }
+  // A pointwise convolution's tile rows are consecutive input pixels: their
+  // pointers are made per tile (contiguous_rows), not stored.
+  bool rows_contiguous() const { return !padded_rows && pointwise_window(); }
   // 1x1, stride 1, no padding: output pixel p reads input pixel p alone.
   bool pointwise_window() const {
     return kernel_h == 1 && kernel_w == 1 && stride_h == 1 && stride_w == 1 && pad_top == 0 &&
@@ -160,11 +161,7 @@ void build_band_indirection(NativeConv& c) {
     }
 }
 
-// Row j of a band of image n's zero-bordered copy, which starts at padded
-// row `first`: the input row where there is one, zeros above and below the
-// image; the left and right borders stay zero from allocation. An NCHW
-// input is turned to NHWC on the way (padded rows serve convolutions of
-// fewer than 16 channels: a pixel's channels from as many planes).
+// One band of image n's zero-bordered copy, starting at padded row `first`.
 struct BandFill {
   NativeConv* conv;
   const float* x;
@@ -180,6 +177,10 @@ void interleave_planes(const float* plane, size_t plane_floats, size_t width, fl
     for (size_t ch = 0; ch < C; ++ch) to[ix * C + ch] = p[ch][ix];
 }
 
+// Row j of the band: the input row where there is one, zeros above and below
+// the image; the left and right borders stay zero from allocation. An NCHW
+// input is turned to NHWC on the way (padded rows serve convolutions of
+// fewer than 16 channels: a pixel's channels from as many planes).
 void fill_band_row(void* context, size_t j) {
   const auto& [conv, x, n, first] = *static_cast<const BandFill*>(context);
   const NativeConv& c = *conv;
@@ -321,8 +322,7 @@ Result<NativeConvPtr> compile_native_conv(const BlobView& view, const fb::Node& 
   c.weights = c.panels_data;
   c.tiles = (c.pixels() + kRows - 1) / kRows;
   c.padded_rows = uses_padded_rows(view, node);
-  c.rows_contiguous = !c.padded_rows && c.pointwise_window();
-  if (c.rows_contiguous) return conv;
+  if (c.rows_contiguous()) return conv;
   if (c.padded_rows) {
     c.padded_h = c.in_h + c.pad_top + dim(node.padding(), 2, 0);
     c.padded_w = c.in_w + c.pad_left + dim(node.padding(), 1, 0);
@@ -380,127 +380,16 @@ void build_indirection(NativeConv& c, const float* x) {
   c.indirection_input = x;
 }
 
-#if defined(__x86_64__)
-// GCC 12 reports the undefined pass-through operand inside _mm512_max_ps and
-// _mm512_min_ps as maybe-uninitialized.
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-// What happens to a tile's sums before they are stored.
-struct Epilogue {
-  float lo, hi;                    // clamp of the convolution
-  const float* residual;           // Residual: added after the clamp, same indexing as the sums
-  size_t residual_stride;          // floats between the residual's pixels
-  float residual_lo, residual_hi;  // clamp after the addition
-  // Weights of a later panel to bring towards the core while this tile
-  // computes, one 64-byte line per reduction step; null when none.
-  const float* prefetch = nullptr;
-  // Last, with affine: y * scale + shift.
-  bool affine = false;
-  float scale = 1, shift = 0;
-};
-
-// rows x channels (rows <= R <= 12, channels <= 32) outputs: bias + sum
-// over taps and input channels, clamped to [lo, hi], then with Residual the
-// residual added and clamped again, then the activation Act. The
-// indirection rows of a tile are kRows apart whatever R is; R < 12 serves a
-// short last tile.
-template <size_t R, bool Residual, ConvActivation Act, bool Wide>
-__attribute__((target("avx512f"))) void micro_kernel(size_t rows, size_t channels, size_t taps, size_t in_c,
-                                                     const float* const* a, const float* w, float* y,
-                                                     size_t y_stride, const Epilogue& e) {
-  // Wide: 32 channels in two vectors; otherwise at most 16 in one (the panel
-  // keeps its 32-float stride; its upper half is not read).
-  __m512 acc[R][2];
-  const __m512 bias0 = _mm512_load_ps(w), bias1 = Wide ? _mm512_load_ps(w + 16) : _mm512_setzero_ps();
-  const char* prefetch = reinterpret_cast<const char*>(e.prefetch);
-  w += kChannels;
-#pragma GCC unroll 12
-  for (size_t r = 0; r < R; ++r) acc[r][0] = bias0, acc[r][1] = bias1;
-  for (size_t t = 0; t < taps; ++t) {
-    const float* row[R];
-#pragma GCC unroll 12
-    for (size_t r = 0; r < R; ++r) row[r] = a[t * kRows + r];
-    for (size_t k = 0; k < in_c; ++k) {
-      if (prefetch != nullptr) {
-        _mm_prefetch(prefetch, _MM_HINT_T1);
-        prefetch += 64;
-      }
-      const __m512 b0 = _mm512_load_ps(w);
-      if constexpr (Wide) {
-        const __m512 b1 = _mm512_load_ps(w + 16);
-#pragma GCC unroll 12
-        for (size_t r = 0; r < R; ++r) {
-          const __m512 v = _mm512_set1_ps(row[r][k]);
-          acc[r][0] = _mm512_fmadd_ps(v, b0, acc[r][0]);
-          acc[r][1] = _mm512_fmadd_ps(v, b1, acc[r][1]);
-        }
-      } else {
-#pragma GCC unroll 12
-        for (size_t r = 0; r < R; ++r) acc[r][0] = _mm512_fmadd_ps(_mm512_set1_ps(row[r][k]), b0, acc[r][0]);
-      }
-      w += kChannels;
-    }
-  }
-  const __m512 vlo = _mm512_set1_ps(e.lo), vhi = _mm512_set1_ps(e.hi);
-  const __mmask16 m0 = channels >= 16 ? 0xFFFF : static_cast<__mmask16>((1u << channels) - 1);
-  const __mmask16 m1 = channels >= 32   ? 0xFFFF
-                       : channels <= 16 ? 0
-                                        : static_cast<__mmask16>((1u << (channels - 16)) - 1);
-#pragma GCC unroll 12
-  for (size_t r = 0; r < R; ++r) {
-    if (r >= rows) break;
-    __m512 v0 = _mm512_min_ps(_mm512_max_ps(acc[r][0], vlo), vhi);
-    __m512 v1 = _mm512_min_ps(_mm512_max_ps(acc[r][1], vlo), vhi);
-    if constexpr (Residual) {
-      const float* res = e.residual + r * e.residual_stride;
-      const __m512 rlo = _mm512_set1_ps(e.residual_lo), rhi = _mm512_set1_ps(e.residual_hi);
-      v0 = _mm512_min_ps(_mm512_max_ps(_mm512_add_ps(v0, _mm512_maskz_loadu_ps(m0, res)), rlo), rhi);
-      if constexpr (Wide)
-        v1 = _mm512_min_ps(_mm512_max_ps(_mm512_add_ps(v1, _mm512_maskz_loadu_ps(m1, res + 16)), rlo), rhi);
-    }
-    if constexpr (Act == ConvActivation::kSwish) {
-      v0 = swish_ps(v0);
-      if constexpr (Wide) v1 = swish_ps(v1);
-    } else if constexpr (Act == ConvActivation::kHardSwish) {
-      v0 = hardswish_ps(v0);
-      if constexpr (Wide) v1 = hardswish_ps(v1);
-    }
-    if (e.affine) {
-      v0 = _mm512_fmadd_ps(v0, _mm512_set1_ps(e.scale), _mm512_set1_ps(e.shift));
-      if constexpr (Wide) v1 = _mm512_fmadd_ps(v1, _mm512_set1_ps(e.scale), _mm512_set1_ps(e.shift));
-    }
-    _mm512_mask_storeu_ps(y + r * y_stride, m0, v0);
-    if constexpr (Wide) _mm512_mask_storeu_ps(y + r * y_stride + 16, m1, v1);
-  }
+// Row pointers of a tile of `rows` consecutive pixels from pixel `first` of
+// x (in_c floats each); the rows past the last repeat it (their results are
+// not stored).
+void contiguous_rows(const float* x, size_t first, size_t rows, size_t in_c, const float** a) {
+  for (size_t r = 0; r < kRows; ++r) a[r] = x + (first + std::min(r, rows - 1)) * in_c;
 }
-
-template <bool Residual, ConvActivation Act, bool Wide>
-void run_rows(size_t rows, size_t channels, size_t taps, size_t in_c, const float* const* a, const float* w,
-              float* y, size_t y_stride, const Epilogue& e) {
-  if (rows > 8)
-    micro_kernel<12, Residual, Act, Wide>(rows, channels, taps, in_c, a, w, y, y_stride, e);
-  else if (rows > 4)
-    micro_kernel<8, Residual, Act, Wide>(rows, channels, taps, in_c, a, w, y, y_stride, e);
-  else if (rows > 2)
-    micro_kernel<4, Residual, Act, Wide>(rows, channels, taps, in_c, a, w, y, y_stride, e);
-  else
-    micro_kernel<2, Residual, Act, Wide>(rows, channels, taps, in_c, a, w, y, y_stride, e);
-}
-
-template <bool Residual, ConvActivation Act>
-void run_panel(size_t rows, size_t channels, size_t taps, size_t in_c, const float* const* a, const float* w,
-               float* y, size_t y_stride, const Epilogue& e) {
-  if (channels > 16)
-    run_rows<Residual, Act, true>(rows, channels, taps, in_c, a, w, y, y_stride, e);
-  else
-    run_rows<Residual, Act, false>(rows, channels, taps, in_c, a, w, y, y_stride, e);
-}
-#pragma GCC diagnostic pop
-#endif
 
 struct ConvTask {
   const NativeConv* conv;
-  const float* x;  // the input, read by rows_contiguous convolutions
+  const float* x;  // the input, read by rows_contiguous() convolutions
   float* y;
   const float* residual;
   // The output pixels this task computes: [first_pixel, first_pixel +
@@ -524,8 +413,8 @@ void conv_tile(void* context, size_t tile, size_t panel) {
   // Rows past the last pixel repeat it; their results are not stored.
   const float* rows_at[kRows];
   const float* const* a = rows_at;
-  if (c.rows_contiguous) {
-    for (size_t r = 0; r < kRows; ++r) rows_at[r] = x + (tile * kRows + std::min(r, rows - 1)) * c.in_c;
+  if (c.rows_contiguous()) {
+    contiguous_rows(x, tile * kRows, rows, c.in_c, rows_at);
   } else {
     a = &c.indirection[tile * c.kernel_taps() * kRows];
   }
@@ -604,8 +493,7 @@ void run_native_pointwise(const NativeConv& conv, const float* x, size_t first, 
   const float* a[kRows];
   for (size_t done = 0; done < count; done += kRows) {
     const size_t rows = std::min(kRows, count - done);
-    // Rows past the last pixel repeat it; their results are not stored.
-    for (size_t r = 0; r < kRows; ++r) a[r] = x + (first + done + std::min(r, rows - 1)) * c.in_c;
+    contiguous_rows(x, first + done, rows, c.in_c, a);
     for (size_t panel = 0; panel < c.panels; ++panel) {
       const size_t channels = std::min(kChannels, c.out_c - panel * kChannels);
       const float* w = c.weights + panel * c.panel_floats;
@@ -634,7 +522,7 @@ void run_native_conv(NativeConv& conv, float* const* data, pthreadpool_t pool) {
                  conv.has_residual ? data[conv.residual] : nullptr, pool);
     return;
   }
-  if (!conv.padded_rows && !conv.rows_contiguous && x != conv.indirection_input) build_indirection(conv, x);
+  if (!conv.padded_rows && !conv.rows_contiguous() && x != conv.indirection_input) build_indirection(conv, x);
   ConvTask task{&conv, x, data[conv.output], conv.has_residual ? data[conv.residual] : nullptr};
   // Walk the larger operand once: tile by tile when the input is the larger
   // (each tile's rows stay in cache while every panel streams past), panel by

@@ -15,8 +15,10 @@
 // buffer on first use and again whenever the input moves, then runs on the
 // shared pthreadpool. A pointwise window (1x1, stride 1, unpadded, and every
 // fully connected node) has none: a tile's rows are consecutive input
-// pixels, pointed at as the tile starts. Running allocates nothing after
-// the first call.
+// pixels, pointed at as the tile starts. A convolution with few input
+// channels copies its input into zero-bordered rows one band of output rows
+// at a time, and its indirection, made at init, covers one band. Running
+// allocates nothing after the first call.
 
 #include <pthreadpool.h>
 

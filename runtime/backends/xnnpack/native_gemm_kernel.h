@@ -1,0 +1,138 @@
+#pragma once
+// The AVX-512 micro-kernel of the backend's own convolution (native_conv.h):
+// rows x channels outputs (rows <= 12, channels <= 32: 24 accumulators) of a
+// GEMM whose rows are read through pointers, one per output row and tap,
+// with the epilogues the convolutions fold (clamp, residual, swish or
+// hardswish, affine). Header-only templates, included by native_conv.cpp
+// alone; x86-64 only.
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+
+#include <cmath>
+#include <cstddef>
+
+#include "runtime/backends/xnnpack/native_plan.h"
+#include "runtime/backends/xnnpack/stages.h"
+#include "runtime/backends/xnnpack/swish.h"
+
+namespace etc::xnnpack::native_kernel {
+
+// GCC 12 reports the undefined pass-through operand inside _mm512_max_ps and
+// _mm512_min_ps as maybe-uninitialized.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+// What happens to a tile's sums before they are stored.
+struct Epilogue {
+  float lo, hi;                    // clamp of the convolution
+  const float* residual;           // Residual: added after the clamp, same indexing as the sums
+  size_t residual_stride;          // floats between the residual's pixels
+  float residual_lo, residual_hi;  // clamp after the addition
+  // Weights of a later panel to bring towards the core while this tile
+  // computes, one 64-byte line per reduction step; null when none.
+  const float* prefetch = nullptr;
+  // Last, with affine: y * scale + shift.
+  bool affine = false;
+  float scale = 1, shift = 0;
+};
+
+// rows x channels (rows <= R <= 12, channels <= 32) outputs: bias + sum
+// over taps and input channels, clamped to [lo, hi], then with Residual the
+// residual added and clamped again, then the activation Act. The
+// indirection rows of a tile are kNativeGemmRows apart whatever R is; R < 12 serves a
+// short last tile.
+template <size_t R, bool Residual, ConvActivation Act, bool Wide>
+__attribute__((target("avx512f"))) void micro_kernel(size_t rows, size_t channels, size_t taps, size_t in_c,
+                                                     const float* const* a, const float* w, float* y,
+                                                     size_t y_stride, const Epilogue& e) {
+  // Wide: 32 channels in two vectors; otherwise at most 16 in one (the panel
+  // keeps its 32-float stride; its upper half is not read).
+  __m512 acc[R][2];
+  const __m512 bias0 = _mm512_load_ps(w), bias1 = Wide ? _mm512_load_ps(w + 16) : _mm512_setzero_ps();
+  const char* prefetch = reinterpret_cast<const char*>(e.prefetch);
+  w += kNativeGemmChannels;
+#pragma GCC unroll 12
+  for (size_t r = 0; r < R; ++r) acc[r][0] = bias0, acc[r][1] = bias1;
+  for (size_t t = 0; t < taps; ++t) {
+    const float* row[R];
+#pragma GCC unroll 12
+    for (size_t r = 0; r < R; ++r) row[r] = a[t * kNativeGemmRows + r];
+    for (size_t k = 0; k < in_c; ++k) {
+      if (prefetch != nullptr) {
+        _mm_prefetch(prefetch, _MM_HINT_T1);
+        prefetch += 64;
+      }
+      const __m512 b0 = _mm512_load_ps(w);
+      if constexpr (Wide) {
+        const __m512 b1 = _mm512_load_ps(w + 16);
+#pragma GCC unroll 12
+        for (size_t r = 0; r < R; ++r) {
+          const __m512 v = _mm512_set1_ps(row[r][k]);
+          acc[r][0] = _mm512_fmadd_ps(v, b0, acc[r][0]);
+          acc[r][1] = _mm512_fmadd_ps(v, b1, acc[r][1]);
+        }
+      } else {
+#pragma GCC unroll 12
+        for (size_t r = 0; r < R; ++r) acc[r][0] = _mm512_fmadd_ps(_mm512_set1_ps(row[r][k]), b0, acc[r][0]);
+      }
+      w += kNativeGemmChannels;
+    }
+  }
+  const __m512 vlo = _mm512_set1_ps(e.lo), vhi = _mm512_set1_ps(e.hi);
+  const __mmask16 m0 = channels >= 16 ? 0xFFFF : static_cast<__mmask16>((1u << channels) - 1);
+  const __mmask16 m1 = channels >= 32   ? 0xFFFF
+                       : channels <= 16 ? 0
+                                        : static_cast<__mmask16>((1u << (channels - 16)) - 1);
+#pragma GCC unroll 12
+  for (size_t r = 0; r < R; ++r) {
+    if (r >= rows) break;
+    __m512 v0 = _mm512_min_ps(_mm512_max_ps(acc[r][0], vlo), vhi);
+    __m512 v1 = _mm512_min_ps(_mm512_max_ps(acc[r][1], vlo), vhi);
+    if constexpr (Residual) {
+      const float* res = e.residual + r * e.residual_stride;
+      const __m512 rlo = _mm512_set1_ps(e.residual_lo), rhi = _mm512_set1_ps(e.residual_hi);
+      v0 = _mm512_min_ps(_mm512_max_ps(_mm512_add_ps(v0, _mm512_maskz_loadu_ps(m0, res)), rlo), rhi);
+      if constexpr (Wide)
+        v1 = _mm512_min_ps(_mm512_max_ps(_mm512_add_ps(v1, _mm512_maskz_loadu_ps(m1, res + 16)), rlo), rhi);
+    }
+    if constexpr (Act == ConvActivation::kSwish) {
+      v0 = swish_ps(v0);
+      if constexpr (Wide) v1 = swish_ps(v1);
+    } else if constexpr (Act == ConvActivation::kHardSwish) {
+      v0 = hardswish_ps(v0);
+      if constexpr (Wide) v1 = hardswish_ps(v1);
+    }
+    if (e.affine) {
+      v0 = _mm512_fmadd_ps(v0, _mm512_set1_ps(e.scale), _mm512_set1_ps(e.shift));
+      if constexpr (Wide) v1 = _mm512_fmadd_ps(v1, _mm512_set1_ps(e.scale), _mm512_set1_ps(e.shift));
+    }
+    _mm512_mask_storeu_ps(y + r * y_stride, m0, v0);
+    if constexpr (Wide) _mm512_mask_storeu_ps(y + r * y_stride + 16, m1, v1);
+  }
+}
+
+template <bool Residual, ConvActivation Act, bool Wide>
+void run_rows(size_t rows, size_t channels, size_t taps, size_t in_c, const float* const* a, const float* w,
+              float* y, size_t y_stride, const Epilogue& e) {
+  if (rows > 8)
+    micro_kernel<12, Residual, Act, Wide>(rows, channels, taps, in_c, a, w, y, y_stride, e);
+  else if (rows > 4)
+    micro_kernel<8, Residual, Act, Wide>(rows, channels, taps, in_c, a, w, y, y_stride, e);
+  else if (rows > 2)
+    micro_kernel<4, Residual, Act, Wide>(rows, channels, taps, in_c, a, w, y, y_stride, e);
+  else
+    micro_kernel<2, Residual, Act, Wide>(rows, channels, taps, in_c, a, w, y, y_stride, e);
+}
+
+template <bool Residual, ConvActivation Act>
+void run_panel(size_t rows, size_t channels, size_t taps, size_t in_c, const float* const* a, const float* w,
+               float* y, size_t y_stride, const Epilogue& e) {
+  if (channels > 16)
+    run_rows<Residual, Act, true>(rows, channels, taps, in_c, a, w, y, y_stride, e);
+  else
+    run_rows<Residual, Act, false>(rows, channels, taps, in_c, a, w, y, y_stride, e);
+}
+#pragma GCC diagnostic pop
+
+}  // namespace etc::xnnpack::native_kernel
+#endif
