@@ -95,41 +95,41 @@ void plan_buffers(Graph& g, StagePlan& plan) {
   const auto in_arena = [&](size_t t) {
     return plan.shared[t] && !view.tensors[t].is_external() && g.producer[t] >= 0 && !replaced[t];
   };
-  // An elementwise native node whose input dies with it writes its output
-  // over the input: one buffer for both (SE gates: PP-OCR's detector scales
-  // 9.8 MB maps at 160x160x96, input and output live together).
+  // Tensors whose memory another takes, written by node n over input x as
+  // x dies there: one buffer for both.
   std::vector<size_t> memory_of(g.num_tensors);
   for (size_t t = 0; t < g.num_tensors; ++t) memory_of[t] = t;
-  for (size_t n = 0; n < g.num_nodes; ++n) {
-    if (plan.elided[n] || !runs_in_place(g.node(n).type())) continue;
-    const uint32_t x = g.node(n).inputs()->Get(0), y = g.node(n).outputs()->Get(0);
-    if (in_arena(x) && in_arena(y) && last_reader[x] == static_cast<int64_t>(n) &&
-        g.producer[y] == static_cast<int64_t>(n) && view.tensors[x].numel == view.tensors[y].numel)
+  const auto write_over = [&](size_t n, uint32_t x, uint32_t y) {
+    if (in_arena(x) && in_arena(y) && g.producer[y] == static_cast<int64_t>(n) &&
+        view.tensors[x].numel == view.tensors[y].numel)
       memory_of[y] = memory_of[x];
-  }
-  // So does a native node that adds a residual in its epilogue (a
-  // convolution's, a nearest resize's: a feature pyramid's top-down sum)
-  // where the residual dies there: each output element is stored after
-  // the residual element at its index is read, and nothing else the node
-  // reads is the residual.
+  };
+  std::vector<std::vector<size_t>> readers_of(g.num_tensors);
+  for (size_t n = 0; n < g.num_nodes; ++n)
+    for (uint32_t id : *g.node(n).inputs()) readers_of[id].push_back(n);
   for (size_t n = 0; n < g.num_nodes; ++n) {
-    const ConvOutput& out = plan.writes_into[n];
-    if (plan.elided[n] || !g.native[n] || out.residual < 0) continue;
-    const auto r = static_cast<uint32_t>(out.residual);
-    const uint32_t y = out.tensor;
-    if (!in_arena(r) || !in_arena(y) || g.producer[y] != static_cast<int64_t>(n) || out.channel_offset != 0 ||
-        out.pixel_stride != view.tensors[y].dims[view.tensors[y].rank - 1] ||
-        view.tensors[r].numel != view.tensors[y].numel)
+    if (plan.elided[n]) continue;
+    // An elementwise native node whose input dies with it (SE gates).
+    if (runs_in_place(g.node(n).type())) {
+      const uint32_t x = g.node(n).inputs()->Get(0);
+      if (last_reader[x] == static_cast<int64_t>(n)) write_over(n, x, g.node(n).outputs()->Get(0));
       continue;
-    const auto reads_r = [&](int64_t m) {
-      if (m < 0) return false;
-      const auto* inputs = g.node(static_cast<size_t>(m)).inputs();
-      return std::find(inputs->begin(), inputs->end(), r) != inputs->end();
-    };
-    bool dies_here = !reads_r(static_cast<int64_t>(n)) && !reads_r(plan.input_scale[n]);
-    for (size_t m = n + 1; m < g.num_nodes && dies_here; ++m)
-      dies_here = !reads_r(static_cast<int64_t>(m)) || plan.folded_into[m] == static_cast<int64_t>(n);
-    if (dies_here) memory_of[y] = memory_of[r];
+    }
+    // A native node that adds a residual in its epilogue (a convolution's,
+    // a nearest resize's: a feature pyramid's top-down sum), where the
+    // residual dies there: each output element is stored after the residual
+    // element at its index is read, and nothing else the node reads is the
+    // residual (it is read later only by the Adds folded into the node).
+    const ConvOutput& out = plan.writes_into[n];
+    if (!g.native[n] || out.residual < 0 || out.channel_offset != 0 ||
+        out.pixel_stride != view.tensors[out.tensor].dims[view.tensors[out.tensor].rank - 1])
+      continue;
+    const auto r = static_cast<uint32_t>(out.residual);
+    const bool dies_here = std::all_of(readers_of[r].begin(), readers_of[r].end(), [&](size_t m) {
+      return m != n && static_cast<int64_t>(m) != plan.input_scale[n] &&
+             (m < n || plan.folded_into[m] == static_cast<int64_t>(n));
+    });
+    if (dies_here) write_over(n, r, out.tensor);
   }
   // Placed in one arena by size and lifetime (runtime/core/arena_plan.h).
   std::vector<uint32_t> placed;
