@@ -3,6 +3,7 @@
 #include <cpuinfo.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -96,13 +97,31 @@ AlignedBuffer zeroed_floats(size_t count) {
   return b;
 }
 
-bool native_convolution_available() {
+namespace {
+
+std::atomic<NativeIsa> isa_cap{NativeIsa::kAvx512};
+
+NativeIsa cpu_isa() {
 #if defined(__x86_64__)
-  return cpuinfo_initialize() && cpuinfo_has_x86_avx512f();
-#else
-  return false;
+  if (!cpuinfo_initialize()) return NativeIsa::kNone;
+  if (cpuinfo_has_x86_avx512f()) return NativeIsa::kAvx512;
+  if (cpuinfo_has_x86_avx2() && cpuinfo_has_x86_fma3()) return NativeIsa::kAvx2;
 #endif
+  return NativeIsa::kNone;
 }
+
+}  // namespace
+
+NativeIsa native_isa() {
+  static const NativeIsa cpu = cpu_isa();
+  return std::min(cpu, isa_cap.load(std::memory_order_relaxed));
+}
+
+void cap_native_isa(NativeIsa cap) { isa_cap.store(cap, std::memory_order_relaxed); }
+
+bool native_convolution_available() { return native_isa() != NativeIsa::kNone; }
+
+bool native_avx512_available() { return native_isa() == NativeIsa::kAvx512; }
 
 size_t core_cache_bytes() {
   if (!cpuinfo_initialize() || cpuinfo_get_l2_caches_count() == 0) return size_t{1} << 20;
@@ -277,7 +296,7 @@ Result<NativeConvPtr> compile_native_conv(const BlobView& view, const fb::Node& 
                           ? reinterpret_cast<const float*>(view.tensors[node.inputs()->Get(2)].constant)
                           : nullptr;
   const size_t k_total = c.kernel_h * c.kernel_w * c.in_c;
-  if (options.winograd != WinogradMode::kOff && winograd_applies(node)) {
+  if (options.winograd != WinogradMode::kOff && winograd_applies(node) && winograd_available()) {
     const WinogradShape shape{c.batch, c.in_h,  c.in_w,    c.in_c,    c.out_h,
                               c.out_w, c.out_c, c.pad_top, c.pad_left};
     if (options.winograd == WinogradMode::kOn || winograd_pays(shape, options.threads)) {

@@ -1,13 +1,14 @@
 #pragma once
-// The backend's own NHWC convolution for CPUs with AVX-512F: an implicit GEMM
-// (XNNPACK's indirection scheme) whose micro-kernel computes 12 output pixels
-// x 32 output channels in 24 accumulators (x 16 in 12 for a narrow last
-// panel). XNNPACK's own AVX-512 kernel keeps 7 accumulators, fewer than two
-// FMA pipes of latency 4 need, so on cores with full-width AVX-512 this one
-// runs ~20-25% faster. Used for blob
-// Convolution2d nodes with one group and FullyConnected nodes (a 1x1
-// convolution over the rows of their input) where runs_natively picks them;
-// every other node, and every CPU without AVX-512F, stays on XNNPACK (its
+// The backend's own NHWC convolution for CPUs with AVX-512F or AVX2 + FMA3:
+// an implicit GEMM (XNNPACK's indirection scheme) whose micro-kernel
+// computes 12 output pixels x 32 output channels, in 24 accumulators with
+// AVX-512 (x 16 in 12 for a narrow last panel) and as four blocks of 6 x 16
+// in 12 with AVX2. XNNPACK's own AVX-512 kernel keeps 7 accumulators, fewer
+// than two FMA pipes of latency 4 need; its AVX2 kernel, as Debian builds
+// it, keeps one accumulator in memory. Used for blob Convolution2d nodes
+// with one group and FullyConnected nodes (a 1x1 convolution over the rows
+// of their input) where runs_natively picks them; every other node, and
+// every CPU without either instruction set, stays on XNNPACK (the
 // micro-kernel also serves Winograd's products and native_deconv.h).
 //
 // compile_native_conv packs the filter and bias (reading the blob, so it runs
@@ -36,8 +37,22 @@
 
 namespace etc::xnnpack {
 
-// Whether this CPU can run the kernel (AVX-512F).
+// The instruction sets the backend's own kernels are written for: AVX-512F
+// (every native kernel), AVX2 with FMA3 (the convolution's micro-kernel,
+// hence direct and Winograd convolutions, fully connected nodes and
+// deconvolutions, and the native swish; depthwise convolutions and channel
+// scales stay on XNNPACK or portable code), or none (everything on XNNPACK).
+enum class NativeIsa { kNone, kAvx2, kAvx512 };
+// What this CPU offers, capped by cap_native_isa.
+NativeIsa native_isa();
+// Runs the native kernels as if the CPU offered no more than `cap`
+// (kAvx512: no cap). Tests use it to run the AVX2 kernels on CPUs with
+// AVX-512; delegates read it as they are created.
+void cap_native_isa(NativeIsa cap);
+// Whether this CPU can run the convolution kernel (AVX-512F, or AVX2 with FMA3).
 bool native_convolution_available();
+// Whether it can run the kernels written for AVX-512F alone.
+bool native_avx512_available();
 // The bytes of the cache private to one core (L2), 1 MiB where the CPU
 // does not say.
 size_t core_cache_bytes();
@@ -57,7 +72,7 @@ bool can_run_natively(const fb::Node& node);
 // rows x channels (rows <= 12, channels <= 32) of y, rows y_stride floats
 // apart, = rows a[0], ..., a[rows - 1] of `depth` floats times a packed
 // panel w (32 biases, then depth x 32 weights), clamped to [lo, hi]. `a`
-// holds 12 readable rows whatever `rows` is. Needs AVX-512F.
+// holds 12 readable rows whatever `rows` is. Needs native_convolution_available().
 void native_gemm_panel(size_t rows, size_t channels, size_t depth, const float* const* a, const float* w,
                        float* y, size_t y_stride, float lo = -INFINITY, float hi = INFINITY);
 

@@ -35,7 +35,7 @@ constexpr size_t kMaxTaps = 64;  // a 7x7 window and more fit
 bool depthwise_can_run_natively(const fb::Node& node) {
   return node.type() == fb::NodeType::DepthwiseConvolution2d && node.depth_multiplier() == 1 &&
          node.flags() == 0 && dim(node.kernel(), 0, 1) * dim(node.kernel(), 1, 1) <= kMaxTaps &&
-         native_convolution_available();
+         native_avx512_available();
 }
 
 NativeEpilogue& epilogue(NativeDepthwise& conv) { return conv; }

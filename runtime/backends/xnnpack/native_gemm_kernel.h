@@ -1,17 +1,22 @@
 #pragma once
-// The AVX-512 micro-kernel of the backend's own convolution (native_conv.h):
-// rows x channels outputs (rows <= 12, channels <= 32: 24 accumulators) of a
-// GEMM whose rows are read through pointers, one per output row and tap,
-// with the epilogues the convolutions fold (clamp, residual, swish or
-// hardswish, affine). Header-only templates, included by native_conv.cpp
-// alone; x86-64 only.
+// The micro-kernels of the backend's own convolution (native_conv.h): rows x
+// channels outputs (rows <= 12, channels <= 32) of a GEMM whose rows are
+// read through pointers, one per output row and tap, with the epilogues the
+// convolutions fold (clamp, residual, swish or hardswish, affine). With
+// AVX-512F the whole tile is 24 accumulators; with AVX2 + FMA3 (16
+// registers) it is computed as blocks of up to 6 rows x 16 channels (12
+// accumulators, two weight vectors and a broadcast), each block's rows
+// read once per half panel. Header-only templates, included by
+// native_conv.cpp alone; x86-64 only.
 
 #if defined(__x86_64__)
 #include <immintrin.h>
 
 #include <cmath>
 #include <cstddef>
+#include <cstdint>
 
+#include "runtime/backends/xnnpack/native_conv.h"
 #include "runtime/backends/xnnpack/native_plan.h"
 #include "runtime/backends/xnnpack/stages.h"
 #include "runtime/backends/xnnpack/swish.h"
@@ -111,6 +116,111 @@ __attribute__((target("avx512f"))) void micro_kernel(size_t rows, size_t channel
   }
 }
 
+// AVX2 + FMA3: lanes [0, n) of 8 (n <= 8) loaded or stored; the rest of
+// a load reads as zero.
+__attribute__((target("avx2,fma"))) inline __m256i lanes_avx2(size_t n) {
+  alignas(32) static constexpr int32_t kMask[16] = {-1, -1, -1, -1, -1, -1, -1, -1, 0, 0, 0, 0, 0, 0, 0, 0};
+  return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(kMask + 8 - n));
+}
+
+// One block of a tile with AVX2: RB rows (rows of them stored) x 16
+// channels (channels of them stored, <= 16) from half a panel: w points at
+// the half's first bias, its weights follow a panel row (32 floats) apart.
+// a[t * kNativeGemmRows + r] is row r's pointer for tap t. The residual,
+// when there is one, is read at e.residual + r * e.residual_stride.
+template <size_t RB, bool Residual, ConvActivation Act>
+__attribute__((target("avx2,fma"))) void block_avx2(size_t rows, size_t channels, size_t taps, size_t in_c,
+                                                    const float* const* a, const float* w, float* y,
+                                                    size_t y_stride, const Epilogue& e, const float* residual,
+                                                    const char* prefetch) {
+  __m256 acc[RB][2];
+  const __m256 bias0 = _mm256_load_ps(w), bias1 = _mm256_load_ps(w + 8);
+  w += kNativeGemmChannels;
+#pragma GCC unroll 6
+  for (size_t r = 0; r < RB; ++r) acc[r][0] = bias0, acc[r][1] = bias1;
+  for (size_t t = 0; t < taps; ++t) {
+    const float* row[RB];
+#pragma GCC unroll 6
+    for (size_t r = 0; r < RB; ++r) row[r] = a[t * kNativeGemmRows + r];
+    for (size_t k = 0; k < in_c; ++k) {
+      if (prefetch != nullptr) {
+        _mm_prefetch(prefetch, _MM_HINT_T1);
+        prefetch += 64;
+      }
+      const __m256 b0 = _mm256_load_ps(w), b1 = _mm256_load_ps(w + 8);
+#pragma GCC unroll 6
+      for (size_t r = 0; r < RB; ++r) {
+        const __m256 v = _mm256_broadcast_ss(row[r] + k);
+        acc[r][0] = _mm256_fmadd_ps(v, b0, acc[r][0]);
+        acc[r][1] = _mm256_fmadd_ps(v, b1, acc[r][1]);
+      }
+      w += kNativeGemmChannels;
+    }
+  }
+  const __m256 vlo = _mm256_set1_ps(e.lo), vhi = _mm256_set1_ps(e.hi);
+  const size_t n0 = channels < 8 ? channels : 8, n1 = channels - n0;
+  const __m256i m0 = lanes_avx2(n0), m1 = lanes_avx2(n1);
+  const bool full = channels == 16;
+#pragma GCC unroll 6
+  for (size_t r = 0; r < RB; ++r) {
+    if (r >= rows) break;
+    __m256 v[2];
+    for (size_t h = 0; h < 2; ++h) {
+      v[h] = _mm256_min_ps(_mm256_max_ps(acc[r][h], vlo), vhi);
+      if constexpr (Residual) {
+        const float* res = residual + r * e.residual_stride + 8 * h;
+        const __m256 add = full ? _mm256_loadu_ps(res) : _mm256_maskload_ps(res, h == 0 ? m0 : m1);
+        v[h] = _mm256_min_ps(_mm256_max_ps(_mm256_add_ps(v[h], add), _mm256_set1_ps(e.residual_lo)),
+                             _mm256_set1_ps(e.residual_hi));
+      }
+      if constexpr (Act == ConvActivation::kSwish) v[h] = swish_ps(v[h]);
+      if constexpr (Act == ConvActivation::kHardSwish) v[h] = hardswish_ps(v[h]);
+      if (e.affine) v[h] = _mm256_fmadd_ps(v[h], _mm256_set1_ps(e.scale), _mm256_set1_ps(e.shift));
+    }
+    float* out = y + r * y_stride;
+    if (full) {
+      _mm256_storeu_ps(out, v[0]);
+      _mm256_storeu_ps(out + 8, v[1]);
+    } else {
+      _mm256_maskstore_ps(out, m0, v[0]);
+      if (n1 > 0) _mm256_maskstore_ps(out + 8, m1, v[1]);
+    }
+  }
+}
+
+// The AVX2 tile: row blocks of RB (the tile's rows split evenly: 12 as two
+// blocks of 6, 8 as two of 4), each block over both halves of the panel in
+// turn so that its rows stay in L1 while the weights stream from L2.
+template <size_t R, bool Residual, ConvActivation Act>
+void tile_avx2(size_t rows, size_t channels, size_t taps, size_t in_c, const float* const* a, const float* w,
+               float* y, size_t y_stride, const Epilogue& e) {
+  constexpr size_t RB = R > 6 ? R / 2 : R;
+  const char* prefetch = reinterpret_cast<const char*>(e.prefetch);
+  for (size_t r0 = 0; r0 < rows; r0 += RB) {
+    const size_t n = rows - r0 < RB ? rows - r0 : RB;
+    for (size_t h = 0; h * 16 < channels; ++h) {
+      const size_t ch = channels - h * 16 < 16 ? channels - h * 16 : 16;
+      const float* res = Residual ? e.residual + r0 * e.residual_stride + h * 16 : nullptr;
+      block_avx2<RB, Residual, Act>(n, ch, taps, in_c, a + r0, w + h * 16, y + r0 * y_stride + h * 16,
+                                    y_stride, e, res, prefetch);
+      prefetch = nullptr;  // one block walks the later panel's lines
+    }
+  }
+}
+
+template <bool Residual, ConvActivation Act>
+void run_rows_avx2(size_t rows, size_t channels, size_t taps, size_t in_c, const float* const* a,
+                   const float* w, float* y, size_t y_stride, const Epilogue& e) {
+  if (rows > 8)
+    tile_avx2<12, Residual, Act>(rows, channels, taps, in_c, a, w, y, y_stride, e);
+  else if (rows > 4)
+    tile_avx2<8, Residual, Act>(rows, channels, taps, in_c, a, w, y, y_stride, e);
+  else if (rows > 2)
+    tile_avx2<4, Residual, Act>(rows, channels, taps, in_c, a, w, y, y_stride, e);
+  else
+    tile_avx2<2, Residual, Act>(rows, channels, taps, in_c, a, w, y, y_stride, e);
+}
+
 template <bool Residual, ConvActivation Act, bool Wide>
 void run_rows(size_t rows, size_t channels, size_t taps, size_t in_c, const float* const* a, const float* w,
               float* y, size_t y_stride, const Epilogue& e) {
@@ -124,10 +234,13 @@ void run_rows(size_t rows, size_t channels, size_t taps, size_t in_c, const floa
     micro_kernel<2, Residual, Act, Wide>(rows, channels, taps, in_c, a, w, y, y_stride, e);
 }
 
+// The tile on the widest instruction set native_isa() allows.
 template <bool Residual, ConvActivation Act>
 void run_panel(size_t rows, size_t channels, size_t taps, size_t in_c, const float* const* a, const float* w,
                float* y, size_t y_stride, const Epilogue& e) {
-  if (channels > 16)
+  if (native_isa() != NativeIsa::kAvx512)
+    run_rows_avx2<Residual, Act>(rows, channels, taps, in_c, a, w, y, y_stride, e);
+  else if (channels > 16)
     run_rows<Residual, Act, true>(rows, channels, taps, in_c, a, w, y, y_stride, e);
   else
     run_rows<Residual, Act, false>(rows, channels, taps, in_c, a, w, y, y_stride, e);

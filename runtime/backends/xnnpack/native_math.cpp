@@ -561,7 +561,7 @@ ChannelScaleOp compile_channel_scale(const BlobView& view, const fb::Node& node)
 void run_math_op(const ChannelScaleOp& op, float* const* data, pthreadpool_t pool) {
   Context<ChannelScaleOp> c{&op, data};
 #if defined(__x86_64__)
-  static const bool avx512 = native_convolution_available();
+  const bool avx512 = native_avx512_available();
   const auto task = avx512 ? scale_rows_avx512 : scale_rows;
 #else
   const auto task = scale_rows;

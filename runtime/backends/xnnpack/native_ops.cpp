@@ -4,6 +4,7 @@
 #include <cstring>
 #include <string>
 
+#include "runtime/backends/xnnpack/native_conv.h"
 #include "runtime/backends/xnnpack/node_checks.h"
 #include "runtime/backends/xnnpack/swish.h"
 
@@ -118,9 +119,26 @@ __attribute__((target("avx512f"))) void swish_rows(void* context, size_t first, 
     _mm512_mask_storeu_ps(y + i, m, swish_ps(_mm512_maskz_loadu_ps(m, x + i)));
   }
 }
+
+__attribute__((target("avx2,fma"))) void swish_rows_avx2(void* context, size_t first, size_t count) {
+  const auto& [op, data] = *static_cast<const RunContext<SwishOp>*>(context);
+  const size_t e = op->row_elements;
+  const size_t begin = first * e, end = std::min(op->total, (first + count) * e);
+  const float* x = data[op->input];
+  float* y = data[op->output];
+  size_t i = begin;
+  for (; i + 8 <= end; i += 8) _mm256_storeu_ps(y + i, swish_ps(_mm256_loadu_ps(x + i)));
+  if (i < end) {
+    alignas(32) float tail[8] = {};
+    std::memcpy(tail, x + i, (end - i) * sizeof(float));
+    _mm256_store_ps(tail, swish_ps(_mm256_load_ps(tail)));
+    std::memcpy(y + i, tail, (end - i) * sizeof(float));
+  }
+}
 #pragma GCC diagnostic pop
 #else
 void swish_rows(void*, size_t, size_t) {}
+void swish_rows_avx2(void*, size_t, size_t) {}
 #endif
 
 void slice_rows(void* context, size_t first, size_t count) {
@@ -331,7 +349,9 @@ void run_native_op(const NativeOp& native, float* const* data, pthreadpool_t poo
           [&](const ChannelShuffleOp& op) {
             parallel_rows(op, data, pool, shuffle_rows, tile_rows(op.channels));
           },
-          [&](const SwishOp& op) { parallel_rows(op, data, pool, swish_rows, 16); },
+          [&](const SwishOp& op) {
+            parallel_rows(op, data, pool, native_avx512_available() ? swish_rows : swish_rows_avx2, 16);
+          },
           [&](const auto& op) { run_math_op(op, data, pool); },
       },
       native);

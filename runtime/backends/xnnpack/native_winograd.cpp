@@ -55,6 +55,8 @@ struct Winograd {
 
 void WinogradDeleter::operator()(Winograd* w) const { delete w; }
 
+bool winograd_available() { return native_convolution_available(); }
+
 bool winograd_applies(const fb::Node& node) {
   const auto at = [](const flatbuffers::Vector<uint32_t>* v, flatbuffers::uoffset_t i) {
     return v == nullptr ? 1u : v->Get(i);
@@ -140,6 +142,33 @@ __attribute__((target("avx512f"))) inline void output_1d(const __m512* m, size_t
   o[3 * os] = _mm512_add_ps(_mm512_fmadd_ps(_mm512_set1_ps(8.0f), d34, d12), m[5 * s]);
 }
 
+// The same two transforms on 8-lane vectors, with AVX2 + FMA3.
+__attribute__((target("avx2,fma"))) inline void input_1d(const __m256* a, size_t s, __m256* o, size_t os) {
+  const __m256 a0 = a[0], a1 = a[s], a2 = a[2 * s], a3 = a[3 * s], a4 = a[4 * s], a5 = a[5 * s];
+  const __m256 four = _mm256_set1_ps(4.0f), five = _mm256_set1_ps(5.0f), two = _mm256_set1_ps(2.0f);
+  o[0] = _mm256_fmadd_ps(four, a0, _mm256_fnmadd_ps(five, a2, a4));
+  o[os] = _mm256_fnmadd_ps(four, _mm256_add_ps(a1, a2), _mm256_add_ps(a3, a4));
+  o[2 * os] = _mm256_fmadd_ps(four, _mm256_sub_ps(a1, a2), _mm256_sub_ps(a4, a3));
+  o[3 * os] = _mm256_fmadd_ps(two, _mm256_sub_ps(a3, a1), _mm256_sub_ps(a4, a2));
+  o[4 * os] = _mm256_fmadd_ps(two, _mm256_sub_ps(a1, a3), _mm256_sub_ps(a4, a2));
+  o[5 * os] = _mm256_fmadd_ps(four, a1, _mm256_fnmadd_ps(five, a3, a5));
+}
+
+__attribute__((target("avx2,fma"))) inline void output_1d(const __m256* m, size_t s, __m256* o, size_t os) {
+  const __m256 s12 = _mm256_add_ps(m[s], m[2 * s]), d12 = _mm256_sub_ps(m[s], m[2 * s]);
+  const __m256 s34 = _mm256_add_ps(m[3 * s], m[4 * s]), d34 = _mm256_sub_ps(m[3 * s], m[4 * s]);
+  o[0] = _mm256_add_ps(_mm256_add_ps(m[0], s12), s34);
+  o[os] = _mm256_fmadd_ps(_mm256_set1_ps(2.0f), d34, d12);
+  o[2 * os] = _mm256_fmadd_ps(_mm256_set1_ps(4.0f), s34, s12);
+  o[3 * os] = _mm256_add_ps(_mm256_fmadd_ps(_mm256_set1_ps(8.0f), d34, d12), m[5 * s]);
+}
+
+// Lanes [0, n) of 8 (n <= 8) for AVX2's masked loads and stores.
+__attribute__((target("avx2,fma"))) inline __m256i lanes8(size_t n) {
+  alignas(32) static constexpr int32_t kMask[16] = {-1, -1, -1, -1, -1, -1, -1, -1, 0, 0, 0, 0, 0, 0, 0, 0};
+  return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(kMask + 8 - n));
+}
+
 struct TileOrigin {
   size_t n;
   ptrdiff_t y, x;  // top-left output pixel of the tile (the input window starts pad above/left)
@@ -151,22 +180,38 @@ TileOrigin tile_origin(const Winograd& w, size_t t) {
   return {n, static_cast<ptrdiff_t>(ty * kTile), static_cast<ptrdiff_t>(tx * kTile)};
 }
 
+// Which rows and columns of a tile's 6x6 input window lie inside the image.
+struct Window {
+  ptrdiff_t y0, x0;  // top-left input pixel (may be outside)
+  bool row_in[kAlpha], col_in[kAlpha];
+  // Floats from the image's start to window pixel (i, j), which is inside.
+  size_t offset(size_t i, size_t j, const WinogradShape& s) const {
+    return (static_cast<size_t>(y0 + static_cast<ptrdiff_t>(i)) * s.in_w +
+            static_cast<size_t>(x0 + static_cast<ptrdiff_t>(j))) *
+           s.in_c;
+  }
+};
+
+Window window(const Winograd& w, TileOrigin t) {
+  const WinogradShape& s = w.s;
+  Window win;
+  win.y0 = t.y - static_cast<ptrdiff_t>(s.pad_top);
+  win.x0 = t.x - static_cast<ptrdiff_t>(s.pad_left);
+  for (size_t i = 0; i < kAlpha; ++i) {
+    const ptrdiff_t y = win.y0 + static_cast<ptrdiff_t>(i), x = win.x0 + static_cast<ptrdiff_t>(i);
+    win.row_in[i] = y >= 0 && y < static_cast<ptrdiff_t>(s.in_h);
+    win.col_in[i] = x >= 0 && x < static_cast<ptrdiff_t>(s.in_w);
+  }
+  return win;
+}
+
 // V[point][b][c] for tiles [first, first + count) of the block.
 __attribute__((target("avx512f"))) void transform_input(const Winograd& w, const float* x, size_t first,
                                                         size_t count, float* v) {
   const WinogradShape& s = w.s;
   for (size_t b = 0; b < count; ++b) {
     const TileOrigin t = tile_origin(w, first + b);
-    const ptrdiff_t y0 = t.y - static_cast<ptrdiff_t>(s.pad_top);
-    const ptrdiff_t x0 = t.x - static_cast<ptrdiff_t>(s.pad_left);
-    // Which window rows and columns lie inside the image.
-    bool row_in[kAlpha], col_in[kAlpha];
-    for (size_t i = 0; i < kAlpha; ++i) {
-      row_in[i] = y0 + static_cast<ptrdiff_t>(i) >= 0 &&
-                  y0 + static_cast<ptrdiff_t>(i) < static_cast<ptrdiff_t>(s.in_h);
-      col_in[i] = x0 + static_cast<ptrdiff_t>(i) >= 0 &&
-                  x0 + static_cast<ptrdiff_t>(i) < static_cast<ptrdiff_t>(s.in_w);
-    }
+    const Window win = window(w, t);
     const float* image = x + t.n * s.in_h * s.in_w * s.in_c;
     for (size_t c = 0; c < w.in_c_pad; c += 16) {
       const size_t lanes = std::min<size_t>(16, s.in_c > c ? s.in_c - c : 0);
@@ -174,18 +219,36 @@ __attribute__((target("avx512f"))) void transform_input(const Winograd& w, const
       __m512 d[kPoints], u[kPoints];
       for (size_t i = 0; i < kAlpha; ++i)
         for (size_t j = 0; j < kAlpha; ++j)
-          d[i * kAlpha + j] =
-              row_in[i] && col_in[j]
-                  ? _mm512_maskz_loadu_ps(mask,
-                                          image +
-                                              (static_cast<size_t>(y0 + static_cast<ptrdiff_t>(i)) * s.in_w +
-                                               static_cast<size_t>(x0 + static_cast<ptrdiff_t>(j))) *
-                                                  s.in_c +
-                                              c)
-                  : _mm512_setzero_ps();
+          d[i * kAlpha + j] = win.row_in[i] && win.col_in[j]
+                                  ? _mm512_maskz_loadu_ps(mask, image + win.offset(i, j, s) + c)
+                                  : _mm512_setzero_ps();
       for (size_t j = 0; j < kAlpha; ++j) input_1d(&d[j], kAlpha, &u[j], kAlpha);          // columns: B^T d
       for (size_t i = 0; i < kAlpha; ++i) input_1d(&u[i * kAlpha], 1, &d[i * kAlpha], 1);  // rows: (B^T d) B
       for (size_t p = 0; p < kPoints; ++p) _mm512_store_ps(v + (p * w.block + b) * w.in_c_pad + c, d[p]);
+    }
+  }
+}
+
+// transform_input 8 channels at a time, with AVX2 + FMA3.
+__attribute__((target("avx2,fma"))) void transform_input_avx2(const Winograd& w, const float* x, size_t first,
+                                                              size_t count, float* v) {
+  const WinogradShape& s = w.s;
+  for (size_t b = 0; b < count; ++b) {
+    const TileOrigin t = tile_origin(w, first + b);
+    const Window win = window(w, t);
+    const float* image = x + t.n * s.in_h * s.in_w * s.in_c;
+    for (size_t c = 0; c < w.in_c_pad; c += 8) {
+      const size_t lanes = std::min<size_t>(8, s.in_c > c ? s.in_c - c : 0);
+      const __m256i mask = lanes8(lanes);
+      __m256 d[kPoints], u[kPoints];
+      for (size_t i = 0; i < kAlpha; ++i)
+        for (size_t j = 0; j < kAlpha; ++j)
+          d[i * kAlpha + j] = win.row_in[i] && win.col_in[j]
+                                  ? _mm256_maskload_ps(image + win.offset(i, j, s) + c, mask)
+                                  : _mm256_setzero_ps();
+      for (size_t j = 0; j < kAlpha; ++j) input_1d(&d[j], kAlpha, &u[j], kAlpha);
+      for (size_t i = 0; i < kAlpha; ++i) input_1d(&u[i * kAlpha], 1, &d[i * kAlpha], 1);
+      for (size_t p = 0; p < kPoints; ++p) _mm256_store_ps(v + (p * w.block + b) * w.in_c_pad + c, d[p]);
     }
   }
 }
@@ -249,10 +312,50 @@ __attribute__((target("avx512f"))) void transform_output_tile(const Winograd& w,
   }
 }
 
+// transform_output_tile 8 channels at a time, with AVX2 + FMA3.
 template <bool Residual, ConvActivation Act>
-void transform_output(const Winograd& w, const Store& st, const float* m, size_t first, size_t count) {
-  for (size_t b = 0; b < count; ++b)
-    transform_output_tile<Residual, Act>(w, st, m, b, tile_origin(w, first + b));
+__attribute__((target("avx2,fma"))) void transform_output_tile_avx2(const Winograd& w, const Store& st,
+                                                                    const float* m, size_t b, TileOrigin t) {
+  const WinogradShape& s = w.s;
+  const NativeEpilogue& e = *st.e;
+  const size_t rows = std::min<size_t>(kTile, s.out_h - static_cast<size_t>(t.y));
+  const size_t cols = std::min<size_t>(kTile, s.out_w - static_cast<size_t>(t.x));
+  const __m256 vlo = _mm256_set1_ps(st.lo), vhi = _mm256_set1_ps(st.hi);
+  const __m256 rlo = _mm256_set1_ps(e.residual_lo), rhi = _mm256_set1_ps(e.residual_hi);
+  for (size_t c = 0; c < s.out_c; c += 8) {
+    const __m256i mask = lanes8(std::min<size_t>(8, s.out_c - c));
+    __m256 a[kPoints], u[kTile * kAlpha], o[kTile * kTile];
+    for (size_t p = 0; p < kPoints; ++p) a[p] = _mm256_load_ps(m + (p * w.block + b) * w.out_c_pad + c);
+    for (size_t j = 0; j < kAlpha; ++j) output_1d(&a[j], kAlpha, &u[j], kAlpha);
+    for (size_t i = 0; i < kTile; ++i) output_1d(&u[i * kAlpha], 1, &o[i * kTile], 1);
+    const __m256 bias = _mm256_load_ps(w.bias.as<float>() + c);
+    for (size_t i = 0; i < rows; ++i)
+      for (size_t j = 0; j < cols; ++j) {
+        const size_t pixel =
+            (t.n * s.out_h + static_cast<size_t>(t.y) + i) * s.out_w + static_cast<size_t>(t.x) + j;
+        __m256 v = _mm256_min_ps(_mm256_max_ps(_mm256_add_ps(o[i * kTile + j], bias), vlo), vhi);
+        if constexpr (Residual)
+          v = _mm256_min_ps(
+              _mm256_max_ps(_mm256_add_ps(v, _mm256_maskload_ps(st.residual + pixel * s.out_c + c, mask)),
+                            rlo),
+              rhi);
+        if constexpr (Act == ConvActivation::kSwish) v = swish_ps(v);
+        if constexpr (Act == ConvActivation::kHardSwish) v = hardswish_ps(v);
+        if (e.affine) v = _mm256_fmadd_ps(v, _mm256_set1_ps(e.scale), _mm256_set1_ps(e.shift));
+        _mm256_maskstore_ps(st.y + pixel * e.out_stride + e.out_offset + c, mask, v);
+      }
+  }
+}
+
+template <bool Residual, ConvActivation Act>
+void transform_output(const Winograd& w, const Store& st, const float* m, size_t first, size_t count,
+                      bool avx512) {
+  for (size_t b = 0; b < count; ++b) {
+    if (avx512)
+      transform_output_tile<Residual, Act>(w, st, m, b, tile_origin(w, first + b));
+    else
+      transform_output_tile_avx2<Residual, Act>(w, st, m, b, tile_origin(w, first + b));
+  }
 }
 
 #pragma GCC diagnostic pop
@@ -275,16 +378,20 @@ void run_chunk(void* context, size_t chunk) {
   float* v = w.scratch.as<float>() + chunk * w.scratch_floats;
   float* m = v + kPoints * w.block * w.in_c_pad;
   const size_t begin = chunk * w.chunk_tiles, end = std::min(w.tiles, begin + w.chunk_tiles);
+  const bool avx512 = native_avx512_available();
   for (size_t first = begin; first < end; first += w.block) {
     const size_t count = std::min(w.block, end - first);
-    transform_input(w, x, first, count, v);
+    if (avx512)
+      transform_input(w, x, first, count, v);
+    else
+      transform_input_avx2(w, x, first, count, v);
     multiply(w, count, v, m);
     using A = ConvActivation;
     const auto out = [&]<bool Residual>() {
       switch (st.e->activation) {
-        case A::kSwish: return transform_output<Residual, A::kSwish>(w, st, m, first, count);
-        case A::kHardSwish: return transform_output<Residual, A::kHardSwish>(w, st, m, first, count);
-        default: return transform_output<Residual, A::kNone>(w, st, m, first, count);
+        case A::kSwish: return transform_output<Residual, A::kSwish>(w, st, m, first, count, avx512);
+        case A::kHardSwish: return transform_output<Residual, A::kHardSwish>(w, st, m, first, count, avx512);
+        default: return transform_output<Residual, A::kNone>(w, st, m, first, count, avx512);
       }
     };
     if (st.residual != nullptr)

@@ -39,6 +39,8 @@ enum class WinogradMode { kOff, kAuto, kOn };
 // Whether a checked node can run as Winograd: a one-group Convolution2d
 // with a 3x3 window, stride 1, dilation 1 and no flags.
 bool winograd_applies(const fb::Node& node);
+// Whether this CPU runs the transforms (native_conv.h native_isa).
+bool winograd_available();
 
 struct Winograd;
 struct WinogradDeleter {
