@@ -26,6 +26,28 @@
 
 namespace etc::testing::native_conv {
 
+// The native instruction sets this CPU runs, widest first: a test that
+// takes one with GENERATE(from_range(native_isas())) and holds a NativeIsaCap
+// runs once per set, so CPUs with AVX-512 test the AVX2 kernels too.
+inline std::vector<xnnpack::NativeIsa> native_isas() {
+  std::vector<xnnpack::NativeIsa> isas;
+  for (xnnpack::NativeIsa isa : {xnnpack::NativeIsa::kAvx512, xnnpack::NativeIsa::kAvx2})
+    if (xnnpack::native_isa() >= isa) isas.push_back(isa);
+  return isas;
+}
+
+inline const char* isa_name(xnnpack::NativeIsa isa) {
+  return isa == xnnpack::NativeIsa::kAvx512 ? "AVX-512" : isa == xnnpack::NativeIsa::kAvx2 ? "AVX2" : "none";
+}
+
+// Caps native_isa() at `isa` for its lifetime.
+struct NativeIsaCap {
+  explicit NativeIsaCap(xnnpack::NativeIsa isa) { xnnpack::cap_native_isa(isa); }
+  ~NativeIsaCap() { xnnpack::cap_native_isa(xnnpack::NativeIsa::kAvx512); }
+  NativeIsaCap(const NativeIsaCap&) = delete;
+  NativeIsaCap& operator=(const NativeIsaCap&) = delete;
+};
+
 using xnnpack::fb::BoundaryLayout;
 using xnnpack::fb::NodeType;
 using Spec = std::pair<std::string, std::string>;

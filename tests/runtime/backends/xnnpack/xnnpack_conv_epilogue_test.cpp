@@ -26,6 +26,9 @@ using xnnpack::fb::NodeType;
 
 TEST_CASE("xnnpack native convolutions write straight into a channel concatenation", "[xnnpack]") {
   REQUIRE(xnnpack::native_convolution_available());
+  const xnnpack::NativeIsa isa = GENERATE(from_range(native_isas()));
+  INFO(isa_name(isa));
+  const NativeIsaCap cap(isa);
   // x -> conv A (3x3 pad 1, 32->64) -> a; x -> Clamp -> c; x -> conv B (1x1,
   // 32->32) -> b; Concatenate(a, c, b) on channels -> cat -> Clamp -> y.
   // Under "on" A and B write into cat at channels 0 and 96; the
@@ -108,6 +111,9 @@ double swish_ref(double v) { return v / (1.0 + std::exp(-v)); }
 TEST_CASE("xnnpack swish (sigmoid then multiply) runs in one pass, in a convolution's epilogue or alone",
           "[xnnpack]") {
   REQUIRE(xnnpack::native_convolution_available());
+  const xnnpack::NativeIsa isa = GENERATE(from_range(native_isas()));
+  INFO(isa_name(isa));
+  const NativeIsaCap cap(isa);
   // x -> conv (1x1, 32->64) -> t; Sigmoid(t) -> s; Multiply(t, s) -> u;
   // u -> Clamp [-50, 50] -> v; Sigmoid(v) -> w; Multiply(w, v) -> y.
   // The first swish folds into the convolution, the second runs alone.
@@ -232,6 +238,9 @@ TEST_CASE("xnnpack keeps sigmoid and multiply apart when they are not exactly a 
 
 TEST_CASE("xnnpack folds a residual Add into the native convolution's epilogue", "[xnnpack]") {
   REQUIRE(xnnpack::native_convolution_available());
+  const xnnpack::NativeIsa isa = GENERATE(from_range(native_isas()));
+  INFO(isa_name(isa));
+  const NativeIsaCap cap(isa);
   // x -> Clamp [-1, 1] -> r; r -> conv (3x3 pad 1, 64->64, clamp [-2, 2]) -> t;
   // Add(r, t) clamped to [0, inf) -> y (resnet's block).
   const std::array<uint32_t, 4> p1 = {1, 1, 1, 1};
@@ -339,6 +348,9 @@ TEST_CASE("xnnpack keeps an Add apart when it broadcasts or the convolution's ou
 
 TEST_CASE("xnnpack native convolution writes over a residual that dies in its epilogue", "[xnnpack]") {
   REQUIRE(xnnpack::native_convolution_available());
+  const xnnpack::NativeIsa isa = GENERATE(from_range(native_isas()));
+  INFO(isa_name(isa));
+  const NativeIsaCap cap(isa);
   // r = Clamp(x) [-1, 1]; a = Clamp(x) [-0.5, 0.5] (or a = r); t = conv(a)
   // (3x3 pad 1, 32->32); s = Add(t, r); y = Clamp(s) [-3, 3]. The sum may
   // take r's memory unless the convolution reads r itself.

@@ -305,6 +305,9 @@ bool documented_auto(const Geometry& g) {
 
 TEST_CASE("xnnpack native convolution equals XNNPACK and the reference across geometries", "[xnnpack]") {
   REQUIRE(xnnpack::native_convolution_available());
+  const xnnpack::NativeIsa isa = GENERATE(from_range(native_isas()));
+  INFO(isa_name(isa));
+  const NativeIsaCap cap(isa);
   uint32_t seed = 100;
   for (const Geometry& g : sweep()) {
     INFO(g.name);
@@ -326,6 +329,9 @@ TEST_CASE("xnnpack native convolution equals XNNPACK and the reference across ge
 
 TEST_CASE("xnnpack native convolution gives the same bits on 1 and 2 threads", "[xnnpack]") {
   REQUIRE(xnnpack::native_convolution_available());
+  const xnnpack::NativeIsa isa = GENERATE(from_range(native_isas()));
+  INFO(isa_name(isa));
+  const NativeIsaCap cap(isa);
   const std::array<uint32_t, 4> p1 = {1, 1, 1, 1};
   const std::vector<Geometry> cases = {
       {.name = "3x3 pad 1, 48->64, 14x14", .h = 14, .w = 14, .c = 48, .o = 64, .kh = 3, .kw = 3, .pad = p1},

@@ -123,6 +123,9 @@ bool builds_winograd(const std::vector<uint8_t>& blob, xnnpack::WinogradMode mod
 TEST_CASE("xnnpack Winograd convolution stays within rounding of the reference across geometries",
           "[xnnpack]") {
   REQUIRE(xnnpack::native_convolution_available());
+  const xnnpack::NativeIsa isa = GENERATE(from_range(native_isas()));
+  INFO(isa_name(isa));
+  const NativeIsaCap cap(isa);
   uint32_t seed = 900;
   for (const Geometry& g : winograd_sweep()) {
     INFO(g.name);
@@ -208,6 +211,9 @@ double swish_ref(double v) { return v / (1.0 + std::exp(-v)); }
 TEST_CASE("xnnpack Winograd convolution applies the residual, swish and concatenation epilogues",
           "[xnnpack]") {
   REQUIRE(xnnpack::native_convolution_available());
+  const xnnpack::NativeIsa isa = GENERATE(from_range(native_isas()));
+  INFO(isa_name(isa));
+  const NativeIsaCap cap(isa);
   // x -> Clamp [-1, 1] -> r; r -> conv A (3x3 pad 1, 48->48, clamp [-2, 2])
   // -> t; Add(r, t) clamped to [0, inf) -> y0 (resnet's block).
   // x -> conv B (3x3 pad 1, 48->32) -> u; Sigmoid(u) -> s; Multiply(u, s)
