@@ -27,7 +27,7 @@ namespace {
 // here so the processed bytes can be freed after init. A filter packed ahead
 // of time for the native kernel (WeightPacking NativePanels) stays in the
 // blob where that kernel runs its node, and is unpacked here for XNNPACK
-// where it does not (a CPU without AVX-512F, native_convolution=off, or
+// where it does not (a CPU without AVX-512F or AVX2, native_convolution=off, or
 // another size of a resizable delegate); handle.blob_reads lists the
 // first.
 Result<std::vector<const void*>> place_constants(const BlobView& view, const StagePlan& plan,

@@ -1,5 +1,6 @@
 #pragma once
-// The backend's own deconvolution for CPUs with AVX-512F, for the case the
+// The backend's own deconvolution for CPUs with AVX-512F or AVX2 + FMA3 (as
+// native_conv.h), for the case the
 // upsampling heads of feature pyramids and segmentation networks use: kernel
 // equal to stride, no padding, adjustment or dilation (2x2 stride 2). Each
 // output pixel then takes exactly one tap, so the deconvolution is a GEMM of
@@ -7,7 +8,7 @@
 // micro-kernel (native_conv.h native_gemm_panel), stored straight into that
 // tap's pixels; where taps x output channels fit one 32-channel panel (a
 // one-channel map), one GEMM computes every tap through a scratch tile.
-// Every other deconvolution, and every CPU without AVX-512F, stays on
+// Every other deconvolution, and every CPU without either, stays on
 // XNNPACK.
 
 #include <pthreadpool.h>
@@ -21,8 +22,8 @@ namespace etc::xnnpack {
 
 // Whether a checked Deconvolution2d runs natively: one group, no flags,
 // kernel equal to stride, no padding, adjustment or dilation, on a CPU with
-// AVX-512F (PP-OCRv4 det's 24->24 and 24->1 ones: 2.7 -> 1.9 and 3.3 -> 2.8
-// ms against XNNPACK).
+// the native convolution (native_convolution_available; PP-OCRv4 det's 24->24 and 24->1 ones: 2.7 -> 1.9 and 3.3 -> 2.8
+// ms against XNNPACK with AVX-512).
 bool deconv_runs_natively(const fb::Node& node);
 
 struct NativeDeconv;

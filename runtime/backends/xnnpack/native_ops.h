@@ -92,7 +92,7 @@ using NativeOp =
                  ReduceOp, UnaryMathOp, ResizeNearestOp, ChannelScaleOp, ResizeBilinearNchwOp>;
 
 // x * sigmoid(x) of tensor x into tensor y (same element count), in one
-// pass (stages.h swish_input); needs AVX-512F.
+// pass (stages.h swish_input); needs native_convolution_available().
 NativeOp swish_op(const BlobView& view, uint32_t x, uint32_t y);
 
 // `conv` says how convolutions are built. Errors:

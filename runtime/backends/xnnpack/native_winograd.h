@@ -1,6 +1,6 @@
 #pragma once
 // Winograd F(4x4, 3x3) for the backend's own convolution (native_conv.h),
-// NHWC, AVX-512F. A 3x3 stride-1 convolution computes each 4x4 block of
+// NHWC, AVX-512F or AVX2 + FMA3 (transforms 16 or 8 channels at a time). A 3x3 stride-1 convolution computes each 4x4 block of
 // output pixels ("tile") from its 6x6 input window with 36 products per
 // input-output channel pair instead of 144: the window is transformed
 // (B^T d B), multiplied point by point with the filter transformed ahead of

@@ -57,8 +57,8 @@ Result<AutoOnOff> auto_on_off_spec(Span<const CompileSpecView> specs, std::strin
 // Compile spec "native_convolution": "auto" (the default) runs the
 // one-group convolutions that gain from it on the backend's own kernel
 // (native_conv.h runs_natively), "on" runs every one-group convolution there,
-// "off" keeps every convolution on XNNPACK. Without AVX-512F all stay on
-// XNNPACK.
+// "off" keeps every convolution on XNNPACK. Without AVX-512F or AVX2 + FMA3
+// all stay on XNNPACK (native_conv.h native_isa).
 Result<NativeConvolutions> native_convolution_spec(Span<const CompileSpecView> specs) {
   ETC_ASSIGN_OR_RETURN(const AutoOnOff value, auto_on_off_spec(specs, "native_convolution"));
   if (!native_convolution_available()) return NativeConvolutions::kOff;
