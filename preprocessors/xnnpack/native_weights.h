@@ -28,7 +28,9 @@ NativePacking native_packing(std::span<const CompileSpec> specs);
 // the runtime's kernel takes on a CPU with AVX-512F (native_gemm_pays, or
 // every one it can run under native_convolution=on), unless the node may
 // run as Winograd (whose transform reads the filter unpacked) or another
-// node reads the same filter. Returns how many filters it packed.
+// node reads the same filter. On a CPU with AVX2 alone the kernel takes
+// some shallower ones too (native_plan.h GemmRival); it packs those at
+// init. Returns how many filters it packed.
 size_t pack_native_filters(BlobWriter& blob, const NativePacking& packing);
 
 }  // namespace etc::xnnpack

@@ -159,7 +159,9 @@ bool can_run_natively(const fb::Node& node) {
 
 bool runs_natively(const BlobView& view, const fb::Node& node, bool folds_activation) {
   if (!can_run_natively(node)) return false;
-  return native_gemm_pays(gemm_shape(view, node), folds_activation);
+  const GemmRival rival =
+      native_isa() == NativeIsa::kAvx2 ? GemmRival::kXnnpackAvx2 : GemmRival::kXnnpackAvx512;
+  return native_gemm_pays(gemm_shape(view, node), folds_activation, rival);
 }
 
 namespace {

@@ -15,12 +15,13 @@ size_t ceil_div(size_t v, size_t m) { return (v + m - 1) / m; }
 
 }  // namespace
 
-bool native_gemm_pays(const NativeGemmShape& s, bool folds_activation) {
+bool native_gemm_pays(const NativeGemmShape& s, bool folds_activation, GemmRival rival) {
   if (s.out_c == 0) return false;
   const uint64_t padded = native_panel_padded(s.out_c);
   if (padded * 3 > s.out_c * 4) return false;
   if (s.pixels <= kNativeGemmRows && s.out_c * s.depth >= kNativeStreamedWeights) return true;
-  const uint64_t min_depth = s.padded_rows || folds_activation ? 16 : 32;
+  const bool shallow_pays = s.padded_rows || folds_activation || rival == GemmRival::kXnnpackAvx2;
+  const uint64_t min_depth = shallow_pays ? 16 : 32;
   return s.pixels >= 4 * kNativeGemmRows && s.depth >= min_depth;
 }
 

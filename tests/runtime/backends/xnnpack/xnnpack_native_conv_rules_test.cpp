@@ -29,13 +29,20 @@ TEST_CASE("xnnpack runs_natively, can_run_natively and plan_stages pick the conv
   // panel lanes idle (32-channel panels, the last one 16 wide when it has at
   // most 16 channels), and >= 48 output pixels and depth (taps x input
   // channels) >= 32 (16 before a swish or hardswish: the section below), or
-  // <= 12 pixels and >= 1 MiB of weights.
+  // <= 12 pixels and >= 1 MiB of weights. On a CPU with AVX2 and not
+  // AVX-512 a depth of 16 suffices everywhere (native_plan.h GemmRival):
+  // `avx2_auto` marks the cases that then run natively too.
   // Each case misses at most one of those.
   const std::array<uint32_t, 4> p1 = {1, 1, 1, 1};
   struct Case {
     Geometry g;
     uint32_t flags = 0;
+    bool avx2_auto = false;
   };
+  const xnnpack::NativeIsa isa = GENERATE(from_range(native_isas()));
+  INFO(isa_name(isa));
+  const NativeIsaCap cap(isa);
+  const bool avx2 = isa == xnnpack::NativeIsa::kAvx2;
   const std::vector<Case> cases = {
       {{.name = "2 groups: neither",
         .h = 12,
@@ -212,11 +219,13 @@ TEST_CASE("xnnpack runs_natively, can_run_natively and plan_stages pick the conv
         .kw = 3,
         .pad = p1,
         .auto_native = true}},
-      {{.name = "depth 31 (1x1, 31 input channels), 4096 pixels: not auto",
+      {{.name = "depth 31 (1x1, 31 input channels), 4096 pixels: not auto (auto with AVX2)",
         .h = 64,
         .w = 64,
         .c = 31,
-        .o = 64}},
+        .o = 64},
+       0,
+       true},
       {{.name = "depth 32 (1x1, 32 input channels), 4096 pixels: auto",
         .h = 64,
         .w = 64,
@@ -239,14 +248,17 @@ TEST_CASE("xnnpack runs_natively, can_run_natively and plan_stages pick the conv
         .o = 64,
         .kh = 2,
         .kw = 2}},
-      {{.name = "depth 18 (3x3 kernel, 2 input channels, column dilation 2: no copy): not auto",
+      {{.name =
+            "depth 18 (3x3 kernel, 2 input channels, column dilation 2: no copy): not auto (auto with AVX2)",
         .h = 64,
         .w = 64,
         .c = 2,
         .o = 64,
         .kh = 3,
         .kw = 3,
-        .dw = 2}},
+        .dw = 2},
+       0,
+       true},
       {{.name = "a small convolution (48 pixels x depth 32 x 32 channels): auto, no minimum of work",
         .h = 6,
         .w = 8,
@@ -256,7 +268,8 @@ TEST_CASE("xnnpack runs_natively, can_run_natively and plan_stages pick the conv
   };
   for (const Case& c : cases) {
     INFO(c.g.name);
-    check_classification(conv_blob(c.g, random_data(c.g, 500), c.flags), c.g.native, c.g.auto_native);
+    check_classification(conv_blob(c.g, random_data(c.g, 500), c.flags), c.g.native,
+                         c.g.auto_native || (avx2 && c.avx2_auto));
   }
   SECTION("a depth of 16 suffices before a swish or hardswish the epilogue computes") {
     // 1x1, 16 -> 64 at 64x64 (depth 16) -> t, then what `after` says -> y.
@@ -287,7 +300,7 @@ TEST_CASE("xnnpack runs_natively, can_run_natively and plan_stages pick the conv
       REQUIRE(view.ok());
       const xnnpack::StagePlan plan = xnnpack::plan_stages(view.get(), xnnpack::NativeConvolutions::kAuto);
       const bool folds = after == "hardswish" || after == "swish";
-      CHECK(plan.stages[0].native == folds);
+      CHECK(plan.stages[0].native == (folds || avx2));
       CHECK(plan.writes_into[0].active == folds);
     }
   }
