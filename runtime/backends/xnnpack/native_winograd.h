@@ -1,13 +1,11 @@
 #pragma once
 // Winograd F(4x4, 3x3) for the backend's own convolution (native_conv.h),
-// NHWC, AVX-512F or AVX2 + FMA3 (transforms 16 or 8 channels at a time). A 3x3 stride-1 convolution computes each 4x4 block of
-// output pixels ("tile") from its 6x6 input window with 36 products per
-// input-output channel pair instead of 144: the window is transformed
-// (B^T d B), multiplied point by point with the filter transformed ahead of
-// time (G g G^T, one 36-point matrix per channel pair), and transformed back
-// (A^T m A). The 36 products over all channels are 36 GEMMs — tiles x input
-// channels times input x output channels — run on native_conv's micro-kernel;
-// the transforms work on 16 channels per vector.
+// NHWC, AVX-512F or AVX2 + FMA3 (transforms 16 or 8 channels at a time). A 3x3 stride-1 convolution computes
+// each 4x4 block of output pixels ("tile") from its 6x6 input window with 36 products per input-output
+// channel pair instead of 144: the window is transformed (B^T d B), multiplied point by point with the filter
+// transformed ahead of time (G g G^T, one 36-point matrix per channel pair), and transformed back (A^T m A).
+// The 36 products over all channels are 36 GEMMs — tiles x input channels times input x output channels — run
+// on native_conv's micro-kernel; the transforms work on 16 channels per vector.
 //
 // Tiles are taken in blocks small enough that a block's transformed input
 // and products stay in L2; every thread owns a contiguous range of tiles and
