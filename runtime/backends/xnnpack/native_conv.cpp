@@ -3,7 +3,6 @@
 #include <cpuinfo.h>
 
 #include <algorithm>
-#include <atomic>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -99,8 +98,6 @@ AlignedBuffer zeroed_floats(size_t count) {
 
 namespace {
 
-std::atomic<NativeIsa> isa_cap{NativeIsa::kAvx512};
-
 NativeIsa cpu_isa() {
 #if defined(__x86_64__)
   if (!cpuinfo_initialize()) return NativeIsa::kNone;
@@ -110,14 +107,15 @@ NativeIsa cpu_isa() {
   return NativeIsa::kNone;
 }
 
+const NativeIsa cpu_native_isa = cpu_isa();
+
 }  // namespace
 
-NativeIsa native_isa() {
-  static const NativeIsa cpu = cpu_isa();
-  return std::min(cpu, isa_cap.load(std::memory_order_relaxed));
-}
+std::atomic<NativeIsa> detail::active_native_isa{cpu_native_isa};
 
-void cap_native_isa(NativeIsa cap) { isa_cap.store(cap, std::memory_order_relaxed); }
+void cap_native_isa(NativeIsa cap) {
+  detail::active_native_isa.store(std::min(cpu_native_isa, cap), std::memory_order_relaxed);
+}
 
 bool native_convolution_available() { return native_isa() != NativeIsa::kNone; }
 
@@ -298,7 +296,7 @@ Result<NativeConvPtr> compile_native_conv(const BlobView& view, const fb::Node& 
                           ? reinterpret_cast<const float*>(view.tensors[node.inputs()->Get(2)].constant)
                           : nullptr;
   const size_t k_total = c.kernel_h * c.kernel_w * c.in_c;
-  if (options.winograd != WinogradMode::kOff && winograd_applies(node) && winograd_available()) {
+  if (options.winograd != WinogradMode::kOff && winograd_applies(node)) {
     const WinogradShape shape{c.batch, c.in_h,  c.in_w,    c.in_c,    c.out_h,
                               c.out_w, c.out_c, c.pad_top, c.pad_left};
     if (options.winograd == WinogradMode::kOn || winograd_pays(shape, options.threads)) {

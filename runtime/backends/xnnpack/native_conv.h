@@ -23,6 +23,7 @@
 
 #include <pthreadpool.h>
 
+#include <atomic>
 #include <cmath>
 #include <cstddef>
 #include <memory>
@@ -40,14 +41,21 @@ namespace etc::xnnpack {
 // The instruction sets the backend's own kernels are written for: AVX-512F
 // (every native kernel), AVX2 with FMA3 (the convolution's micro-kernel,
 // hence direct and Winograd convolutions, fully connected nodes and
-// deconvolutions, and the native swish; depthwise convolutions and channel
-// scales stay on XNNPACK or portable code), or none (everything on XNNPACK).
+// deconvolutions, and the native swish; depthwise convolutions stay on
+// XNNPACK and channel scales run as a scalar loop), or none (everything on
+// XNNPACK).
 enum class NativeIsa { kNone, kAvx2, kAvx512 };
-// What this CPU offers, capped by cap_native_isa.
-NativeIsa native_isa();
+namespace detail {
+// What this CPU offers (detected as the program starts), capped by
+// cap_native_isa.
+extern std::atomic<NativeIsa> active_native_isa;
+}  // namespace detail
+// The instruction set the native kernels run on; one load, so the
+// micro-kernel's dispatch reads it per tile.
+inline NativeIsa native_isa() { return detail::active_native_isa.load(std::memory_order_relaxed); }
 // Runs the native kernels as if the CPU offered no more than `cap`
 // (kAvx512: no cap). Tests use it to run the AVX2 kernels on CPUs with
-// AVX-512; delegates read it as they are created.
+// AVX-512; delegates read it as they are planned and kernels as they run.
 void cap_native_isa(NativeIsa cap);
 // Whether this CPU can run the convolution kernel (AVX-512F, or AVX2 with FMA3).
 bool native_convolution_available();

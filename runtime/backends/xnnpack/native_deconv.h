@@ -21,9 +21,10 @@
 namespace etc::xnnpack {
 
 // Whether a checked Deconvolution2d runs natively: one group, no flags,
-// kernel equal to stride, no padding, adjustment or dilation, on a CPU with
-// the native convolution (native_convolution_available; PP-OCRv4 det's 24->24 and 24->1 ones: 2.7 -> 1.9
-// and 3.3 -> 2.8 ms against XNNPACK with AVX-512).
+// kernel equal to stride, no padding, adjustment or dilation, on a CPU
+// with the native convolution (native_convolution_available; PP-OCRv4
+// det's 24->24 and 24->1 ones: 2.7 -> 1.9 and 3.3 -> 2.8 ms against
+// XNNPACK with AVX-512).
 bool deconv_runs_natively(const fb::Node& node);
 
 struct NativeDeconv;

@@ -6,7 +6,7 @@
 // AVX-512F the whole tile is 24 accumulators; with AVX2 + FMA3 (16
 // registers) it is computed as blocks of up to 6 rows x 16 channels (12
 // accumulators, two weight vectors and a broadcast), each block's rows
-// read once per half panel. Header-only templates, included by
+// read from L1 for both halves of the panel. Header-only templates, included by
 // native_conv.cpp alone; x86-64 only.
 
 #if defined(__x86_64__)
@@ -14,8 +14,8 @@
 
 #include <cmath>
 #include <cstddef>
-#include <cstdint>
 
+#include "runtime/backends/xnnpack/avx2_lanes.h"
 #include "runtime/backends/xnnpack/native_conv.h"
 #include "runtime/backends/xnnpack/native_plan.h"
 #include "runtime/backends/xnnpack/stages.h"
@@ -114,13 +114,6 @@ __attribute__((target("avx512f"))) void micro_kernel(size_t rows, size_t channel
     _mm512_mask_storeu_ps(y + r * y_stride, m0, v0);
     if constexpr (Wide) _mm512_mask_storeu_ps(y + r * y_stride + 16, m1, v1);
   }
-}
-
-// AVX2 + FMA3: lanes [0, n) of 8 (n <= 8) loaded or stored; the rest of
-// a load reads as zero.
-__attribute__((target("avx2,fma"))) inline __m256i lanes_avx2(size_t n) {
-  alignas(32) static constexpr int32_t kMask[16] = {-1, -1, -1, -1, -1, -1, -1, -1, 0, 0, 0, 0, 0, 0, 0, 0};
-  return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(kMask + 8 - n));
 }
 
 // One block of a tile with AVX2: RB rows (rows of them stored) x 16

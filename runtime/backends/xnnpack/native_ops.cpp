@@ -4,6 +4,7 @@
 #include <cstring>
 #include <string>
 
+#include "runtime/backends/xnnpack/avx2_lanes.h"
 #include "runtime/backends/xnnpack/native_conv.h"
 #include "runtime/backends/xnnpack/node_checks.h"
 #include "runtime/backends/xnnpack/swish.h"
@@ -129,10 +130,8 @@ __attribute__((target("avx2,fma"))) void swish_rows_avx2(void* context, size_t f
   size_t i = begin;
   for (; i + 8 <= end; i += 8) _mm256_storeu_ps(y + i, swish_ps(_mm256_loadu_ps(x + i)));
   if (i < end) {
-    alignas(32) float tail[8] = {};
-    std::memcpy(tail, x + i, (end - i) * sizeof(float));
-    _mm256_store_ps(tail, swish_ps(_mm256_load_ps(tail)));
-    std::memcpy(y + i, tail, (end - i) * sizeof(float));
+    const __m256i m = lanes_avx2(end - i);
+    _mm256_maskstore_ps(y + i, m, swish_ps(_mm256_maskload_ps(x + i, m)));
   }
 }
 #pragma GCC diagnostic pop

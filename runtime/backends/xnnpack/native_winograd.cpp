@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "runtime/backends/xnnpack/avx2_lanes.h"
 #include "runtime/backends/xnnpack/native_conv.h"
 #include "runtime/backends/xnnpack/swish.h"
 #include "runtime/core/aligned_buffer.h"
@@ -54,8 +55,6 @@ struct Winograd {
 };
 
 void WinogradDeleter::operator()(Winograd* w) const { delete w; }
-
-bool winograd_available() { return native_convolution_available(); }
 
 bool winograd_applies(const fb::Node& node) {
   const auto at = [](const flatbuffers::Vector<uint32_t>* v, flatbuffers::uoffset_t i) {
@@ -163,12 +162,6 @@ __attribute__((target("avx2,fma"))) inline void output_1d(const __m256* m, size_
   o[3 * os] = _mm256_add_ps(_mm256_fmadd_ps(_mm256_set1_ps(8.0f), d34, d12), m[5 * s]);
 }
 
-// Lanes [0, n) of 8 (n <= 8) for AVX2's masked loads and stores.
-__attribute__((target("avx2,fma"))) inline __m256i lanes8(size_t n) {
-  alignas(32) static constexpr int32_t kMask[16] = {-1, -1, -1, -1, -1, -1, -1, -1, 0, 0, 0, 0, 0, 0, 0, 0};
-  return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(kMask + 8 - n));
-}
-
 struct TileOrigin {
   size_t n;
   ptrdiff_t y, x;  // top-left output pixel of the tile (the input window starts pad above/left)
@@ -239,7 +232,7 @@ __attribute__((target("avx2,fma"))) void transform_input_avx2(const Winograd& w,
     const float* image = x + t.n * s.in_h * s.in_w * s.in_c;
     for (size_t c = 0; c < w.in_c_pad; c += 8) {
       const size_t lanes = std::min<size_t>(8, s.in_c > c ? s.in_c - c : 0);
-      const __m256i mask = lanes8(lanes);
+      const __m256i mask = lanes_avx2(lanes);
       __m256 d[kPoints], u[kPoints];
       for (size_t i = 0; i < kAlpha; ++i)
         for (size_t j = 0; j < kAlpha; ++j)
@@ -323,7 +316,7 @@ __attribute__((target("avx2,fma"))) void transform_output_tile_avx2(const Winogr
   const __m256 vlo = _mm256_set1_ps(st.lo), vhi = _mm256_set1_ps(st.hi);
   const __m256 rlo = _mm256_set1_ps(e.residual_lo), rhi = _mm256_set1_ps(e.residual_hi);
   for (size_t c = 0; c < s.out_c; c += 8) {
-    const __m256i mask = lanes8(std::min<size_t>(8, s.out_c - c));
+    const __m256i mask = lanes_avx2(std::min<size_t>(8, s.out_c - c));
     __m256 a[kPoints], u[kTile * kAlpha], o[kTile * kTile];
     for (size_t p = 0; p < kPoints; ++p) a[p] = _mm256_load_ps(m + (p * w.block + b) * w.out_c_pad + c);
     for (size_t j = 0; j < kAlpha; ++j) output_1d(&a[j], kAlpha, &u[j], kAlpha);

@@ -1,11 +1,14 @@
 #pragma once
 // Winograd F(4x4, 3x3) for the backend's own convolution (native_conv.h),
-// NHWC, AVX-512F or AVX2 + FMA3 (transforms 16 or 8 channels at a time). A 3x3 stride-1 convolution computes
-// each 4x4 block of output pixels ("tile") from its 6x6 input window with 36 products per input-output
-// channel pair instead of 144: the window is transformed (B^T d B), multiplied point by point with the filter
-// transformed ahead of time (G g G^T, one 36-point matrix per channel pair), and transformed back (A^T m A).
-// The 36 products over all channels are 36 GEMMs — tiles x input channels times input x output channels — run
-// on native_conv's micro-kernel; the transforms work on 16 channels per vector.
+// NHWC, AVX-512F or AVX2 + FMA3. A 3x3 stride-1 convolution computes each
+// 4x4 block of output pixels ("tile") from its 6x6 input window with 36
+// products per input-output channel pair instead of 144: the window is
+// transformed (B^T d B), multiplied point by point with the filter
+// transformed ahead of time (G g G^T, one 36-point matrix per channel
+// pair), and transformed back (A^T m A). The 36 products over all channels
+// are 36 GEMMs — tiles x input channels times input x output channels — run
+// on native_conv's micro-kernel; the transforms work on 16 channels per
+// vector (8 with AVX2).
 //
 // Tiles are taken in blocks small enough that a block's transformed input
 // and products stay in L2; every thread owns a contiguous range of tiles and
@@ -37,8 +40,6 @@ enum class WinogradMode { kOff, kAuto, kOn };
 // Whether a checked node can run as Winograd: a one-group Convolution2d
 // with a 3x3 window, stride 1, dilation 1 and no flags.
 bool winograd_applies(const fb::Node& node);
-// Whether this CPU runs the transforms (native_conv.h native_isa).
-bool winograd_available();
 
 struct Winograd;
 struct WinogradDeleter {

@@ -157,9 +157,8 @@ TEST_CASE("xnnpack stage metadata says which convolutions run natively and which
   REQUIRE(tracer.ids == std::vector<int64_t>{5, 6});
   // Without AVX-512F or AVX2 every convolution stays on XNNPACK.
   const bool native = xnnpack::native_convolution_available();
-  CHECK(tracer.metadata(0).runs_on == (!native                         ? xnnpack::StageRunsOn::kXnnpack
-                                       : xnnpack::winograd_available() ? xnnpack::StageRunsOn::kWinograd
-                                                                       : xnnpack::StageRunsOn::kNative));
+  CHECK(tracer.metadata(0).runs_on ==
+        (native ? xnnpack::StageRunsOn::kWinograd : xnnpack::StageRunsOn::kXnnpack));
   CHECK(tracer.metadata(1).runs_on ==
         (native ? xnnpack::StageRunsOn::kNative : xnnpack::StageRunsOn::kXnnpack));
   // Interior pixels: 9 taps x 64 channels x 0.01, then 64 x 0.01 of that.
