@@ -69,6 +69,9 @@ struct NativeConv : NativeEpilogue {
   int64_t input_scale = -1;
   float* scaled = nullptr;
   const float* weights = nullptr;  // packed, or scaled when input_scale is set
+  // A reduction cut into segments (native_plan.h native_depth_split), for
+  // a convolution without padded rows; segment_taps == 0 when it is not.
+  NativeDepthSplit split;
 
   size_t taps() const { return kernel_h * kernel_w; }
   size_t kernel_taps() const { return padded_rows ? kernel_h : taps(); }
@@ -341,6 +344,7 @@ Result<NativeConvPtr> compile_native_conv(const BlobView& view, const fb::Node& 
   c.weights = c.panels_data;
   c.tiles = (c.pixels() + kRows - 1) / kRows;
   c.padded_rows = uses_padded_rows(view, node);
+  if (!c.padded_rows) c.split = native_depth_split(c.taps(), c.in_c, c.tiles, core_cache_bytes());
   if (c.rows_contiguous()) return conv;
   if (c.padded_rows) {
     c.padded_h = c.in_h + c.pad_top + dim(node.padding(), 2, 0);
@@ -422,6 +426,28 @@ struct ConvTask {
   bool panel_major = false;
 };
 
+#if defined(__x86_64__)
+// One tile of one panel through the kernel, with the convolution's
+// activation and, when `residual`, e.residual.
+void run_tile(const NativeConv& c, size_t rows, size_t channels, size_t taps, size_t depth,
+              const float* const* a, const float* w, float* out, const Epilogue& e, bool residual) {
+  using A = ConvActivation;
+  const auto panel_fn = [&]<bool Residual>() {
+    switch (c.activation) {
+      case A::kSwish:
+        return run_panel<Residual, A::kSwish>(rows, channels, taps, depth, a, w, out, c.out_stride, e);
+      case A::kHardSwish:
+        return run_panel<Residual, A::kHardSwish>(rows, channels, taps, depth, a, w, out, c.out_stride, e);
+      default: return run_panel<Residual, A::kNone>(rows, channels, taps, depth, a, w, out, c.out_stride, e);
+    }
+  };
+  if (residual)
+    panel_fn.template operator()<true>();
+  else
+    panel_fn.template operator()<false>();
+}
+#endif
+
 void conv_tile(void* context, size_t tile, size_t panel) {
 #if defined(__x86_64__)
   const auto& [conv, x, y, residual, first_pixel, pixels, panel_major] =
@@ -444,27 +470,64 @@ void conv_tile(void* context, size_t tile, size_t panel) {
   if (panel_major && (tile == 1 || tile == 2) && panel + 1 < c.panels)
     e.prefetch = c.weights + (panel + 1) * c.panel_floats + (tile - 1) * (c.panel_floats / 2);
   if (residual != nullptr) e.residual = residual + (first_pixel + tile * kRows) * c.out_c + panel * kChannels;
-  const size_t taps = c.kernel_taps(), depth = c.tap_depth();
-  using A = ConvActivation;
-  const auto panel_fn = [&]<bool Residual>() {
-    switch (c.activation) {
-      case A::kSwish:
-        return run_panel<Residual, A::kSwish>(rows, channels, taps, depth, a, w, out, c.out_stride, e);
-      case A::kHardSwish:
-        return run_panel<Residual, A::kHardSwish>(rows, channels, taps, depth, a, w, out, c.out_stride, e);
-      default: return run_panel<Residual, A::kNone>(rows, channels, taps, depth, a, w, out, c.out_stride, e);
-    }
-  };
-  if (residual != nullptr)
-    panel_fn.template operator()<true>();
-  else
-    panel_fn.template operator()<false>();
+  run_tile(c, rows, channels, c.kernel_taps(), c.tap_depth(), a, w, out, e, residual != nullptr);
 #else
   (void)context, (void)tile, (void)panel;
 #endif
 }
 
 void conv_panel(void* context, size_t panel, size_t tile) { conv_tile(context, tile, panel); }
+
+// One panel of one group of tiles of a convolution whose reduction is cut
+// (NativeDepthSplit): segment by segment, each over the group's tiles, the
+// partial sums of the group kept on the stack between segments.
+void conv_segmented(void* context, size_t panel, size_t group) {
+#if defined(__x86_64__)
+  const ConvTask& task = *static_cast<const ConvTask*>(context);
+  const NativeConv& c = *task.conv;
+  const NativeDepthSplit& split = c.split;
+  alignas(64) float partial[kNativeGroupTiles * kRows * kChannels];
+  const size_t first_tile = group * split.group_tiles;
+  const size_t tiles = std::min(split.group_tiles, c.tiles - first_tile);
+  const size_t channels = std::min(kChannels, c.out_c - panel * kChannels);
+  const float* panel_weights = c.weights + panel * c.panel_floats;
+  const size_t taps = c.taps();
+  for (size_t t0 = 0; t0 < taps; t0 += split.segment_taps) {
+    const size_t seg_taps = std::min(split.segment_taps, taps - t0);
+    for (size_t k0 = 0; k0 < c.in_c; k0 += split.segment_depth) {
+      const size_t depth = std::min(split.segment_depth, c.in_c - k0);
+      const bool first = t0 == 0 && k0 == 0, last = t0 + seg_taps == taps && k0 + depth == c.in_c;
+      // The kernel reads a bias before the weights, so it starts one step
+      // before the segment's first (the bias itself for the first segment).
+      const float* w = panel_weights + (t0 * c.in_c + k0) * kChannels;
+      for (size_t i = 0; i < tiles; ++i) {
+        const size_t tile = first_tile + i;
+        const size_t rows = std::min(kRows, task.pixels - tile * kRows);
+        const float* rows_at[kRows];
+        const float* const* a = rows_at;
+        if (c.rows_contiguous()) {
+          contiguous_rows(task.x, tile * kRows, rows, c.in_c, rows_at);
+          for (size_t r = 0; r < kRows; ++r) rows_at[r] += k0;
+        } else if (k0 != 0 || depth != c.in_c) {
+          for (size_t r = 0; r < kRows; ++r) rows_at[r] = c.indirection[(tile * taps + t0) * kRows + r] + k0;
+        } else {
+          a = &c.indirection[(tile * taps + t0) * kRows];
+        }
+        float* tile_partial = partial + i * kRows * kChannels;
+        Epilogue e{c.lo, c.hi, nullptr, c.out_c, c.residual_lo, c.residual_hi};
+        e.partial_in = first ? nullptr : tile_partial;
+        e.partial_out = last ? nullptr : tile_partial;
+        e.affine = c.affine, e.scale = c.scale, e.shift = c.shift;
+        float* out = task.y + tile * kRows * c.out_stride + c.out_offset + panel * kChannels;
+        if (task.residual != nullptr) e.residual = task.residual + tile * kRows * c.out_c + panel * kChannels;
+        run_tile(c, rows, channels, seg_taps, depth, a, w, out, e, task.residual != nullptr);
+      }
+    }
+  }
+#else
+  (void)context, (void)panel, (void)group;
+#endif
+}
 
 }  // namespace
 
@@ -543,6 +606,12 @@ void run_native_conv(NativeConv& conv, float* const* data, pthreadpool_t pool) {
   }
   if (!conv.padded_rows && !conv.rows_contiguous() && x != conv.indirection_input) build_indirection(conv, x);
   ConvTask task{&conv, x, data[conv.output], conv.has_residual ? data[conv.residual] : nullptr};
+  if (conv.split.segment_taps != 0) {
+    task.pixels = conv.pixels();
+    const size_t groups = (conv.tiles + conv.split.group_tiles - 1) / conv.split.group_tiles;
+    pthreadpool_parallelize_2d(pool, conv_segmented, &task, conv.panels, groups, 0);
+    return;
+  }
   // Walk the larger operand once: tile by tile when the input is the larger
   // (each tile's rows stay in cache while every panel streams past), panel by
   // panel when the weights are (resnet's 512-channel 3x3 layers: 9.4 MB of

@@ -39,6 +39,13 @@ struct Epilogue {
   // Last, with affine: y * scale + shift.
   bool affine = false;
   float scale = 1, shift = 0;
+  // A reduction cut into segments (native_conv.cpp): the sums start from
+  // partial_in instead of the bias when it is set, and go raw to
+  // partial_out, skipping the rest of the epilogue and y, when that is set.
+  // Both hold a whole tile, row r at r * kNativeGemmChannels, 64-byte
+  // aligned; every row and lane of the tile is stored there.
+  const float* partial_in = nullptr;
+  float* partial_out = nullptr;
 };
 
 // rows x channels (rows <= R <= 12, channels <= 32) outputs: bias + sum
@@ -53,11 +60,19 @@ __attribute__((target("avx512f"))) void micro_kernel(size_t rows, size_t channel
   // Wide: 32 channels in two vectors; otherwise at most 16 in one (the panel
   // keeps its 32-float stride; its upper half is not read).
   __m512 acc[R][2];
-  const __m512 bias0 = _mm512_load_ps(w), bias1 = Wide ? _mm512_load_ps(w + 16) : _mm512_setzero_ps();
   const char* prefetch = reinterpret_cast<const char*>(e.prefetch);
-  w += kNativeGemmChannels;
+  if (e.partial_in != nullptr) {
 #pragma GCC unroll 12
-  for (size_t r = 0; r < R; ++r) acc[r][0] = bias0, acc[r][1] = bias1;
+    for (size_t r = 0; r < R; ++r) {
+      acc[r][0] = _mm512_load_ps(e.partial_in + r * kNativeGemmChannels);
+      acc[r][1] = Wide ? _mm512_load_ps(e.partial_in + r * kNativeGemmChannels + 16) : _mm512_setzero_ps();
+    }
+  } else {
+    const __m512 bias0 = _mm512_load_ps(w), bias1 = Wide ? _mm512_load_ps(w + 16) : _mm512_setzero_ps();
+#pragma GCC unroll 12
+    for (size_t r = 0; r < R; ++r) acc[r][0] = bias0, acc[r][1] = bias1;
+  }
+  w += kNativeGemmChannels;
   for (size_t t = 0; t < taps; ++t) {
     const float* row[R];
 #pragma GCC unroll 12
@@ -82,6 +97,14 @@ __attribute__((target("avx512f"))) void micro_kernel(size_t rows, size_t channel
       }
       w += kNativeGemmChannels;
     }
+  }
+  if (e.partial_out != nullptr) {
+#pragma GCC unroll 12
+    for (size_t r = 0; r < R; ++r) {
+      _mm512_store_ps(e.partial_out + r * kNativeGemmChannels, acc[r][0]);
+      if constexpr (Wide) _mm512_store_ps(e.partial_out + r * kNativeGemmChannels + 16, acc[r][1]);
+    }
+    return;
   }
   const __m512 vlo = _mm512_set1_ps(e.lo), vhi = _mm512_set1_ps(e.hi);
   const __mmask16 m0 = channels >= 16 ? 0xFFFF : static_cast<__mmask16>((1u << channels) - 1);
@@ -120,17 +143,28 @@ __attribute__((target("avx512f"))) void micro_kernel(size_t rows, size_t channel
 // channels (channels of them stored, <= 16) from half a panel: w points at
 // the half's first bias, its weights follow a panel row (32 floats) apart.
 // a[t * kNativeGemmRows + r] is row r's pointer for tap t. The residual,
-// when there is one, is read at e.residual + r * e.residual_stride.
+// when there is one, is read at residual + r * e.residual_stride; partial
+// sums (Epilogue::partial_in, partial_out) at partial_in and partial_out +
+// r * kNativeGemmChannels, all 16 lanes.
 template <size_t RB, bool Residual, ConvActivation Act>
 __attribute__((target("avx2,fma"))) void block_avx2(size_t rows, size_t channels, size_t taps, size_t in_c,
                                                     const float* const* a, const float* w, float* y,
                                                     size_t y_stride, const Epilogue& e, const float* residual,
-                                                    const char* prefetch) {
+                                                    const char* prefetch, const float* partial_in,
+                                                    float* partial_out) {
   __m256 acc[RB][2];
-  const __m256 bias0 = _mm256_load_ps(w), bias1 = _mm256_load_ps(w + 8);
-  w += kNativeGemmChannels;
+  if (partial_in != nullptr) {
 #pragma GCC unroll 6
-  for (size_t r = 0; r < RB; ++r) acc[r][0] = bias0, acc[r][1] = bias1;
+    for (size_t r = 0; r < RB; ++r) {
+      acc[r][0] = _mm256_load_ps(partial_in + r * kNativeGemmChannels);
+      acc[r][1] = _mm256_load_ps(partial_in + r * kNativeGemmChannels + 8);
+    }
+  } else {
+    const __m256 bias0 = _mm256_load_ps(w), bias1 = _mm256_load_ps(w + 8);
+#pragma GCC unroll 6
+    for (size_t r = 0; r < RB; ++r) acc[r][0] = bias0, acc[r][1] = bias1;
+  }
+  w += kNativeGemmChannels;
   for (size_t t = 0; t < taps; ++t) {
     const float* row[RB];
 #pragma GCC unroll 6
@@ -149,6 +183,14 @@ __attribute__((target("avx2,fma"))) void block_avx2(size_t rows, size_t channels
       }
       w += kNativeGemmChannels;
     }
+  }
+  if (partial_out != nullptr) {
+#pragma GCC unroll 6
+    for (size_t r = 0; r < RB; ++r) {
+      _mm256_store_ps(partial_out + r * kNativeGemmChannels, acc[r][0]);
+      _mm256_store_ps(partial_out + r * kNativeGemmChannels + 8, acc[r][1]);
+    }
+    return;
   }
   const __m256 vlo = _mm256_set1_ps(e.lo), vhi = _mm256_set1_ps(e.hi);
   const size_t n0 = channels < 8 ? channels : 8, n1 = channels - n0;
@@ -194,8 +236,11 @@ void tile_avx2(size_t rows, size_t channels, size_t taps, size_t in_c, const flo
     for (size_t h = 0; h * 16 < channels; ++h) {
       const size_t ch = channels - h * 16 < 16 ? channels - h * 16 : 16;
       const float* res = Residual ? e.residual + r0 * e.residual_stride + h * 16 : nullptr;
+      const size_t at = r0 * kNativeGemmChannels + h * 16;
       block_avx2<RB, Residual, Act>(n, ch, taps, in_c, a + r0, w + h * 16, y + r0 * y_stride + h * 16,
-                                    y_stride, e, res, prefetch);
+                                    y_stride, e, res, prefetch,
+                                    e.partial_in != nullptr ? e.partial_in + at : nullptr,
+                                    e.partial_out != nullptr ? e.partial_out + at : nullptr);
       prefetch = nullptr;  // one block walks the later panel's lines
     }
   }

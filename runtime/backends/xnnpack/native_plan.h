@@ -65,6 +65,27 @@ enum class GemmRival { kXnnpackAvx512, kXnnpackAvx2 };
 bool native_gemm_pays(const NativeGemmShape& s, bool folds_activation,
                       GemmRival rival = GemmRival::kXnnpackAvx512);
 
+// How a direct convolution cuts its reduction when a panel's weights
+// (depth x 32 floats) would not stay in a core's cache (`cache_bytes`)
+// while its tiles read them in turn: resnet's 3x3 512-channel layers have
+// 590 KB per panel, streamed from L3 once per 6-row block on AVX2. Each
+// segment's share of a panel is at most a quarter of the cache; the tiles
+// of a group compute one segment after another, their partial sums kept
+// aside, so a segment is read from memory once per group and from cache by
+// the group's other tiles. Segments are whole taps (segment_taps of them)
+// where a tap fits, else one tap cut into pieces of segment_depth input
+// channels; a group is as many tiles as read about half the cache of input
+// per segment (at least one, at most kNativeGroupTiles: the partial sums
+// live on the stack), the groups as even as that allows. segment_taps == 0:
+// no cut.
+inline constexpr size_t kNativeGroupTiles = 16;
+struct NativeDepthSplit {
+  size_t segment_taps = 0;
+  size_t segment_depth = 0;
+  size_t group_tiles = 0;
+};
+NativeDepthSplit native_depth_split(size_t taps, size_t tap_depth, size_t tiles, size_t cache_bytes);
+
 // The filter [out_c][depth] and bias packed as the kernel reads them: per
 // 32 output channels ("panel"), 32 biases (zero without a bias), then
 // depth x 32 weights; the lanes of a last panel past out_c are zero.

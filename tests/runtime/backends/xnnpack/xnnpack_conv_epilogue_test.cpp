@@ -13,6 +13,7 @@
 
 #include "runtime/backends/xnnpack/blob_reader.h"
 #include "runtime/backends/xnnpack/native_conv.h"
+#include "runtime/backends/xnnpack/native_plan.h"
 #include "runtime/backends/xnnpack/stages.h"
 #include "tests/support/native_conv_fixtures.h"
 #include "tests/support/xnnpack_blob_builder.h"
@@ -409,6 +410,71 @@ TEST_CASE("xnnpack native convolution writes over a residual that dies in its ep
       CHECK(count_far(yout, want, 1e-4) == 0);
     }
   }
+}
+
+TEST_CASE("xnnpack native convolution with its reduction cut writes over a residual only at the last cut",
+          "[xnnpack]") {
+  REQUIRE(xnnpack::native_convolution_available());
+  const xnnpack::NativeIsa isa = GENERATE(from_range(native_isas()));
+  INFO(isa_name(isa));
+  const NativeIsaCap cap(isa);
+  // r = Clamp(x2) [-1, 1]; t = conv(x) (3x3 pad 1, 1040->32: a depth of 9360,
+  // cut into segments on any L2 up to 4 MiB); s = Add(t, r), which takes r's
+  // memory (the partial sums of the first segments must not land there);
+  // y = Clamp(s) [-3, 3].
+  const std::array<uint32_t, 4> p1 = {1, 1, 1, 1};
+  const Geometry g{.h = 6, .w = 5, .c = 1040, .o = 32, .kh = 3, .kw = 3, .pad = p1};
+  REQUIRE(xnnpack::native_depth_split(9, 1040, 3, xnnpack::core_cache_bytes()).segment_taps != 0);
+  const ConvData d = random_data(g, 821);
+  std::mt19937 rng(822);
+  const std::vector<float> x2 = testing::random_floats(6 * 5 * 32, rng);
+  XnnpackBlobBuilder b;
+  const uint32_t x = b.input({1, 6, 5, 1040}, 0);
+  const uint32_t x2_id = b.input({1, 6, 5, 32}, 1);
+  const uint32_t r = b.tensor({1, 6, 5, 32});
+  const uint32_t t = b.tensor({1, 6, 5, 32});
+  const uint32_t sum = b.tensor({1, 6, 5, 32});
+  const uint32_t y = b.output({1, 6, 5, 32}, 0);
+  auto& cr = b.node(NodeType::Clamp, {x2_id}, {r});
+  cr.output_min = -1.0f, cr.output_max = 1.0f;
+  set_window(b.node(NodeType::Convolution2d,
+                    {x, b.constant({32, 3, 3, 1040}, d.filter), b.constant({32}, d.bias)}, {t}),
+             g);
+  b.node(NodeType::Add, {t, r}, {sum});
+  auto& cy = b.node(NodeType::Clamp, {sum}, {y});
+  cy.output_min = -3.0f, cy.output_max = 3.0f;
+  const std::vector<uint8_t> blob = b.build();
+  {
+    auto view = xnnpack::read_xnnpack_blob(blob.data(), blob.size());
+    REQUIRE(view.ok());
+    const xnnpack::StagePlan plan = xnnpack::plan_stages(view.get(), xnnpack::NativeConvolutions::kAll);
+    REQUIRE(plan.writes_into[1].residual == r);
+    REQUIRE(plan.offset_of[sum] != xnnpack::kNoOffset);
+    CHECK(plan.offset_of[sum] == plan.offset_of[r]);
+  }
+  std::vector<float> r_ref = x2;
+  for (float& v : r_ref) v = std::min(std::max(v, -1.0f), 1.0f);
+  const std::vector<float> t_ref = reference(g, d.x, d.filter, d.bias);
+  std::vector<float> want(t_ref.size());
+  for (size_t i = 0; i < want.size(); ++i) want[i] = std::min(std::max(t_ref[i] + r_ref[i], -3.0f), 3.0f);
+  std::vector<std::vector<float>> results;
+  for (const auto& [specs, threads] :
+       std::vector<std::pair<std::vector<Spec>, int>>{{kOn, 1}, {kOn, 2}, {kOff, 1}}) {
+    INFO(specs[0].second << ", " << threads << " threads");
+    SpecRunner runner(threads);
+    REQUIRE(runner.init(blob, specs).ok());
+    std::vector<float> xin = d.x, x2in = x2, yout(want.size(), -7.0f);
+    for (int run = 0; run < 2; ++run)
+      REQUIRE(runner
+                  .execute({{Shape{1, 6, 5, 1040}, xin.data()},
+                            {Shape{1, 6, 5, 32}, x2in.data()},
+                            {Shape{1, 6, 5, 32}, yout.data()}})
+                  .ok());
+    CHECK(count_far(yout, want, 1e-4) == 0);
+    results.push_back(yout);
+  }
+  CHECK(count_different(results[0], results[2]) == 0);
+  CHECK(count_different(results[1], results[2]) == 0);
 }
 
 }  // namespace

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "runtime/backends/xnnpack/native_conv.h"
+#include "runtime/backends/xnnpack/native_plan.h"
 #include "tests/support/native_conv_fixtures.h"
 #include "tests/support/xnnpack_blob_builder.h"
 
@@ -315,6 +316,45 @@ TEST_CASE("xnnpack runs_natively, can_run_natively and plan_stages pick the conv
     node.input_channels = 64;
     node.depth_multiplier = 1;
     check_classification(b.build(), false, false);
+  }
+}
+
+TEST_CASE("xnnpack native_depth_split cuts reductions whose panel outgrows a quarter of the cache",
+          "[xnnpack]") {
+  using xnnpack::native_depth_split;
+  constexpr size_t kKiB = 1024;
+  // A panel step is 32 floats (128 bytes): 512 KiB of L2 leaves 1024 steps.
+  SECTION("a panel within the budget is not cut") {
+    CHECK(native_depth_split(9, 64, 100, 512 * kKiB).segment_taps == 0);    // 576 steps
+    CHECK(native_depth_split(1, 1024, 100, 512 * kKiB).segment_taps == 0);  // exactly 1024
+    CHECK(native_depth_split(9, 256, 5, 2048 * kKiB).segment_taps == 0);    // 2304 of 4096
+    // 4608 of 4096: eight taps fit, cut as five and four.
+    CHECK(native_depth_split(9, 512, 5, 2048 * kKiB).segment_taps == 5);
+  }
+  SECTION("whole taps where a tap fits") {
+    // resnet's 3x3 512-channel layer at 7x7: 64 KiB a tap, two per segment;
+    // a tile reads 12 x 1024 floats (48 KiB) per segment: five in half the cache.
+    const auto s = native_depth_split(9, 512, 5, 512 * kKiB);
+    CHECK(s.segment_taps == 2);
+    CHECK(s.segment_depth == 512);
+    CHECK(s.group_tiles == 5);
+    // At most five a group: 16 tiles as four groups of four, 17 as groups
+    // of five (the last of two).
+    CHECK(native_depth_split(9, 512, 16, 512 * kKiB).group_tiles == 4);
+    CHECK(native_depth_split(9, 512, 17, 512 * kKiB).group_tiles == 5);
+  }
+  SECTION("one tap in even pieces where a tap does not fit") {
+    const auto s = native_depth_split(1, 2048, 17, 512 * kKiB);
+    CHECK(s.segment_taps == 1);
+    CHECK(s.segment_depth == 1024);
+    CHECK(s.group_tiles == 5);
+    CHECK(native_depth_split(1, 1000, 3, 256 * kKiB).segment_depth == 500);  // 512 steps a piece
+  }
+  SECTION("a cache too small to say still leaves segments of 64 steps and groups of one tile") {
+    const auto s = native_depth_split(3, 100, 4, 0);
+    CHECK(s.segment_taps == 1);
+    CHECK(s.segment_depth == 50);
+    CHECK(s.group_tiles == 1);
   }
 }
 

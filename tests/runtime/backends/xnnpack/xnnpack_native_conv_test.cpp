@@ -276,6 +276,25 @@ std::vector<Geometry> sweep() {
        .kw = 3,
        .pad = p1},
       {.name = "1x1 spatial output (one pixel), 3x3, 8->32", .h = 3, .w = 3, .o = 32, .kh = 3, .kw = 3},
+      // Reductions deeper than 8192 (a panel's weights past a quarter of
+      // any L2 up to 4 MiB) are cut into segments (native_depth_split):
+      // whole taps here, and one tap in pieces of input channels below, in
+      // several groups of tiles.
+      {.name = "depth cut into whole taps: 5x5 pad 2, 400->40, 7x7, clamp [-1, 1]",
+       .h = 7,
+       .w = 7,
+       .c = 400,
+       .o = 40,
+       .kh = 5,
+       .kw = 5,
+       .pad = {2, 2, 2, 2},
+       .lo = -1,
+       .hi = 1},
+      {.name = "depth cut within a tap, several groups of tiles: 1x1, 8500->40, 13x13",
+       .h = 13,
+       .w = 13,
+       .c = 8500,
+       .o = 40},
       {.name = "not native: 2 groups, 3x3 pad 1, 16->64, 8x8",
        .c = 16,
        .o = 64,
