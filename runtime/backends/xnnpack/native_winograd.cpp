@@ -37,6 +37,45 @@ constexpr double kG[kAlpha][3] = {
     {0, 0, 1},
 };
 
+// U = G g G^T for the 32 lanes of one input channel (g[tap][lane]): point
+// p's 32 floats to to + p * point_stride. In double, each sum left to right
+// as written: the same bits on every CPU. With AVX2 (every CPU that runs
+// the native kernels, hence Winograd) four lanes at a time.
+#if defined(__x86_64__)
+__attribute__((target("avx2"))) void transform_filter(const double (&g)[9][kChannels], float* to,
+                                                      size_t point_stride) {
+  for (size_t l = 0; l < kChannels; l += 4) {
+    __m256d v[9];
+    for (size_t t = 0; t < 9; ++t) v[t] = _mm256_loadu_pd(&g[t][l]);
+    __m256d gg[kAlpha][3];  // G g
+    for (size_t a = 0; a < kAlpha; ++a)
+      for (size_t kw = 0; kw < 3; ++kw)
+        gg[a][kw] = _mm256_add_pd(_mm256_add_pd(_mm256_mul_pd(_mm256_set1_pd(kG[a][0]), v[kw]),
+                                                _mm256_mul_pd(_mm256_set1_pd(kG[a][1]), v[3 + kw])),
+                                  _mm256_mul_pd(_mm256_set1_pd(kG[a][2]), v[6 + kw]));
+    for (size_t a = 0; a < kAlpha; ++a)
+      for (size_t b = 0; b < kAlpha; ++b) {
+        const __m256d u = _mm256_add_pd(_mm256_add_pd(_mm256_mul_pd(gg[a][0], _mm256_set1_pd(kG[b][0])),
+                                                      _mm256_mul_pd(gg[a][1], _mm256_set1_pd(kG[b][1]))),
+                                        _mm256_mul_pd(gg[a][2], _mm256_set1_pd(kG[b][2])));
+        _mm_storeu_ps(to + (a * kAlpha + b) * point_stride + l, _mm256_cvtpd_ps(u));
+      }
+  }
+}
+#else
+void transform_filter(const double (&g)[9][kChannels], float* to, size_t point_stride) {
+  for (size_t a = 0; a < kAlpha; ++a)
+    for (size_t b = 0; b < kAlpha; ++b)
+      for (size_t l = 0; l < kChannels; ++l) {
+        double gg[3];
+        for (size_t kw = 0; kw < 3; ++kw)
+          gg[kw] = kG[a][0] * g[kw][l] + kG[a][1] * g[3 + kw][l] + kG[a][2] * g[6 + kw][l];
+        to[(a * kAlpha + b) * point_stride + l] =
+            static_cast<float>(gg[0] * kG[b][0] + gg[1] * kG[b][1] + gg[2] * kG[b][2]);
+      }
+}
+#endif
+
 }  // namespace
 
 struct Winograd {
@@ -90,24 +129,20 @@ Result<WinogradPtr> compile_winograd(const WinogradShape& shape, const float* fi
     return fail(Error::DelegateMemoryAllocationFailed, "xnnpack: cannot allocate a Winograd convolution's ",
                 "transformed weights or scratch");
   if (bias != nullptr) std::memcpy(w.bias.data(), bias, shape.out_c * sizeof(float));
-  // U = G g G^T per channel pair, in double, stored as point-major panels.
+  // U = G g G^T per channel pair, in double, stored as point-major panels:
+  // a panel's 32 output channels side by side, input channel by input
+  // channel, so that each of the 36 points is written 32 lanes at a time
+  // and the arithmetic runs across the lanes.
   float* packed = w.packed.as<float>();
-  for (size_t o = 0; o < shape.out_c; ++o) {
-    const size_t panel = o / kChannels, lane = o % kChannels;
+  for (size_t panel = 0; panel < w.panels; ++panel) {
+    const size_t lanes = std::min(kChannels, shape.out_c - panel * kChannels);
+    const float* rows = filter + panel * kChannels * 9 * shape.in_c;  // [lane][tap][in_c]
     for (size_t i = 0; i < shape.in_c; ++i) {
-      double g[3][3];
-      for (size_t kh = 0; kh < 3; ++kh)
-        for (size_t kw = 0; kw < 3; ++kw) g[kh][kw] = filter[((o * 3 + kh) * 3 + kw) * shape.in_c + i];
-      double gg[kAlpha][3];  // G g
-      for (size_t a = 0; a < kAlpha; ++a)
-        for (size_t kw = 0; kw < 3; ++kw)
-          gg[a][kw] = kG[a][0] * g[0][kw] + kG[a][1] * g[1][kw] + kG[a][2] * g[2][kw];
-      for (size_t a = 0; a < kAlpha; ++a)
-        for (size_t b = 0; b < kAlpha; ++b) {
-          const double u = gg[a][0] * kG[b][0] + gg[a][1] * kG[b][1] + gg[a][2] * kG[b][2];
-          packed[((a * kAlpha + b) * w.panels + panel) * w.panel_floats + kChannels + i * kChannels + lane] =
-              static_cast<float>(u);
-        }
+      double g[9][kChannels] = {};
+      for (size_t lane = 0; lane < lanes; ++lane)
+        for (size_t t = 0; t < 9; ++t) g[t][lane] = rows[(lane * 9 + t) * shape.in_c + i];
+      transform_filter(g, packed + panel * w.panel_floats + kChannels + i * kChannels,
+                       w.panels * w.panel_floats);
     }
   }
   return ptr;
