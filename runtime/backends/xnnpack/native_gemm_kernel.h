@@ -223,6 +223,70 @@ __attribute__((target("avx2,fma"))) void block_avx2(size_t rows, size_t channels
   }
 }
 
+// A tile of at most two rows with AVX2 (a classifier head's one row): all
+// 32 channels of the panel in one pass, the weights read in order, 128
+// bytes a step, as a memory-bound stream wants them; same sums, in the
+// same order, as block_avx2.
+template <bool Residual, ConvActivation Act>
+__attribute__((target("avx2,fma"))) void narrow_tile_avx2(size_t rows, size_t channels, size_t taps,
+                                                          size_t in_c, const float* const* a, const float* w,
+                                                          float* y, size_t y_stride, const Epilogue& e) {
+  __m256 acc[2][4];
+  if (e.partial_in != nullptr) {
+    for (size_t r = 0; r < 2; ++r)
+      for (size_t j = 0; j < 4; ++j)
+        acc[r][j] = _mm256_load_ps(e.partial_in + r * kNativeGemmChannels + 8 * j);
+  } else {
+    for (size_t j = 0; j < 4; ++j) acc[0][j] = acc[1][j] = _mm256_load_ps(w + 8 * j);
+  }
+  w += kNativeGemmChannels;
+  const char* prefetch = reinterpret_cast<const char*>(e.prefetch);
+  for (size_t t = 0; t < taps; ++t) {
+    const float* row0 = a[t * kNativeGemmRows];
+    const float* row1 = a[t * kNativeGemmRows + 1];
+    for (size_t k = 0; k < in_c; ++k) {
+      if (prefetch != nullptr) {
+        _mm_prefetch(prefetch, _MM_HINT_T1);
+        prefetch += 64;
+      }
+      const __m256 v0 = _mm256_broadcast_ss(row0 + k), v1 = _mm256_broadcast_ss(row1 + k);
+#pragma GCC unroll 4
+      for (size_t j = 0; j < 4; ++j) {
+        const __m256 b = _mm256_load_ps(w + 8 * j);
+        acc[0][j] = _mm256_fmadd_ps(v0, b, acc[0][j]);
+        acc[1][j] = _mm256_fmadd_ps(v1, b, acc[1][j]);
+      }
+      w += kNativeGemmChannels;
+    }
+  }
+  if (e.partial_out != nullptr) {
+    for (size_t r = 0; r < 2; ++r)
+      for (size_t j = 0; j < 4; ++j)
+        _mm256_store_ps(e.partial_out + r * kNativeGemmChannels + 8 * j, acc[r][j]);
+    return;
+  }
+  const __m256 vlo = _mm256_set1_ps(e.lo), vhi = _mm256_set1_ps(e.hi);
+  for (size_t r = 0; r < rows; ++r)
+    for (size_t j = 0; j * 8 < channels; ++j) {
+      __m256 v = _mm256_min_ps(_mm256_max_ps(acc[r][j], vlo), vhi);
+      const size_t n = channels - j * 8 < 8 ? channels - j * 8 : 8;
+      const __m256i m = lanes_avx2(n);
+      if constexpr (Residual) {
+        const __m256 add = _mm256_maskload_ps(e.residual + r * e.residual_stride + 8 * j, m);
+        v = _mm256_min_ps(_mm256_max_ps(_mm256_add_ps(v, add), _mm256_set1_ps(e.residual_lo)),
+                          _mm256_set1_ps(e.residual_hi));
+      }
+      if constexpr (Act == ConvActivation::kSwish) v = swish_ps(v);
+      if constexpr (Act == ConvActivation::kHardSwish) v = hardswish_ps(v);
+      if (e.affine) v = _mm256_fmadd_ps(v, _mm256_set1_ps(e.scale), _mm256_set1_ps(e.shift));
+      float* out = y + r * y_stride + 8 * j;
+      if (n == 8)
+        _mm256_storeu_ps(out, v);
+      else
+        _mm256_maskstore_ps(out, m, v);
+    }
+}
+
 // The AVX2 tile: row blocks of RB (the tile's rows split evenly: 12 as two
 // blocks of 6, 8 as two of 4), each block over both halves of the panel in
 // turn so that its rows stay in L1 while the weights stream from L2.
@@ -256,7 +320,7 @@ void run_rows_avx2(size_t rows, size_t channels, size_t taps, size_t in_c, const
   else if (rows > 2)
     tile_avx2<4, Residual, Act>(rows, channels, taps, in_c, a, w, y, y_stride, e);
   else
-    tile_avx2<2, Residual, Act>(rows, channels, taps, in_c, a, w, y, y_stride, e);
+    narrow_tile_avx2<Residual, Act>(rows, channels, taps, in_c, a, w, y, y_stride, e);
 }
 
 template <bool Residual, ConvActivation Act, bool Wide>
