@@ -6,7 +6,8 @@
 // AVX-512F the whole tile is 24 accumulators; with AVX2 + FMA3 (16
 // registers) it is computed as blocks of up to 6 rows x 16 channels (12
 // accumulators, two weight vectors and a broadcast), each block's rows
-// read from L1 for both halves of the panel. Header-only templates, included by
+// read from L1 for both halves of the panel; a tile of at most two rows
+// takes all 32 channels in one pass. Header-only templates, included by
 // native_conv.cpp alone; x86-64 only.
 
 #if defined(__x86_64__)
