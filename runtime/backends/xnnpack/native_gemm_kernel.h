@@ -318,10 +318,8 @@ inline constexpr size_t kAvx2ChunkSteps = 256;
 // The AVX2 tile in chunks of the reduction (whole taps where a tap is short,
 // else pieces of one), the partial sums kept on the stack between chunks:
 // the tile's four blocks read a chunk's weights and rows from L1 or L2
-// rather than the whole reduction's from further out. The core's other
-// hardware thread, when another guest runs there, takes half of L1 and L2;
-// under that (a loop over 24 KiB on the sibling) googlenet, resnet18 and
-// mobilenet_v2 ran faster this way in most alternations.
+// rather than the whole reduction's from further out, which holds up
+// better where other work shares the core's caches (README).
 template <size_t R, bool Residual, ConvActivation Act>
 void tile_avx2(size_t rows, size_t channels, size_t taps, size_t in_c, const float* const* a, const float* w,
                float* y, size_t y_stride, const Epilogue& e) {
