@@ -485,45 +485,33 @@ void conv_segmented(void* context, size_t panel, size_t group) {
 #if defined(__x86_64__)
   const ConvTask& task = *static_cast<const ConvTask*>(context);
   const NativeConv& c = *task.conv;
-  const NativeDepthSplit& split = c.split;
   alignas(64) float partial[kNativeGroupTiles * kRows * kChannels];
-  const size_t first_tile = group * split.group_tiles;
-  const size_t tiles = std::min(split.group_tiles, c.tiles - first_tile);
+  const size_t first_tile = group * c.split.group_tiles;
+  const size_t tiles = std::min(c.split.group_tiles, c.tiles - first_tile);
   const size_t channels = std::min(kChannels, c.out_c - panel * kChannels);
   const float* panel_weights = c.weights + panel * c.panel_floats;
-  const size_t taps = c.taps();
-  for (size_t t0 = 0; t0 < taps; t0 += split.segment_taps) {
-    const size_t seg_taps = std::min(split.segment_taps, taps - t0);
-    for (size_t k0 = 0; k0 < c.in_c; k0 += split.segment_depth) {
-      const size_t depth = std::min(split.segment_depth, c.in_c - k0);
-      const bool first = t0 == 0 && k0 == 0, last = t0 + seg_taps == taps && k0 + depth == c.in_c;
-      // The kernel reads a bias before the weights, so it starts one step
-      // before the segment's first (the bias itself for the first segment).
-      const float* w = panel_weights + (t0 * c.in_c + k0) * kChannels;
-      for (size_t i = 0; i < tiles; ++i) {
-        const size_t tile = first_tile + i;
-        const size_t rows = std::min(kRows, task.pixels - tile * kRows);
-        const float* rows_at[kRows];
-        const float* const* a = rows_at;
-        if (c.rows_contiguous()) {
-          contiguous_rows(task.x, tile * kRows, rows, c.in_c, rows_at);
-          for (size_t r = 0; r < kRows; ++r) rows_at[r] += k0;
-        } else if (k0 != 0 || depth != c.in_c) {
-          for (size_t r = 0; r < kRows; ++r) rows_at[r] = c.indirection[(tile * taps + t0) * kRows + r] + k0;
-        } else {
-          a = &c.indirection[(tile * taps + t0) * kRows];
-        }
-        float* tile_partial = partial + i * kRows * kChannels;
-        Epilogue e{c.lo, c.hi, nullptr, c.out_c, c.residual_lo, c.residual_hi};
-        e.partial_in = first ? nullptr : tile_partial;
-        e.partial_out = last ? nullptr : tile_partial;
-        e.affine = c.affine, e.scale = c.scale, e.shift = c.shift;
-        float* out = task.y + tile * kRows * c.out_stride + c.out_offset + panel * kChannels;
-        if (task.residual != nullptr) e.residual = task.residual + tile * kRows * c.out_c + panel * kChannels;
-        run_tile(c, rows, channels, seg_taps, depth, a, w, out, e, task.residual != nullptr);
-      }
+  const ReductionCut cut{c.split.segment_taps, c.split.segment_depth};
+  for_each_piece(c.taps(), c.in_c, cut, [&](const ReductionPiece& p) {
+    for (size_t i = 0; i < tiles; ++i) {
+      const size_t tile = first_tile + i;
+      const size_t rows = std::min(kRows, task.pixels - tile * kRows);
+      const float* rows_at[kRows];
+      const float* const* a = rows_at;
+      if (c.rows_contiguous())
+        contiguous_rows(task.x, tile * kRows, rows, c.in_c, rows_at);
+      else
+        a = c.indirection.data() + tile * c.taps() * kRows;
+      const float* shifted[kRows];
+      Epilogue e{c.lo, c.hi, nullptr, c.out_c, c.residual_lo, c.residual_hi};
+      e.affine = c.affine, e.scale = c.scale, e.shift = c.shift;
+      if (task.residual != nullptr) e.residual = task.residual + tile * kRows * c.out_c + panel * kChannels;
+      float* out = task.y + tile * kRows * c.out_stride + c.out_offset + panel * kChannels;
+      run_tile(c, rows, channels, p.taps, p.depth, piece_rows(a, p, c.in_c, shifted),
+               piece_weights(panel_weights, p, c.in_c), out,
+               native_kernel::piece_epilogue(e, p, partial + i * kRows * kChannels),
+               task.residual != nullptr);
     }
-  }
+  });
 #else
   (void)context, (void)panel, (void)group;
 #endif

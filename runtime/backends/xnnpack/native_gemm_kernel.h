@@ -140,6 +140,28 @@ __attribute__((target("avx512f"))) void micro_kernel(size_t rows, size_t channel
   }
 }
 
+// One vector of sums (8 lanes, `lanes` of them stored) through the
+// epilogue with AVX2: the clamp, with Residual the residual (read at
+// `residual`) and its clamp, the activation, the affine; stored at `out`.
+template <bool Residual, ConvActivation Act>
+__attribute__((target("avx2,fma"))) inline void finish_avx2(__m256 sum, size_t lanes, const float* residual,
+                                                            float* out, const Epilogue& e) {
+  const __m256i m = lanes_avx2(lanes);
+  __m256 v = _mm256_min_ps(_mm256_max_ps(sum, _mm256_set1_ps(e.lo)), _mm256_set1_ps(e.hi));
+  if constexpr (Residual) {
+    const __m256 add = lanes == 8 ? _mm256_loadu_ps(residual) : _mm256_maskload_ps(residual, m);
+    v = _mm256_min_ps(_mm256_max_ps(_mm256_add_ps(v, add), _mm256_set1_ps(e.residual_lo)),
+                      _mm256_set1_ps(e.residual_hi));
+  }
+  if constexpr (Act == ConvActivation::kSwish) v = swish_ps(v);
+  if constexpr (Act == ConvActivation::kHardSwish) v = hardswish_ps(v);
+  if (e.affine) v = _mm256_fmadd_ps(v, _mm256_set1_ps(e.scale), _mm256_set1_ps(e.shift));
+  if (lanes == 8)
+    _mm256_storeu_ps(out, v);
+  else
+    _mm256_maskstore_ps(out, m, v);
+}
+
 // One block of a tile with AVX2: RB rows (rows of them stored) x 16
 // channels (channels of them stored, <= 16) from half a panel: w points at
 // the half's first bias, its weights follow a panel row (32 floats) apart.
@@ -193,34 +215,14 @@ __attribute__((target("avx2,fma"))) void block_avx2(size_t rows, size_t channels
     }
     return;
   }
-  const __m256 vlo = _mm256_set1_ps(e.lo), vhi = _mm256_set1_ps(e.hi);
   const size_t n0 = channels < 8 ? channels : 8, n1 = channels - n0;
-  const __m256i m0 = lanes_avx2(n0), m1 = lanes_avx2(n1);
-  const bool full = channels == 16;
 #pragma GCC unroll 6
   for (size_t r = 0; r < RB; ++r) {
     if (r >= rows) break;
-    __m256 v[2];
-    for (size_t h = 0; h < 2; ++h) {
-      v[h] = _mm256_min_ps(_mm256_max_ps(acc[r][h], vlo), vhi);
-      if constexpr (Residual) {
-        const float* res = residual + r * e.residual_stride + 8 * h;
-        const __m256 add = full ? _mm256_loadu_ps(res) : _mm256_maskload_ps(res, h == 0 ? m0 : m1);
-        v[h] = _mm256_min_ps(_mm256_max_ps(_mm256_add_ps(v[h], add), _mm256_set1_ps(e.residual_lo)),
-                             _mm256_set1_ps(e.residual_hi));
-      }
-      if constexpr (Act == ConvActivation::kSwish) v[h] = swish_ps(v[h]);
-      if constexpr (Act == ConvActivation::kHardSwish) v[h] = hardswish_ps(v[h]);
-      if (e.affine) v[h] = _mm256_fmadd_ps(v[h], _mm256_set1_ps(e.scale), _mm256_set1_ps(e.shift));
-    }
-    float* out = y + r * y_stride;
-    if (full) {
-      _mm256_storeu_ps(out, v[0]);
-      _mm256_storeu_ps(out + 8, v[1]);
-    } else {
-      _mm256_maskstore_ps(out, m0, v[0]);
-      if (n1 > 0) _mm256_maskstore_ps(out + 8, m1, v[1]);
-    }
+    const float* res = Residual ? residual + r * e.residual_stride : nullptr;
+    finish_avx2<Residual, Act>(acc[r][0], n0, res, y + r * y_stride, e);
+    if (n1 > 0)
+      finish_avx2<Residual, Act>(acc[r][1], n1, Residual ? res + 8 : nullptr, y + r * y_stride + 8, e);
   }
 }
 
@@ -266,25 +268,11 @@ __attribute__((target("avx2,fma"))) void narrow_tile_avx2(size_t rows, size_t ch
         _mm256_store_ps(e.partial_out + r * kNativeGemmChannels + 8 * j, acc[r][j]);
     return;
   }
-  const __m256 vlo = _mm256_set1_ps(e.lo), vhi = _mm256_set1_ps(e.hi);
   for (size_t r = 0; r < rows; ++r)
     for (size_t j = 0; j * 8 < channels; ++j) {
-      __m256 v = _mm256_min_ps(_mm256_max_ps(acc[r][j], vlo), vhi);
       const size_t n = channels - j * 8 < 8 ? channels - j * 8 : 8;
-      const __m256i m = lanes_avx2(n);
-      if constexpr (Residual) {
-        const __m256 add = _mm256_maskload_ps(e.residual + r * e.residual_stride + 8 * j, m);
-        v = _mm256_min_ps(_mm256_max_ps(_mm256_add_ps(v, add), _mm256_set1_ps(e.residual_lo)),
-                          _mm256_set1_ps(e.residual_hi));
-      }
-      if constexpr (Act == ConvActivation::kSwish) v = swish_ps(v);
-      if constexpr (Act == ConvActivation::kHardSwish) v = hardswish_ps(v);
-      if (e.affine) v = _mm256_fmadd_ps(v, _mm256_set1_ps(e.scale), _mm256_set1_ps(e.shift));
-      float* out = y + r * y_stride + 8 * j;
-      if (n == 8)
-        _mm256_storeu_ps(out, v);
-      else
-        _mm256_maskstore_ps(out, m, v);
+      const float* res = Residual ? e.residual + r * e.residual_stride + 8 * j : nullptr;
+      finish_avx2<Residual, Act>(acc[r][j], n, res, y + r * y_stride + 8 * j, e);
     }
 }
 
@@ -315,6 +303,17 @@ void tile_avx2_whole(size_t rows, size_t channels, size_t taps, size_t in_c, con
 // halves of the panel) and 12 KiB of rows.
 inline constexpr size_t kAvx2ChunkSteps = 256;
 
+// The epilogue of one piece of a cut reduction (native_plan.h
+// for_each_piece) whose partial sums pass through `part` between pieces:
+// `e`'s own partial sums, if any, are the first piece's input and the last
+// one's output, and only the last applies the rest of `e`.
+inline Epilogue piece_epilogue(const Epilogue& e, const ReductionPiece& p, float* part) {
+  Epilogue pe = e;
+  pe.partial_in = p.first ? e.partial_in : part;
+  pe.partial_out = p.last ? e.partial_out : part;
+  return pe;
+}
+
 // The AVX2 tile in chunks of the reduction (whole taps where a tap is short,
 // else pieces of one), the partial sums kept on the stack between chunks:
 // the tile's four blocks read a chunk's weights and rows from L1 or L2
@@ -326,30 +325,15 @@ void tile_avx2(size_t rows, size_t channels, size_t taps, size_t in_c, const flo
   if (taps * in_c <= kAvx2ChunkSteps)
     return tile_avx2_whole<R, Residual, Act>(rows, channels, taps, in_c, a, w, y, y_stride, e);
   alignas(64) float part[kNativeGemmRows * kNativeGemmChannels];
-  const float* piece_rows[kNativeGemmRows];
+  const float* shifted[kNativeGemmRows];
   const float* prefetch = e.prefetch;
-  const size_t chunk_taps = in_c < kAvx2ChunkSteps ? kAvx2ChunkSteps / in_c : 1;
-  const size_t chunk_depth = in_c < kAvx2ChunkSteps ? in_c : kAvx2ChunkSteps;
-  for (size_t t = 0; t < taps; t += chunk_taps)
-    for (size_t k0 = 0; k0 < in_c; k0 += chunk_depth) {
-      const size_t n_taps = taps - t < chunk_taps ? taps - t : chunk_taps;
-      const size_t depth = in_c - k0 < chunk_depth ? in_c - k0 : chunk_depth;
-      const bool first = t == 0 && k0 == 0, last = t + n_taps == taps && k0 + depth == in_c;
-      const float* const* chunk_a = a + t * kNativeGemmRows;
-      if (depth != in_c) {
-        for (size_t r = 0; r < kNativeGemmRows; ++r) piece_rows[r] = a[t * kNativeGemmRows + r] + k0;
-        chunk_a = piece_rows;
-      }
-      Epilogue ce = e;
-      ce.partial_in = first ? e.partial_in : part;
-      ce.partial_out = last ? e.partial_out : part;
-      ce.prefetch = prefetch;
-      if (prefetch != nullptr) prefetch += n_taps * depth * 16;  // one 64-byte line a step
-      // The kernel reads a bias before the weights: it starts one step
-      // before the chunk's first (the bias itself for the first chunk).
-      tile_avx2_whole<R, Residual, Act>(rows, channels, n_taps, depth, chunk_a,
-                                        w + (t * in_c + k0) * kNativeGemmChannels, y, y_stride, ce);
-    }
+  for_each_piece(taps, in_c, cut_reduction(taps, in_c, kAvx2ChunkSteps), [&](const ReductionPiece& p) {
+    Epilogue pe = piece_epilogue(e, p, part);
+    pe.prefetch = prefetch;
+    if (prefetch != nullptr) prefetch += p.taps * p.depth * 16;  // one 64-byte line a step
+    tile_avx2_whole<R, Residual, Act>(rows, channels, p.taps, p.depth, piece_rows(a, p, in_c, shifted),
+                                      piece_weights(w, p, in_c), y, y_stride, pe);
+  });
 }
 
 template <bool Residual, ConvActivation Act>

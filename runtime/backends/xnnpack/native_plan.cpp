@@ -25,20 +25,23 @@ bool native_gemm_pays(const NativeGemmShape& s, bool folds_activation, GemmRival
   return s.pixels >= 4 * kNativeGemmRows && s.depth >= min_depth;
 }
 
+ReductionCut cut_reduction(size_t taps, size_t tap_depth, size_t max_steps) {
+  max_steps = std::max<size_t>(max_steps, 1);
+  if (tap_depth <= max_steps) {
+    const size_t fit = max_steps / tap_depth;
+    return {ceil_div(taps, ceil_div(taps, fit)), tap_depth};
+  }
+  return {1, ceil_div(tap_depth, ceil_div(tap_depth, max_steps))};
+}
+
 NativeDepthSplit native_depth_split(size_t taps, size_t tap_depth, size_t tiles, size_t cache_bytes) {
   constexpr size_t step_bytes = kChannels * sizeof(float);  // one reduction step of a panel
   const size_t budget = std::max<size_t>(cache_bytes / 4, 64 * step_bytes);
   NativeDepthSplit split;
   if (taps == 0 || tap_depth == 0 || tiles == 0 || taps * tap_depth * step_bytes <= budget) return split;
-  if (tap_depth * step_bytes <= budget) {
-    const size_t fit = budget / (tap_depth * step_bytes);
-    split.segment_taps = ceil_div(taps, ceil_div(taps, fit));  // as even as whole taps allow
-    split.segment_depth = tap_depth;
-  } else {
-    split.segment_taps = 1;
-    const size_t pieces = ceil_div(tap_depth * step_bytes, budget);
-    split.segment_depth = ceil_div(tap_depth, pieces);
-  }
+  const ReductionCut cut = cut_reduction(taps, tap_depth, budget / step_bytes);
+  split.segment_taps = cut.taps_per_piece;
+  split.segment_depth = cut.depth_per_piece;
   const size_t tile_input = kNativeGemmRows * split.segment_taps * split.segment_depth * sizeof(float);
   const size_t fit = std::clamp<size_t>(cache_bytes / 2 / tile_input, 1, kNativeGroupTiles);
   split.group_tiles = ceil_div(tiles, ceil_div(tiles, fit));

@@ -65,6 +65,51 @@ enum class GemmRival { kXnnpackAvx512, kXnnpackAvx2 };
 bool native_gemm_pays(const NativeGemmShape& s, bool folds_activation,
                       GemmRival rival = GemmRival::kXnnpackAvx512);
 
+// A reduction of `taps` taps of `tap_depth` steps each, cut into pieces of
+// at most `max_steps` steps (at least one): whole taps where a tap fits
+// (taps_per_piece of them, as evenly as whole taps allow), else one tap in
+// even pieces of depth_per_piece steps.
+struct ReductionCut {
+  size_t taps_per_piece = 0;
+  size_t depth_per_piece = 0;
+};
+ReductionCut cut_reduction(size_t taps, size_t tap_depth, size_t max_steps);
+
+// One piece of a cut reduction: taps [tap, tap + taps), steps [k0, k0 +
+// depth) of each; the first and the last of the reduction.
+struct ReductionPiece {
+  size_t tap, taps, k0, depth;
+  bool first, last;
+};
+
+// Calls f(piece) for each piece of `cut`, in the reduction's order.
+template <class F>
+void for_each_piece(size_t taps, size_t tap_depth, const ReductionCut& cut, F&& f) {
+  for (size_t t = 0; t < taps; t += cut.taps_per_piece)
+    for (size_t k0 = 0; k0 < tap_depth; k0 += cut.depth_per_piece) {
+      const size_t n = taps - t < cut.taps_per_piece ? taps - t : cut.taps_per_piece;
+      const size_t depth = tap_depth - k0 < cut.depth_per_piece ? tap_depth - k0 : cut.depth_per_piece;
+      f(ReductionPiece{t, n, k0, depth, t == 0 && k0 == 0, t + n == taps && k0 + depth == tap_depth});
+    }
+}
+
+// A piece's row pointers, from a[tap * kNativeGemmRows + row]: the taps'
+// own where the piece spans whole taps, else its tap's advanced by k0,
+// written to `shifted` (kNativeGemmRows of them).
+inline const float* const* piece_rows(const float* const* a, const ReductionPiece& p, size_t tap_depth,
+                                      const float** shifted) {
+  if (p.depth == tap_depth) return a + p.tap * kNativeGemmRows;
+  for (size_t r = 0; r < kNativeGemmRows; ++r) shifted[r] = a[p.tap * kNativeGemmRows + r] + p.k0;
+  return shifted;
+}
+
+// Where the kernel reads a piece's weights from a packed panel `w`: it reads
+// a bias before the weights, so one step before the piece's first (the
+// bias itself for the first piece).
+inline const float* piece_weights(const float* w, const ReductionPiece& p, size_t tap_depth) {
+  return w + (p.tap * tap_depth + p.k0) * kNativeGemmChannels;
+}
+
 // How a direct convolution cuts its reduction when a panel's weights
 // (depth x 32 floats) would not stay in a core's cache (`cache_bytes`)
 // while its tiles read them in turn: resnet's 3x3 512-channel layers have
