@@ -1,7 +1,5 @@
 #include "runtime/backends/xnnpack/native_conv.h"
 
-#include <cpuinfo.h>
-
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
@@ -97,37 +95,6 @@ AlignedBuffer zeroed_floats(size_t count) {
   AlignedBuffer b = AlignedBuffer::allocate(bytes);
   if (b) std::memset(b.data(), 0, bytes);
   return b;
-}
-
-namespace {
-
-NativeIsa cpu_isa() {
-#if defined(__x86_64__)
-  if (!cpuinfo_initialize()) return NativeIsa::kNone;
-  if (cpuinfo_has_x86_avx512f()) return NativeIsa::kAvx512;
-  if (cpuinfo_has_x86_avx2() && cpuinfo_has_x86_fma3()) return NativeIsa::kAvx2;
-#endif
-  return NativeIsa::kNone;
-}
-
-const NativeIsa cpu_native_isa = cpu_isa();
-
-}  // namespace
-
-std::atomic<NativeIsa> detail::active_native_isa{cpu_native_isa};
-
-void cap_native_isa(NativeIsa cap) {
-  detail::active_native_isa.store(std::min(cpu_native_isa, cap), std::memory_order_relaxed);
-}
-
-bool native_convolution_available() { return native_isa() != NativeIsa::kNone; }
-
-bool native_avx512_available() { return native_isa() == NativeIsa::kAvx512; }
-
-size_t core_cache_bytes() {
-  if (!cpuinfo_initialize() || cpuinfo_get_l2_caches_count() == 0) return size_t{1} << 20;
-  const cpuinfo_cache* l2 = cpuinfo_get_l2_cache(0);
-  return l2 != nullptr && l2->size > 0 ? l2->size : size_t{1} << 20;
 }
 
 bool uses_padded_rows(const BlobView& view, const fb::Node& node) {

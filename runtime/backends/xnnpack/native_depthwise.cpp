@@ -4,7 +4,7 @@
 #include <cmath>
 #include <cstring>
 
-#include "runtime/backends/xnnpack/native_conv.h"
+#include "runtime/backends/xnnpack/native_isa.h"
 #include "runtime/backends/xnnpack/swish.h"
 #include "runtime/core/aligned_buffer.h"
 

@@ -17,7 +17,7 @@
 #include <cstddef>
 
 #include "runtime/backends/xnnpack/avx2_lanes.h"
-#include "runtime/backends/xnnpack/native_conv.h"
+#include "runtime/backends/xnnpack/native_isa.h"
 #include "runtime/backends/xnnpack/native_plan.h"
 #include "runtime/backends/xnnpack/stages.h"
 #include "runtime/backends/xnnpack/swish.h"

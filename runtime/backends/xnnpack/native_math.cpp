@@ -8,7 +8,7 @@
 #include <cstring>
 #include <limits>
 
-#include "runtime/backends/xnnpack/native_conv.h"
+#include "runtime/backends/xnnpack/native_isa.h"
 #include "runtime/kernels/portable/gemm.h"
 #include "runtime/kernels/portable/resize_plan.h"
 #include "runtime/kernels/portable/vector_math.h"

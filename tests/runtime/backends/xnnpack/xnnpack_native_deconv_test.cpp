@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "runtime/backends/xnnpack/blob_reader.h"
-#include "runtime/backends/xnnpack/native_conv.h"
+#include "runtime/backends/xnnpack/native_isa.h"
 #include "runtime/backends/xnnpack/stages.h"
 #include "tests/support/native_conv_fixtures.h"
 #include "tests/support/random.h"

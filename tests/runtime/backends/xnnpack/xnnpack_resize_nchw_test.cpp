@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "runtime/backend/context.h"
-#include "runtime/backends/xnnpack/native_conv.h"
+#include "runtime/backends/xnnpack/native_isa.h"
 #include "runtime/backends/xnnpack/profiling_metadata.h"
 #include "tests/support/xnnpack_blob_builder.h"
 

@@ -7,7 +7,7 @@
 #include <limits>
 #include <vector>
 
-#include "runtime/backends/xnnpack/native_conv.h"
+#include "runtime/backends/xnnpack/native_isa.h"
 #include "runtime/backends/xnnpack/swish.h"
 
 namespace etc {

@@ -1,0 +1,38 @@
+#pragma once
+// Which instruction set the backend's own kernels run on, detected once as
+// the program starts (cpuinfo), and the size of a core's own cache that
+// their blocking is planned against.
+
+#include <atomic>
+#include <cstddef>
+
+namespace etc::xnnpack {
+
+// The instruction sets the backend's own kernels are written for: AVX-512F
+// (every native kernel), AVX2 with FMA3 (the convolution's micro-kernel,
+// hence direct and Winograd convolutions, fully connected nodes and
+// deconvolutions, and the native swish; depthwise convolutions stay on
+// XNNPACK and channel scales run as a scalar loop), or none (everything on
+// XNNPACK).
+enum class NativeIsa { kNone, kAvx2, kAvx512 };
+namespace detail {
+// What this CPU offers (detected as the program starts), capped by
+// cap_native_isa.
+extern std::atomic<NativeIsa> active_native_isa;
+}  // namespace detail
+// The instruction set the native kernels run on; one load, so the
+// micro-kernel's dispatch reads it per tile.
+inline NativeIsa native_isa() { return detail::active_native_isa.load(std::memory_order_relaxed); }
+// Runs the native kernels as if the CPU offered no more than `cap`
+// (kAvx512: no cap). Tests use it to run the AVX2 kernels on CPUs with
+// AVX-512; delegates read it as they are planned and kernels as they run.
+void cap_native_isa(NativeIsa cap);
+// Whether this CPU can run the convolution kernel (AVX-512F, or AVX2 with FMA3).
+bool native_convolution_available();
+// Whether it can run the kernels written for AVX-512F alone.
+bool native_avx512_available();
+// The bytes of the cache private to one core (L2), 1 MiB where the CPU
+// does not say.
+size_t core_cache_bytes();
+
+}  // namespace etc::xnnpack
