@@ -299,8 +299,8 @@ void tile_avx2_whole(size_t rows, size_t channels, size_t taps, size_t in_c, con
   }
 }
 
-// Reduction steps per chunk of the AVX2 tile: 32 KiB of weights (both
-// halves of the panel) and 12 KiB of rows.
+// The most reduction steps in a chunk of the AVX2 tile: 32 KiB of weights
+// (both halves of the panel) and 12 KiB of rows.
 inline constexpr size_t kAvx2ChunkSteps = 256;
 
 // The epilogue of one piece of a cut reduction (native_plan.h
