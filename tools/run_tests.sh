@@ -3,7 +3,7 @@
 # real models, then
 #   1. build everything with ASan + UBSan (build-asan/) and run all of ctest
 #      there, as many tests at once as there are cores: unit tests, the ONNX
-#      conformance suite in its three modes, the command-line tests, the
+#      conformance suite in its five modes, the command-line tests, the
 #      real-model tests, and the fuzz targets replaying their regression
 #      corpus (tests/fuzz/regressions);
 #   2. build the runtime alone, as a deployment does (no compiler, no XNNPACK),
