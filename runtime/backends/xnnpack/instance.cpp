@@ -6,6 +6,8 @@
 #include <cstdint>
 #include <cstring>
 #include <memory>
+#include <new>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -245,21 +247,50 @@ Result<XnnpackStage> create_xnnpack_stage(const BlobView& view, const std::vecto
   return stage;
 }
 
+// The native stages, compiled on the pool, a stage per task: packing and
+// Winograd's weight transforms are most of a delegate's init (googlenet's,
+// resnet's), and stages do not share them. results[i] is stages[i]'s.
+struct NativeCompile {
+  const BlobView* view;
+  const StagePlan* plan;
+  WinogradMode winograd;
+  size_t pool_threads;
+  std::vector<size_t> stages;
+  std::vector<std::optional<Result<NativeOp>>> results;
+};
+
+void compile_native_stage(void* context, size_t i) {
+  auto& c = *static_cast<NativeCompile*>(context);
+  const Stage& stage = c.plan->stages[c.stages[i]];
+  const NativeConvOptions options{c.winograd, stage.serial ? size_t{1} : c.pool_threads};
+  // Nothing may leave a pool task: an allocation that throws is reported.
+  try {
+    c.results[i].emplace(create_native_stage(*c.view, *c.plan, stage.first_node, options));
+  } catch (const std::bad_alloc&) {
+    c.results[i].emplace(fail(Error::DelegateMemoryAllocationFailed, "xnnpack: out of memory compiling node ",
+                              std::to_string(stage.first_node)));
+  }
+}
+
 Status create_stages(const BlobView& view, const std::vector<const void*>& constant_data,
                      const StagePlan& plan, WinogradMode winograd, XnnpackHandle& handle) {
   std::vector<std::vector<size_t>> folded_by(plan.folded_into.size());
   for (size_t n = 0; n < plan.folded_into.size(); ++n)
     if (plan.folded_into[n] >= 0) folded_by[static_cast<size_t>(plan.folded_into[n])].push_back(n);
+  NativeCompile native{
+      &view, &plan, winograd, std::max<size_t>(pthreadpool_get_threads_count(handle.pool.get()), 1), {}, {}};
+  for (size_t s = 0; s < plan.stages.size(); ++s)
+    if (plan.stages[s].native) native.stages.push_back(s);
+  native.results.resize(native.stages.size());
+  pthreadpool_parallelize_1d(handle.pool.get(), compile_native_stage, &native, native.stages.size(), 0);
   handle.runs.resize(plan.stages.size());
+  size_t next_native = 0;
   for (size_t s = 0; s < plan.stages.size(); ++s) {
     StageRun& run = handle.runs[s];
     run.serial = plan.stages[s].serial;
     if (plan.stages[s].native) {
-      const NativeConvOptions conv_options{
-          winograd,
-          run.serial ? size_t{1} : std::max<size_t>(pthreadpool_get_threads_count(handle.pool.get()), 1)};
-      ETC_ASSIGN_OR_RETURN(run.work,
-                           create_native_stage(view, plan, plan.stages[s].first_node, conv_options));
+      // The first failure in stage order is the one reported.
+      ETC_ASSIGN_OR_RETURN(run.work, std::move(*native.results[next_native++]));
     } else {
       ETC_ASSIGN_OR_RETURN(run.work, create_xnnpack_stage(view, constant_data, plan, s, handle));
     }
