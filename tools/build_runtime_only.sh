@@ -9,7 +9,6 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build_dir=${BUILD_DIR:-$root/build-runtime}
 cmake -S "$root" -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE="${BUILD_TYPE:-Release}" -DCMAKE_CXX_FLAGS_DEBUG="-O0 -g1" \
-  -DETC_BUILD_COMPILER=OFF \
-  -DETC_BACKEND_XNNPACK=OFF -DETC_BACKEND_ONEDNN=OFF >/dev/null
+  -DETC_BUILD_COMPILER=OFF -DETC_BACKEND_XNNPACK=OFF -DETC_BACKEND_ONEDNN=OFF >/dev/null
 ninja -C "$build_dir" -j"$(nproc)" | { grep -vE '^\[[0-9]+/[0-9]+\] (Building|Linking)' || true; }
 test -x "$build_dir/tests/runtime/etc_runtime_tests"
