@@ -1,11 +1,13 @@
 // etc_conformance: runs the ONNX backend tests through compile + run.
 //
 //   etc_conformance [--data DIR] [--filter SUBSTR] [--expected FILE] [--write-expected FILE]
-//                   [--report FILE.md] [--json FILE] [--backend NAME]... [-v]
+//                   [--report FILE.md] [--json FILE] [--mode MODE]... [-v]
 //
-// With --backend, each model is partitioned for those backends and lowered
-// before it runs: every test that passes on the portable kernels must pass
-// with delegation too (same --expected list).
+// Each test compiles once and runs in every --mode (default: portable):
+// "portable"; a backend, or several in priority order ("xnnpack",
+// "onednn,xnnpack"), for which the model is partitioned and lowered before
+// it runs; "runtime-delegate:xnnpack", the portable program with XNNPACK
+// taken at load time. Every test in --expected must pass in every mode.
 //
 // Exit status is non-zero when a test listed in --expected does not pass, or
 // when any in-scope test fails at run time or crashes (those must be rejected
@@ -17,6 +19,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
+#include <stdexcept>
 
 #include "partitioners/register.h"
 #include "preprocessors/register.h"
@@ -47,6 +50,56 @@ void add(Counts& c, Outcome o) {
 
 std::string first_line(const std::string& s) { return s.substr(0, s.find('\n')); }
 
+// Prints one mode's per-op and per-folder tables (and, with -v, every
+// test that did not pass), adds them to `md` when given; the mode's counts.
+Counts report(const etc::conformance::Mode& mode, const std::vector<TestResult>& results, bool verbose,
+              std::ofstream* md) {
+  std::map<std::string, Counts> per_folder, per_op;
+  std::map<std::string, std::string> op_example_reason;
+  int with_delegates = 0, delegates = 0;
+  std::cout << "\n== mode " << mode.name << "\n";
+  for (const TestResult& r : results) {
+    if (r.mode != mode.name || r.outcome == Outcome::OutOfScope) continue;
+    add(per_folder[r.folder], r.outcome);
+    for (const std::string& op : r.op_types) {
+      add(per_op[op], r.outcome);
+      if (r.outcome != Outcome::Passed && !op_example_reason.count(op))
+        op_example_reason[op] = r.name + ": " + first_line(r.reason);
+    }
+    if (r.outcome == Outcome::Passed && r.delegates > 0) ++with_delegates, delegates += r.delegates;
+    if (verbose && r.outcome != Outcome::Passed)
+      std::cout << "  " << etc::conformance::outcome_name(r.outcome) << "  " << r.folder << "/" << r.name
+                << ": " << first_line(r.reason) << "\n";
+  }
+  std::cout << std::left;
+  std::printf("%-24s %7s %7s %9s %8s\n", "op", "passed", "failed", "rejected", "crashed");
+  for (const auto& [op, c] : per_op)
+    std::printf("%-24s %7d %7d %9d %8d\n", op.c_str(), c.passed, c.failed, c.rejected, c.crashed);
+  std::printf("\n%-24s %7s %7s %9s %8s %7s\n", "folder", "passed", "failed", "rejected", "crashed", "pass%");
+  Counts all;
+  for (const auto& [folder, c] : per_folder) {
+    std::printf("%-24s %7d %7d %9d %8d %6.1f%%\n", folder.c_str(), c.passed, c.failed, c.rejected, c.crashed,
+                c.total() ? 100.0 * c.passed / c.total() : 0.0);
+    all.passed += c.passed, all.failed += c.failed, all.rejected += c.rejected, all.crashed += c.crashed;
+  }
+  std::printf("%-24s %7d %7d %9d %8d %6.1f%%\n", "all in scope", all.passed, all.failed, all.rejected,
+              all.crashed, all.total() ? 100.0 * all.passed / all.total() : 0.0);
+  if (!mode.backends.empty() || !mode.runtime_delegate.empty())
+    std::printf(
+        "%d passing test(s) ran %d delegate call(s) or load-time delegated range(s) on the requested "
+        "backends\n",
+        with_delegates, delegates);
+  if (md != nullptr) {
+    *md << "\n## Mode " << mode.name
+        << "\n\n| ONNX op | passed | failed | rejected | crashed | example of a non-passing test "
+           "|\n|---|---|---|---|---|---|\n";
+    for (const auto& [op, c] : per_op)
+      *md << "| " << op << " | " << c.passed << " | " << c.failed << " | " << c.rejected << " | " << c.crashed
+          << " | " << (op_example_reason.count(op) ? op_example_reason[op] : "") << " |\n";
+  }
+  return all;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -62,10 +115,17 @@ int main(int argc, char** argv) {
   app.add_option("--report", report_path, "Write a Markdown per-op table");
   app.add_option("--json", json_path, "Write every result as JSON");
   app.add_flag("-v,--verbose", verbose, "Print every non-passing test with its reason");
-  app.add_option("--backend", options.backends, "Delegate to this backend (repeatable)");
-  app.add_option("--runtime-delegate", options.runtime_delegate,
-                 "Run the portable program with this load-time delegate (xnnpack)");
+  std::vector<std::string> mode_names;
+  app.add_option("--mode", mode_names,
+                 "portable | BACKEND[,BACKEND...] | runtime-delegate:xnnpack (repeatable; default portable)");
   CLI11_PARSE(app, argc, argv);
+  if (mode_names.empty()) mode_names.push_back("portable");
+  try {
+    for (const std::string& m : mode_names) options.modes.push_back(etc::conformance::parse_mode(m));
+  } catch (const std::invalid_argument& e) {
+    std::cerr << "--mode: " << e.what() << "\n";
+    return 2;
+  }
   etc::register_builtin_partitioners();
   etc::register_builtin_preprocessors();
   if (etc::Status s = etc::register_builtin_backends(); !s.ok()) {
@@ -83,62 +143,24 @@ int main(int argc, char** argv) {
     std::sort(dirs.begin(), dirs.end());
     for (const fs::path& d : dirs) {
       if (!filter.empty() && d.filename().string().find(filter) == std::string::npos) continue;
-      results.push_back(etc::conformance::run_test(folder, d.string(), options));
+      for (TestResult& r : etc::conformance::run_test(folder, d.string(), options))
+        results.push_back(std::move(r));
     }
   }
 
-  std::map<std::string, Counts> per_folder, per_op;
-  std::map<std::string, std::string> op_example_reason;
-  for (const TestResult& r : results) {
-    if (r.outcome == Outcome::OutOfScope) continue;
-    add(per_folder[r.folder], r.outcome);
-    for (const std::string& op : r.op_types) {
-      add(per_op[op], r.outcome);
-      if (r.outcome != Outcome::Passed && !op_example_reason.count(op))
-        op_example_reason[op] = r.name + ": " + first_line(r.reason);
-    }
-    if (verbose && r.outcome != Outcome::Passed)
-      std::cout << "  " << etc::conformance::outcome_name(r.outcome) << "  " << r.folder << "/" << r.name
-                << ": " << first_line(r.reason) << "\n";
-  }
-
-  std::cout << "\n" << std::left;
-  std::printf("%-24s %7s %7s %9s %8s\n", "op", "passed", "failed", "rejected", "crashed");
-  for (const auto& [op, c] : per_op)
-    std::printf("%-24s %7d %7d %9d %8d\n", op.c_str(), c.passed, c.failed, c.rejected, c.crashed);
-  std::printf("\n%-24s %7s %7s %9s %8s %7s\n", "folder", "passed", "failed", "rejected", "crashed", "pass%");
+  std::ofstream md;
+  if (!report_path.empty()) md.open(report_path);
   Counts all;
-  for (const auto& [folder, c] : per_folder) {
-    std::printf("%-24s %7d %7d %9d %8d %6.1f%%\n", folder.c_str(), c.passed, c.failed, c.rejected, c.crashed,
-                c.total() ? 100.0 * c.passed / c.total() : 0.0);
+  for (const etc::conformance::Mode& mode : options.modes) {
+    const Counts c = report(mode, results, verbose, report_path.empty() ? nullptr : &md);
     all.passed += c.passed, all.failed += c.failed, all.rejected += c.rejected, all.crashed += c.crashed;
-  }
-  std::printf("%-24s %7d %7d %9d %8d %6.1f%%\n", "all in scope", all.passed, all.failed, all.rejected,
-              all.crashed, all.total() ? 100.0 * all.passed / all.total() : 0.0);
-
-  if (!options.backends.empty() || !options.runtime_delegate.empty()) {
-    int with_delegates = 0, delegates = 0;
-    for (const TestResult& r : results)
-      if (r.outcome == Outcome::Passed && r.delegates > 0) ++with_delegates, delegates += r.delegates;
-    std::printf(
-        "\n%d passing test(s) ran %d delegate call(s) or load-time delegated range(s) on the requested "
-        "backends\n",
-        with_delegates, delegates);
-  }
-
-  if (!report_path.empty()) {
-    std::ofstream md(report_path);
-    md << "| ONNX op | passed | failed | rejected | crashed | example of a non-passing test "
-          "|\n|---|---|---|---|---|---|\n";
-    for (const auto& [op, c] : per_op)
-      md << "| " << op << " | " << c.passed << " | " << c.failed << " | " << c.rejected << " | " << c.crashed
-         << " | " << (op_example_reason.count(op) ? op_example_reason[op] : "") << " |\n";
   }
   if (!json_path.empty()) {
     nlohmann::json j = nlohmann::json::array();
     for (const TestResult& r : results)
       j.push_back({{"folder", r.folder},
                    {"test", r.name},
+                   {"mode", r.mode},
                    {"ops", r.op_types},
                    {"outcome", etc::conformance::outcome_name(r.outcome)},
                    {"reason", r.reason},
@@ -146,9 +168,11 @@ int main(int argc, char** argv) {
     std::ofstream(json_path) << j.dump(1) << "\n";
   }
   if (!write_expected.empty()) {
+    // The tests that pass in the first mode.
     std::ofstream out(write_expected);
     for (const TestResult& r : results)
-      if (r.outcome == Outcome::Passed) out << r.folder << "/" << r.name << "\n";
+      if (r.mode == options.modes.front().name && r.outcome == Outcome::Passed)
+        out << r.folder << "/" << r.name << "\n";
   }
 
   int status = 0;
@@ -158,27 +182,24 @@ int main(int argc, char** argv) {
       std::cerr << expected_path << ": cannot read\n";
       return 2;
     }
-    std::set<std::string> passed;
-    std::set<std::string> ran;
-    for (const TestResult& r : results) {
-      ran.insert(r.folder + "/" + r.name);
-      if (r.outcome == Outcome::Passed) passed.insert(r.folder + "/" + r.name);
-    }
-    std::string line;
+    std::set<std::string> expected;
+    for (std::string line; std::getline(in, line);)
+      if (!line.empty() && line[0] != '#') expected.insert(line);
     int regressions = 0;
-    while (std::getline(in, line)) {
-      if (line.empty() || line[0] == '#' || !ran.count(line)) continue;
-      if (!passed.count(line)) {
-        std::cerr << "REGRESSION: " << line << " used to pass\n";
+    for (const TestResult& r : results)
+      if (expected.count(r.folder + "/" + r.name) && r.outcome != Outcome::Passed) {
+        std::cerr << "REGRESSION: " << r.folder << "/" << r.name << " used to pass; in mode " << r.mode
+                  << ": " << etc::conformance::outcome_name(r.outcome) << ", " << first_line(r.reason)
+                  << "\n";
         ++regressions;
       }
-    }
     if (regressions) status = 1;
   }
   if (all.failed + all.crashed > 0) {
     std::cerr
         << all.failed + all.crashed
-        << " in-scope test(s) failed at run time or crashed; they must pass or be rejected at compile time\n";
+        << " in-scope test run(s) failed at run time or crashed; they must pass or be rejected at compile "
+           "time\n";
     status = 1;
   }
   return status;

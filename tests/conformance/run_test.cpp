@@ -2,11 +2,13 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <set>
 #include <sstream>
+#include <stdexcept>
 
 #include "compiler/backend/to_backend.h"
 #include "compiler/common/compile_error.h"
@@ -176,30 +178,24 @@ std::vector<std::string> sorted_files(const fs::path& dir, const std::string& pr
   return files;
 }
 
-// Runs in the child process: compile, then every data set.
-TestResult run_in_process(const std::string& dir, const RunOptions& options) {
+// Runs one mode of a compiled test: lower it (or not), load, run every data set.
+TestResult run_mode(const ir::ExportedProgram& portable, const std::string& dir, const Mode& mode,
+                    const RunOptions& options) {
   TestResult r;
-  ir::ExportedProgram program;
-  try {
-    program = compile_onnx((fs::path(dir) / "model.onnx").string());
-  } catch (const CompileError& e) {
-    r.outcome = Outcome::Rejected;
-    r.reason = e.what();
-    return r;
-  }
-  if (!options.backends.empty()) {
+  ir::ExportedProgram lowered;
+  if (!mode.backends.empty()) {
     // Lowering must accept whatever the portable path compiles: a failure here is a defect.
     std::vector<std::unique_ptr<Partitioner>> partitioners;
-    for (const std::string& b : options.backends) partitioners.push_back(make_partitioner(b));
+    for (const std::string& b : mode.backends) partitioners.push_back(make_partitioner(b));
     try {
-      program = to_backend(program, CompositePartitioner(std::move(partitioners)));
+      lowered = to_backend(portable, CompositePartitioner(std::move(partitioners)));
     } catch (const CompileError& e) {
       r.reason = std::string("lowering: ") + e.what();
       return r;
     }
-    r.delegates = static_cast<int>(program.delegates.size());
+    r.delegates = static_cast<int>(lowered.delegates.size());
   }
-  const std::vector<uint8_t> bytes = emit::serialize_program(program);
+  const std::vector<uint8_t> bytes = emit::serialize_program(mode.backends.empty() ? portable : lowered);
   auto loaded = Program::load_from_data(FileData::borrow(bytes.data(), bytes.size()), "model.etp");
   if (!loaded.ok()) {
     r.reason = "load: " + loaded.message();
@@ -207,7 +203,7 @@ TestResult run_in_process(const std::string& dir, const RunOptions& options) {
   }
   // A load-time delegate takes what it can of the portable program.
   std::unique_ptr<Delegate> delegate;
-  if (options.runtime_delegate == "xnnpack") delegate = std::make_unique<xnnpack::XnnpackDelegate>();
+  if (mode.runtime_delegate == "xnnpack") delegate = std::make_unique<xnnpack::XnnpackDelegate>();
   RuntimeOptions runtime_options;
   runtime_options.delegate = delegate.get();
   auto method = Method::init(loaded.get(), 0, runtime_options);
@@ -262,6 +258,72 @@ TestResult run_in_process(const std::string& dir, const RunOptions& options) {
   return r;
 }
 
+// One mode's result as the child sends it: outcome, delegates and the
+// reason's length on a line, then the reason.
+std::string encode(const TestResult& r) {
+  return std::to_string(static_cast<int>(r.outcome)) + " " + std::to_string(r.delegates) + " " +
+         std::to_string(r.reason.size()) + "\n" + r.reason;
+}
+
+void write_all(int fd, const std::string& bytes) {
+  for (size_t done = 0; done < bytes.size();) {
+    const ssize_t n = write(fd, bytes.data() + done, bytes.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) _exit(3);
+    done += static_cast<size_t>(n);
+  }
+}
+
+// Runs in the child process: compile once, then modes [first, end) in
+// turn, each result written as soon as it is known.
+void run_in_child(const std::string& dir, const RunOptions& options, size_t first, int fd) {
+  ir::ExportedProgram portable;
+  TestResult not_compiled;  // outcome Passed: it compiled
+  not_compiled.outcome = Outcome::Passed;
+  try {
+    portable = compile_onnx((fs::path(dir) / "model.onnx").string());
+  } catch (const CompileError& e) {
+    not_compiled.outcome = Outcome::Rejected;
+    not_compiled.reason = e.what();
+  } catch (const std::exception& e) {
+    // Anything but a CompileError from the compiler is a defect.
+    not_compiled.outcome = Outcome::Failed;
+    not_compiled.reason = e.what();
+  }
+  for (size_t i = first; i < options.modes.size(); ++i) {
+    TestResult r;
+    if (not_compiled.outcome != Outcome::Passed) {
+      r = not_compiled;
+    } else {
+      try {
+        r = run_mode(portable, dir, options.modes[i], options);
+      } catch (const std::exception& e) {
+        r.outcome = Outcome::Failed;
+        r.reason = e.what();
+      }
+    }
+    write_all(fd, encode(r));
+  }
+}
+
+// Parses the records at the front of `msg` into results[next...], erasing
+// them; a record cut short stays for the next read.
+void take_records(std::string& msg, std::vector<TestResult>& results, size_t& next) {
+  while (next < results.size()) {
+    const size_t nl = msg.find('\n');
+    if (nl == std::string::npos) return;
+    std::istringstream head(msg.substr(0, nl));
+    int outcome = 0, delegates = 0;
+    size_t length = 0;
+    if (!(head >> outcome >> delegates >> length) || msg.size() - nl - 1 < length) return;
+    results[next].outcome = static_cast<Outcome>(outcome);
+    results[next].delegates = delegates;
+    results[next].reason = msg.substr(nl + 1, length);
+    msg.erase(0, nl + 1 + length);
+    ++next;
+  }
+}
+
 std::vector<std::string> model_op_types(const std::string& dir) {
   std::ifstream in(fs::path(dir) / "model.onnx", std::ios::binary);
   onnx::ModelProto m;
@@ -287,59 +349,78 @@ const char* outcome_name(Outcome o) {
 
 bool in_scope(const std::string& op_type) { return scope().count(op_type) > 0; }
 
-TestResult run_test(const std::string& folder, const std::string& dir, const RunOptions& options) {
-  TestResult result;
-  result.folder = folder;
-  result.name = fs::path(dir).filename().string();
-  result.op_types = model_op_types(dir);
-  for (const std::string& op : result.op_types)
+Mode parse_mode(const std::string& text) {
+  Mode mode;
+  mode.name = text;
+  if (text == "portable") return mode;
+  const std::string runtime = "runtime-delegate:";
+  if (text.rfind(runtime, 0) == 0) {
+    mode.runtime_delegate = text.substr(runtime.size());
+    if (mode.runtime_delegate != "xnnpack")
+      throw std::invalid_argument("mode '" + text + "': the only load-time delegate is xnnpack");
+    return mode;
+  }
+  std::stringstream list(text);
+  for (std::string b; std::getline(list, b, ',');) {
+    if (b.empty()) throw std::invalid_argument("mode '" + text + "': an empty backend name");
+    mode.backends.push_back(b);
+  }
+  if (mode.backends.empty()) throw std::invalid_argument("an empty mode");
+  return mode;
+}
+
+std::vector<TestResult> run_test(const std::string& folder, const std::string& dir,
+                                 const RunOptions& options) {
+  TestResult base;
+  base.folder = folder;
+  base.name = fs::path(dir).filename().string();
+  base.op_types = model_op_types(dir);
+  std::vector<TestResult> results;
+  for (const Mode& mode : options.modes) {
+    results.push_back(base);
+    results.back().mode = mode.name;
+  }
+  for (const std::string& op : base.op_types)
     if (!in_scope(op)) {
-      result.outcome = Outcome::OutOfScope;
-      result.reason = "uses " + op;
-      return result;
+      for (TestResult& r : results) r.outcome = Outcome::OutOfScope, r.reason = "uses " + op;
+      return results;
     }
-  int fds[2];
-  if (pipe(fds) != 0) {
-    result.reason = "pipe failed";
-    return result;
-  }
-  const pid_t pid = fork();
-  if (pid == 0) {
-    close(fds[0]);
-    TestResult r;
-    try {
-      r = run_in_process(dir, options);
-    } catch (const std::exception& e) {
-      r.outcome = Outcome::Failed;
-      r.reason = e.what();
+  size_t next = 0;
+  while (next < results.size()) {
+    int fds[2];
+    if (pipe(fds) != 0) {
+      for (; next < results.size(); ++next) results[next].reason = "pipe failed";
+      break;
     }
-    const std::string msg =
-        std::to_string(static_cast<int>(r.outcome)) + "\n" + std::to_string(r.delegates) + "\n" + r.reason;
-    ssize_t ignored = write(fds[1], msg.data(), msg.size());
-    (void)ignored;
+    const pid_t pid = fork();
+    if (pid == 0) {
+      close(fds[0]);
+      run_in_child(dir, options, next, fds[1]);
+      close(fds[1]);
+      _exit(0);
+    }
     close(fds[1]);
-    _exit(0);
+    std::string msg;
+    char buf[4096];
+    ssize_t n;
+    while ((n = read(fds[0], buf, sizeof(buf))) > 0 || (n < 0 && errno == EINTR)) {
+      if (n > 0) msg.append(buf, static_cast<size_t>(n));
+      take_records(msg, results, next);
+    }
+    close(fds[0]);
+    int status = 0;
+    waitpid(pid, &status, 0);
+    if (next < results.size()) {
+      // The child died in mode `next`: that mode crashed; the rest run in a new child.
+      results[next].outcome = Outcome::Crashed;
+      results[next].reason = WIFSIGNALED(status)
+                                 ? "killed by signal " + std::to_string(WTERMSIG(status))
+                                 : "exited with status " + std::to_string(WEXITSTATUS(status)) +
+                                       " before reporting (a sanitizer's report is above)";
+      ++next;
+    }
   }
-  close(fds[1]);
-  std::string msg;
-  char buf[4096];
-  ssize_t n;
-  while ((n = read(fds[0], buf, sizeof(buf))) > 0) msg.append(buf, static_cast<size_t>(n));
-  close(fds[0]);
-  int status = 0;
-  waitpid(pid, &status, 0);
-  const size_t nl = msg.find('\n');
-  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || nl == std::string::npos) {
-    result.outcome = Outcome::Crashed;
-    result.reason =
-        WIFSIGNALED(status) ? "killed by signal " + std::to_string(WTERMSIG(status)) : "child failed";
-    return result;
-  }
-  const size_t nl2 = msg.find('\n', nl + 1);
-  result.outcome = static_cast<Outcome>(std::stoi(msg.substr(0, nl)));
-  result.delegates = std::stoi(msg.substr(nl + 1, nl2 - nl - 1));
-  result.reason = nl2 == std::string::npos ? "" : msg.substr(nl2 + 1);
-  return result;
+  return results;
 }
 
 }  // namespace etc::conformance

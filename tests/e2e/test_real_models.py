@@ -84,15 +84,35 @@ def run(*args):
     return proc.stdout
 
 
+PROGRAMS = tempfile.TemporaryDirectory()
+_compiled = {}
+
+
+def compiled(path, *flags):
+    """The program `etc preprocess path *flags` writes, compiled once: modes
+    that differ only in how the program runs (threads, a load-time delegate)
+    share it. A model's tests run one after another (unittest sorts them by
+    name), so only the current model's programs are kept."""
+    key = (path, flags)
+    if any(p != path for p, _ in _compiled):
+        for program in _compiled.values():
+            os.remove(program)
+        _compiled.clear()
+    if key not in _compiled:
+        program = os.path.join(PROGRAMS.name, f"{len(_compiled)}.etp")
+        run("preprocess", path, "-o", program, *flags)
+        _compiled[key] = program
+    return _compiled[key]
+
+
 class RealModels(unittest.TestCase):
     def check_model(self, model, input_name, input_file, reference, flags, mode_flags, run_flags):
         skip_without_backends(self, mode_flags)
         path = os.path.join(MODELS, model)
         if not os.path.exists(path):
             self.fail(f"{path} missing: run tests/models/prepare_models.sh")
+        program = compiled(path, *flags, *mode_flags)
         with tempfile.TemporaryDirectory() as tmp:
-            program = os.path.join(tmp, "model.etp")
-            run("preprocess", path, "-o", program, *flags, *mode_flags)
             run("run", program, "--input", f"{input_name}={os.path.join(MODELS, input_file)}", "--output-dir", tmp,
                 *run_flags)
             outputs = [f for f in os.listdir(tmp) if f.endswith(".npy")]
@@ -111,11 +131,10 @@ class StreamingVad(unittest.TestCase):
         path = os.path.join(MODELS, "silero_vad_v5.onnx")
         if not os.path.exists(path):
             self.fail(f"{path} missing: run tests/models/prepare_models.sh")
+        # The sample rate stays a run-time input: the model's If on it is compiled, not folded.
+        program = compiled(path, "--input-shape", f"input=1x{samples}", "--input-shape", "state=2x1x128",
+                           *mode_flags)
         with tempfile.TemporaryDirectory() as tmp:
-            program = os.path.join(tmp, "vad.etp")
-            # The sample rate stays a run-time input: the model's If on it is compiled, not folded.
-            run("preprocess", path, "-o", program, "--input-shape", f"input=1x{samples}",
-                "--input-shape", "state=2x1x128", *mode_flags)
             prefix = os.path.join(MODELS, f"silero_vad_v5.{sr}")
             run("run", program, "--chunks", f"input={prefix}.chunks.npy",
                 "--input", f"state={os.path.join(MODELS, 'silero_vad_v5.state.npy')}",
@@ -134,9 +153,8 @@ class StreamingVad(unittest.TestCase):
 class DynamicShapes(unittest.TestCase):
     def check_sizes(self, model, shape_flag, output, cases, backend=(), run_flags=()):
         """One program compiled for a range of sizes, run at each case's size."""
+        program = compiled(os.path.join(MODELS, model), "--input-shape", shape_flag, *backend)
         with tempfile.TemporaryDirectory() as tmp:
-            program = os.path.join(tmp, "model.etp")
-            run("preprocess", os.path.join(MODELS, model), "-o", program, "--input-shape", shape_flag, *backend)
             for size, inputs, ref in cases:
                 out = os.path.join(tmp, size)
                 run("run", program, "--input", f"x={os.path.join(MODELS, inputs)}", "--output-dir", out, *run_flags)
