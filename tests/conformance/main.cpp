@@ -13,6 +13,7 @@
 // when any in-scope test fails at run time or crashes (those must be rejected
 // at compile time instead).
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -121,7 +122,11 @@ int main(int argc, char** argv) {
   CLI11_PARSE(app, argc, argv);
   if (mode_names.empty()) mode_names.push_back("portable");
   try {
-    for (const std::string& m : mode_names) options.modes.push_back(etc::conformance::parse_mode(m));
+    for (const std::string& m : mode_names) {
+      if (std::count(mode_names.begin(), mode_names.end(), m) > 1)
+        throw std::invalid_argument("mode '" + m + "' given twice");
+      options.modes.push_back(etc::conformance::parse_mode(m));
+    }
   } catch (const std::invalid_argument& e) {
     std::cerr << "--mode: " << e.what() << "\n";
     return 2;

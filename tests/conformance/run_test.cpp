@@ -410,14 +410,17 @@ std::vector<TestResult> run_test(const std::string& folder, const std::string& d
     close(fds[0]);
     int status = 0;
     waitpid(pid, &status, 0);
-    if (next < results.size()) {
-      // The child died in mode `next`: that mode crashed; the rest run in a new child.
-      results[next].outcome = Outcome::Crashed;
-      results[next].reason = WIFSIGNALED(status)
-                                 ? "killed by signal " + std::to_string(WTERMSIG(status))
-                                 : "exited with status " + std::to_string(WEXITSTATUS(status)) +
-                                       " before reporting (a sanitizer's report is above)";
-      ++next;
+    const bool clean = WIFEXITED(status) && WEXITSTATUS(status) == 0;
+    if (next < results.size() || !clean) {
+      // The child died in mode `next`: that mode crashed, the rest run in a
+      // new child. Dying after it reported every mode (in the compiled
+      // program's destructors) is the last mode's crash.
+      TestResult& r = results[std::min(next, results.size() - 1)];
+      r.outcome = Outcome::Crashed;
+      r.reason = WIFSIGNALED(status) ? "killed by signal " + std::to_string(WTERMSIG(status))
+                                     : "exited with status " + std::to_string(WEXITSTATUS(status)) +
+                                           " (a sanitizer's report is above)";
+      if (next < results.size()) ++next;
     }
   }
   return results;
