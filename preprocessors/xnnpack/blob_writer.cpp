@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <memory>
 
 namespace etc::xnnpack {
 namespace {
@@ -22,24 +23,41 @@ uint32_t BlobWriter::add_tensor(TensorRecord tensor) {
 }
 
 uint32_t BlobWriter::add_constant(std::vector<uint64_t> dims, std::vector<float> data) {
+  const size_t count = data.size();
+  auto held = std::make_shared<const std::vector<float>>(std::move(data));
+  return add_constant(std::move(dims), count, [held](float* out) {
+    if (!held->empty()) std::memcpy(out, held->data(), held->size() * sizeof(float));
+  });
+}
+
+uint32_t BlobWriter::add_constant(std::vector<uint64_t> dims, size_t count, ConstantFill fill) {
   TensorRecord t;
   t.dims = std::move(dims);
   t.constant = true;
-  t.constant_size = data.size() * sizeof(float);
+  t.constant_size = count * sizeof(float);
   const uint32_t id = add_tensor(std::move(t));
   constant_of_[id] = constants_.size();
-  constants_.push_back(Constant{id, std::move(data)});
+  constants_.push_back(Constant{id, count, std::move(fill)});
   return id;
 }
 
-const std::vector<float>& BlobWriter::constant_data(uint32_t id) const {
-  return constants_[constant_of_[id]].data;
+std::vector<float> BlobWriter::constant_data(uint32_t id) const {
+  const Constant& c = constants_[constant_of_[id]];
+  std::vector<float> data(c.count);
+  c.fill(data.data());
+  return data;
 }
 
-void BlobWriter::repack_constant(uint32_t id, std::vector<float> data, fb::WeightPacking packing) {
-  tensors_[id].constant_size = data.size() * sizeof(float);
+const ConstantFill& BlobWriter::constant_fill(uint32_t id) const { return constants_[constant_of_[id]].fill; }
+
+size_t BlobWriter::constant_count(uint32_t id) const { return constants_[constant_of_[id]].count; }
+
+void BlobWriter::repack_constant(uint32_t id, size_t count, ConstantFill fill, fb::WeightPacking packing) {
+  tensors_[id].constant_size = count * sizeof(float);
   tensors_[id].packing = packing;
-  constants_[constant_of_[id]].data = std::move(data);
+  Constant& c = constants_[constant_of_[id]];
+  c.count = count;
+  c.fill = std::move(fill);
 }
 
 std::vector<uint8_t> BlobWriter::finish(uint32_t num_inputs, uint32_t num_outputs,
@@ -83,19 +101,17 @@ std::vector<uint8_t> BlobWriter::finish(uint32_t num_inputs, uint32_t num_output
   const auto root =
       fb::CreateGraphDirect(fbb, kXnnpackBlobVersion, &tensors, &nodes, num_inputs, num_outputs);
   fbb.FinishSizePrefixed(root, kXnnpackBlobIdentifier);
-  // Written once, in order: no zero fill and no copy of the constants but
-  // this one (a model's weights are most of the blob).
+  // Each constant written once, in place: the fills write the relaid-out
+  // or packed filters straight into the blob (a model's weights are most of
+  // it), each fill freed once it has run.
   const size_t base = xnnpack_constant_base(fbb.GetSize() - 4);
-  std::vector<uint8_t> blob;
-  blob.reserve(base + constants_size);
-  blob.insert(blob.end(), fbb.GetBufferPointer(), fbb.GetBufferPointer() + fbb.GetSize());
+  std::vector<uint8_t> blob(base + constants_size);
+  std::memcpy(blob.data(), fbb.GetBufferPointer(), fbb.GetSize());
   for (Constant& c : constants_) {
-    blob.resize(base + tensors_[c.tensor].constant_offset, 0);  // alignment padding
-    const auto* bytes = reinterpret_cast<const uint8_t*>(c.data.data());
-    blob.insert(blob.end(), bytes, bytes + c.data.size() * sizeof(float));
-    std::vector<float>().swap(c.data);  // its memory goes as the blob's grows
+    if (c.count > 0)
+      c.fill(reinterpret_cast<float*>(blob.data() + base + tensors_[c.tensor].constant_offset));
+    c.fill = nullptr;
   }
-  blob.resize(base + constants_size, 0);
   return blob;
 }
 

@@ -7,6 +7,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 #include "compiler/ir/graph.h"
@@ -58,6 +59,9 @@ struct NodeRecord {
   std::vector<const ir::Node*> covers;
 };
 
+// Writes a constant's floats (its count of them) at `out`.
+using ConstantFill = std::function<void(float* out)>;
+
 class BlobWriter {
  public:
   uint32_t add_tensor(TensorRecord tensor);
@@ -65,10 +69,18 @@ class BlobWriter {
   // as given until finish() moves it into the blob (freeing it as it goes;
   // the writer holds no constant data afterwards).
   uint32_t add_constant(std::vector<uint64_t> dims, std::vector<float> data);
-  // The data of constant tensor `id`, and a replacement for it in another
-  // layout (its size follows the data).
-  const std::vector<float>& constant_data(uint32_t id) const;
-  void repack_constant(uint32_t id, std::vector<float> data, fb::WeightPacking packing);
+  // A constant of `count` floats that `fill` writes when finish() lays out
+  // the blob, straight into it: a model's filters, relaid out or packed
+  // from the graph's constants, take no memory of their own in between.
+  // What `fill` reads must outlive finish().
+  uint32_t add_constant(std::vector<uint64_t> dims, size_t count, ConstantFill fill);
+  // The floats of constant tensor `id` (computed anew for a deferred one),
+  // and how they are written: to build a repacked constant from them.
+  std::vector<float> constant_data(uint32_t id) const;
+  const ConstantFill& constant_fill(uint32_t id) const;
+  size_t constant_count(uint32_t id) const;
+  // Constant `id` in another layout: `count` floats that `fill` writes.
+  void repack_constant(uint32_t id, size_t count, ConstantFill fill, fb::WeightPacking packing);
   TensorRecord& tensor(uint32_t id) { return tensors_[id]; }
   const TensorRecord& tensor(uint32_t id) const { return tensors_[id]; }
   size_t num_tensors() const { return tensors_.size(); }
@@ -82,10 +94,11 @@ class BlobWriter {
  private:
   std::vector<TensorRecord> tensors_;
   std::vector<NodeRecord> nodes_;
-  // Constant data in tensor order; offsets are given out by finish().
+  // Constants in tensor order; offsets are given out by finish().
   struct Constant {
     uint32_t tensor;
-    std::vector<float> data;
+    size_t count;
+    ConstantFill fill;
   };
   std::vector<Constant> constants_;
   std::vector<size_t> constant_of_;  // per tensor: index into constants_, or SIZE_MAX

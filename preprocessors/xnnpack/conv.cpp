@@ -24,18 +24,21 @@ std::vector<uint32_t> pair_attr(const ir::Node& n, const char* name) {
   return u32(v);
 }
 
+// Relaid out as the blob is written (BlobWriter::add_constant with a fill),
+// from the graph's constant: a model's filters are most of its weights.
 uint32_t conv_filter(Lowering& l, ir::ValueId w) {
   return l.constant(w, kConvFilter, [&] {
     const Shape& s = shape_of(l.graph(), w);
     const int64_t m = s[0], c = s[1], kh = s[2], kw = s[3];
     const std::span<const float> src = l.float_view(w);
-    std::vector<float> dst(src.size());
-    for (int64_t o = 0; o < m; ++o)
-      for (int64_t i = 0; i < c; ++i)
-        for (int64_t y = 0; y < kh; ++y)
-          for (int64_t x = 0; x < kw; ++x)
-            dst[((o * kh + y) * kw + x) * c + i] = src[((o * c + i) * kh + y) * kw + x];
-    return l.blob().add_constant({uint64_t(m), uint64_t(kh), uint64_t(kw), uint64_t(c)}, std::move(dst));
+    return l.blob().add_constant(
+        {uint64_t(m), uint64_t(kh), uint64_t(kw), uint64_t(c)}, src.size(), [src, m, c, kh, kw](float* dst) {
+          for (int64_t o = 0; o < m; ++o)
+            for (int64_t i = 0; i < c; ++i)
+              for (int64_t y = 0; y < kh; ++y)
+                for (int64_t x = 0; x < kw; ++x)
+                  dst[((o * kh + y) * kw + x) * c + i] = src[((o * c + i) * kh + y) * kw + x];
+        });
   });
 }
 

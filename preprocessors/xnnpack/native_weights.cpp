@@ -88,12 +88,19 @@ size_t pack_native_filters(BlobWriter& blob, const NativePacking& packing) {
         conv && x.size() == 4 && native_padded_rows(x[3], at(r.kernel, 1, 1), at(r.dilation, 1, 1));
     const bool takes = packing.native == SpecMode::kOn || native_gemm_pays(shape, false);
     if (!takes || may_run_winograd(blob, r, packing.winograd)) continue;
-    const float* bias = nullptr;
-    if (r.inputs.size() > 2 && blob.tensor(r.inputs[2]).constant)
-      bias = blob.constant_data(r.inputs[2]).data();
-    std::vector<float> panels(native_panels_floats(shape.out_c, shape.depth));
-    pack_native_panels(blob.constant_data(w).data(), bias, shape.out_c, shape.depth, panels.data());
-    blob.repack_constant(w, std::move(panels), fb::WeightPacking::NativePanels);
+    std::vector<float> bias;
+    if (r.inputs.size() > 2 && blob.tensor(r.inputs[2]).constant) bias = blob.constant_data(r.inputs[2]);
+    // Packed when the blob is laid out, from the filter as it would have
+    // been written, one filter at a time.
+    const size_t out_c = shape.out_c, depth = shape.depth;
+    blob.repack_constant(
+        w, native_panels_floats(out_c, depth),
+        [filter = blob.constant_fill(w), bias = std::move(bias), out_c, depth](float* out) {
+          std::vector<float> plain(out_c * depth);
+          filter(plain.data());
+          pack_native_panels(plain.data(), bias.empty() ? nullptr : bias.data(), out_c, depth, out);
+        },
+        fb::WeightPacking::NativePanels);
     ++packed;
   }
   return packed;

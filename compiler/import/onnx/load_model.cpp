@@ -1,6 +1,7 @@
 // Step 1–2 of the import: read, parse, inline external data, check, infer shapes.
 #include <algorithm>
 #include <filesystem>
+#include <limits>
 
 #include "compiler/common/compile_error.h"
 #include "compiler/common/limits.h"
@@ -129,11 +130,17 @@ onnx::ModelProto load_model(const std::string& path) {
   std::error_code ec;
   if (!fs::exists(path, ec)) fail_file(path, "no such file");
   if (fs::is_directory(path, ec)) fail_file(path, "is a directory, not an ONNX model");
-  std::string bytes;
-  if (const std::string error = read_regular_file(path, bytes); !error.empty()) fail_file(path, error);
-  if (bytes.empty()) fail_file(path, "empty file, not an ONNX model");
+  // Parsed from the page cache: a copy would be as large as the weights.
+  MappedFile file;
+  if (const std::string error = map_regular_file(path, file); !error.empty()) fail_file(path, error);
+  if (file.size() == 0) fail_file(path, "empty file, not an ONNX model");
+  if (file.size() > static_cast<size_t>(std::numeric_limits<int>::max()))
+    fail_file(path,
+              "holds " + std::to_string(file.size()) +
+                  " bytes, above protobuf's 2 GiB limit for one message (an ONNX model this large keeps "
+                  "its weights as external data)");
   onnx::ModelProto model;
-  if (!model.ParseFromString(bytes))
+  if (!model.ParseFromArray(file.data(), static_cast<int>(file.size())))
     fail_file(path, "not a valid ONNX model (protobuf parse failed: corrupt or truncated file?)");
   if (!model.has_graph() || model.ir_version() <= 0)
     fail_file(path, "not a valid ONNX model (no graph or IR version; is this an ONNX file?)");

@@ -2,6 +2,7 @@
 // and the debug handle map.
 #include "preprocessors/xnnpack/xnnpack_preprocess.h"
 
+#include <array>
 #include <catch2/catch.hpp>
 #include <cstring>
 
@@ -262,6 +263,15 @@ TEST_CASE("xnnpack preprocess packs the filters the native kernel takes, unless 
     CHECK(panels[32 + 3 * 32 + 7] == static_cast<float>(7 * 64 + 3));
     // The second panel: channels 32..63.
     CHECK(panels[(32 + 64 * 32) + 32 + 10 * 32 + 1] == static_cast<float>(33 * 64 + 10));
+    // The 3x3 stride-2 filter, relaid out to OHWI and packed as the blob is
+    // written: row k = (y * 3 + x) * 64 + i of channel j holds ws[j][i][y][x].
+    const std::vector<float> strided = blob.data(blob.graph->nodes()->Get(2)->inputs()->Get(1));
+    REQUIRE(strided.size() == 2 * (32 + 9 * 64 * 32));
+    for (const auto& [j, i, y, x] : {std::array<int, 4>{0, 0, 0, 0}, {5, 17, 1, 2}, {40, 63, 2, 1}}) {
+      const int k = (y * 3 + x) * 64 + i;
+      CHECK(strided[(j / 32) * (32 + 9 * 64 * 32) + 32 + k * 32 + j % 32] ==
+            static_cast<float>(((j * 64 + i) * 3 + y) * 3 + x));
+    }
   }
   CHECK(packed_filters(compile(conv_chain(), {CompileSpec::from_string("winograd", "off")})) ==
         std::vector<bool>{true, true, true});
