@@ -37,9 +37,9 @@ std::string subcommand_of(int argc, char** argv);
 int hand_to_compiler(char** argv);
 
 // Commands that import a model (preprocess, partition, debug) copy its
-// weights several times on the way (protobuf, the IR, packed filters, the
-// blob, the program image), and with 4 KiB pages the page faults of those
-// copies were most of a large model's compile time (README). glibc's malloc
+// weights on the way (protobuf, the IR, a backend's blob), and with 4 KiB
+// pages the page faults of those copies were most of a large model's
+// compile time (README). glibc's malloc
 // runs them best with transparent huge pages for its mappings and a heap it
 // keeps (GLIBC_TUNABLES glibc.malloc.hugetlb, mmap_threshold,
 // trim_threshold, top_pad); tunables are read at start, so for such a
