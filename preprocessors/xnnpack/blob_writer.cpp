@@ -60,10 +60,17 @@ void BlobWriter::repack_constant(uint32_t id, size_t count, ConstantFill fill, f
   c.fill = std::move(fill);
 }
 
+uint32_t BlobWriter::add_packed_constant(std::vector<uint64_t> dims, size_t count, ConstantFill fill,
+                                         fb::WeightPacking packing) {
+  const uint32_t id = add_constant(std::move(dims), count, std::move(fill));
+  tensors_[id].packing = packing;
+  return id;
+}
+
 std::vector<uint8_t> BlobWriter::finish(uint32_t num_inputs, uint32_t num_outputs,
                                         const std::vector<uint32_t>& debug_ids) {
   // Each constant 64-byte aligned, in the order they were added, those
-  // packed for the native kernel last: the runtime reads them in place
+  // packed for the native kernel or transformed for Winograd last: the runtime reads them in place
   // after init and releases the pages of the rest, which then share none
   // of their pages (nor the neighbourhood a page fault maps around itself).
   std::stable_partition(constants_.begin(), constants_.end(), [&](const Constant& c) {
@@ -96,7 +103,7 @@ std::vector<uint8_t> BlobWriter::finish(uint32_t num_inputs, uint32_t num_output
         field(n.pre_paddings), field(n.post_paddings), n.padding_value, n.block_size, n.flags, debug_ids[i],
         n.axis, field(n.offsets), field(n.perm), field(n.axes), field(n.strides), field(n.mnk),
         field(n.batch), field(n.indices), n.epsilon, n.reduce_op, n.unary_op, n.infer_dim, field(n.to_end),
-        field(n.scales), n.coord_mode, n.nearest_mode, field(n.stride_axes)));
+        field(n.scales), n.coord_mode, n.nearest_mode, field(n.stride_axes), n.winograd_filter));
   }
   const auto root =
       fb::CreateGraphDirect(fbb, kXnnpackBlobVersion, &tensors, &nodes, num_inputs, num_outputs);

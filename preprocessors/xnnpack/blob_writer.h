@@ -3,7 +3,7 @@
 // partition and serializes them as the blob runtime/backends/xnnpack reads
 // (xnnpack_blob.fbs): a size-prefixed flatbuffer, zero padding to 64 bytes,
 // then the constants, each 64-byte aligned, those packed for the native
-// kernel (native_weights.h) last.
+// kernel or transformed for Winograd (native_weights.h) last.
 
 #include <cmath>
 #include <cstdint>
@@ -55,6 +55,8 @@ struct NodeRecord {
   std::vector<float> scales;
   uint8_t coord_mode = 0, nearest_mode = 0;
   std::vector<int8_t> stride_axes;
+  // A WinogradPanels constant: the filter transformed ahead of time.
+  int32_t winograd_filter = -1;
   // The edge nodes this XNNPACK node computes (for the debug handle map).
   std::vector<const ir::Node*> covers;
 };
@@ -81,6 +83,10 @@ class BlobWriter {
   size_t constant_count(uint32_t id) const;
   // Constant `id` in another layout: `count` floats that `fill` writes.
   void repack_constant(uint32_t id, size_t count, ConstantFill fill, fb::WeightPacking packing);
+  // A constant derived from another, with its dims (`dims`) and in another
+  // layout (`packing`): `count` floats that `fill` writes.
+  uint32_t add_packed_constant(std::vector<uint64_t> dims, size_t count, ConstantFill fill,
+                               fb::WeightPacking packing);
   TensorRecord& tensor(uint32_t id) { return tensors_[id]; }
   const TensorRecord& tensor(uint32_t id) const { return tensors_[id]; }
   size_t num_tensors() const { return tensors_.size(); }

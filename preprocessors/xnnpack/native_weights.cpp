@@ -1,6 +1,9 @@
 #include "preprocessors/xnnpack/native_weights.h"
 
+#include <algorithm>
+#include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "compiler/common/compile_error.h"
@@ -21,20 +24,28 @@ uint32_t at(const std::vector<uint32_t>& v, size_t i, uint32_t fill) { return i 
 // them keeps its filter unpacked.
 constexpr size_t kThreadCounts[] = {1, 2, 4, 8};
 
-bool may_run_winograd(const BlobWriter& blob, const NodeRecord& r, SpecMode winograd) {
+// The most threads of kThreadCounts at which `r` may run as Winograd: 0
+// where it never does, SIZE_MAX under winograd=on (or where its shape is
+// unknown).
+size_t winograd_threads(const BlobWriter& blob, const NodeRecord& r, SpecMode winograd) {
   if (winograd == SpecMode::kOff || r.type != fb::NodeType::Convolution2d ||
       !winograd_window(at(r.kernel, 0, 1), at(r.kernel, 1, 1), at(r.stride, 0, 1), at(r.stride, 1, 1),
                        at(r.dilation, 0, 1), at(r.dilation, 1, 1)))
-    return false;
-  if (winograd == SpecMode::kOn) return true;
+    return 0;
+  if (winograd == SpecMode::kOn) return SIZE_MAX;
   const std::vector<uint64_t>& x = blob.tensor(r.inputs[0]).dims;
   const std::vector<uint64_t>& y = blob.tensor(r.outputs[0]).dims;
-  if (x.size() != 4 || y.size() != 4) return true;
+  if (x.size() != 4 || y.size() != 4) return SIZE_MAX;
   const WinogradShape shape{
       x[0], x[1], x[2], x[3], y[1], y[2], y[3], at(r.padding, 0, 0), at(r.padding, 3, 0)};
+  size_t most = 0;
   for (size_t threads : kThreadCounts)
-    if (winograd_pays(shape, threads)) return true;
-  return false;
+    if (winograd_pays(shape, threads)) most = threads;
+  return most;
+}
+
+bool may_run_winograd(const BlobWriter& blob, const NodeRecord& r, SpecMode winograd) {
+  return winograd_threads(blob, r, winograd) > 0;
 }
 
 SpecMode mode(const std::string& key, const std::string& value) {
@@ -51,9 +62,10 @@ NativePacking native_packing(std::span<const CompileSpec> specs) {
   for (const CompileSpec& s : specs) {
     if (s.key == "prepack") {
       const std::string v = s.value_string();
-      if (v != "on" && v != "off")
-        throw CompileError("xnnpack: compile spec prepack='" + v + "' (expected on or off)");
-      p.prepack = v == "on";
+      if (v != "on" && v != "panels" && v != "off")
+        throw CompileError("xnnpack: compile spec prepack='" + v + "' (expected on, panels or off)");
+      p.prepack = v != "off";
+      p.winograd_ahead = v == "on";
     } else if (s.key == "native_convolution") {
       p.native = mode(s.key, s.value_string());
     } else if (s.key == "winograd") {
@@ -104,6 +116,45 @@ size_t pack_native_filters(BlobWriter& blob, const NativePacking& packing) {
     ++packed;
   }
   return packed;
+}
+
+size_t transform_winograd_filters(BlobWriter& blob, const NativePacking& packing) {
+  if (!packing.prepack || !packing.winograd_ahead || packing.native == SpecMode::kOff ||
+      packing.winograd == SpecMode::kOff)
+    return 0;
+  // The filters Winograd pays for at the most threads first: those run at
+  // fewer threads take the others too, so that whatever the thread count
+  // the filters read lie together and those not read together (the kernel
+  // maps a file's pages in blocks of up to 2 MiB on a fault).
+  std::vector<std::pair<size_t, size_t>> order;  // (threads, node)
+  for (size_t n = 0; n < blob.nodes().size(); ++n) {
+    const NodeRecord& r = blob.nodes()[n];
+    if (r.type != fb::NodeType::Convolution2d || r.groups != 1 || r.flags != 0 || r.inputs.size() < 2)
+      continue;
+    const TensorRecord& filter = blob.tensor(r.inputs[1]);
+    if (!filter.constant || filter.packing != fb::WeightPacking::Plain || filter.dims.size() != 4 ||
+        filter.dims[1] != 3 || filter.dims[2] != 3)
+      continue;
+    if (const size_t threads = winograd_threads(blob, r, packing.winograd); threads > 0)
+      order.emplace_back(threads, n);
+  }
+  std::stable_sort(order.begin(), order.end(),
+                   [](const auto& a, const auto& b) { return a.first > b.first; });
+  for (const auto& [threads, n] : order) {
+    NodeRecord& r = blob.nodes()[n];
+    const uint32_t w = r.inputs[1];
+    const std::vector<uint64_t> dims = blob.tensor(w).dims;
+    const size_t out_c = dims[0], in_c = dims[3];
+    r.winograd_filter = static_cast<int32_t>(blob.add_packed_constant(
+        dims, winograd_filter_floats(out_c, in_c),
+        [plain = blob.constant_fill(w), out_c, in_c](float* out) {
+          std::vector<float> g(out_c * 9 * in_c);
+          plain(g.data());
+          transform_winograd_filter(g.data(), out_c, in_c, out);
+        },
+        fb::WeightPacking::WinogradPanels));
+  }
+  return order.size();
 }
 
 }  // namespace etc::xnnpack

@@ -61,6 +61,7 @@ PreprocessResult XnnpackBackendDetails::preprocess(const ir::ExportedProgram& pa
   }
   fold_clamps(blob);
   pack_native_filters(blob, packing);
+  transform_winograd_filters(blob, packing);
   DelegateMappingBuilder builder(/*generated_identifiers=*/true);
   std::vector<uint32_t> debug_ids;
   for (const NodeRecord& r : blob.nodes()) {
@@ -87,6 +88,19 @@ std::unique_ptr<fb::GraphT> unpack_blob(std::span<const uint8_t> blob) {
   if (blob.size() < 12 || !fb::VerifySizePrefixedGraphBuffer(verifier))
     throw CompileError("xnnpack: a blob to compare does not verify");
   return std::unique_ptr<fb::GraphT>(fb::GetSizePrefixedGraph(blob.data())->UnPack());
+}
+
+// `graph` without its filters transformed for Winograd, which follow from
+// the plain filters where Winograd may pay, and so may differ between
+// sizes: the tensors after every other, and the nodes' links to them.
+void drop_winograd_filters(fb::GraphT& graph) {
+  size_t kept = graph.tensors.size();
+  while (kept > 0 && graph.tensors[kept - 1]->packing == fb::WeightPacking::WinogradPanels) --kept;
+  for (size_t t = 0; t < kept; ++t)
+    if (graph.tensors[t]->packing == fb::WeightPacking::WinogradPanels)
+      throw CompileError("xnnpack: a blob to compare has a Winograd filter before other tensors");
+  graph.tensors.resize(kept);
+  for (auto& node : graph.nodes) node->winograd_filter = -1;
 }
 
 // The constant data of `graph` (read from `constants`) with every filter
@@ -128,6 +142,8 @@ std::string XnnpackBackendDetails::check_resize(std::span<const uint8_t> largest
                                                 std::span<const uint8_t> other) const {
   std::unique_ptr<fb::GraphT> resized = unpack_blob(largest);
   const std::unique_ptr<fb::GraphT> expected = unpack_blob(other);
+  drop_winograd_filters(*resized);
+  drop_winograd_filters(*expected);
   const std::vector<uint8_t> a = plain_constants(*resized,
                                                  xnnpack_constant_data(largest.data(), largest.size())),
                              b = plain_constants(*expected,

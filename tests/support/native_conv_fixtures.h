@@ -189,10 +189,18 @@ inline std::vector<float> native_panels(const Geometry& g, const ConvData& d) {
   return panels;
 }
 
+// The filter transformed for Winograd (a 3x3 one-group geometry).
+inline std::vector<float> winograd_form(const Geometry& g, const ConvData& d) {
+  std::vector<float> form(xnnpack::winograd_filter_floats(g.o, g.c));
+  xnnpack::transform_winograd_filter(d.filter.data(), g.o, g.c, form.data());
+  return form;
+}
+
 // The delegate: input 0 -> Convolution2d -> output 0; with `packed`, its
-// filter packed ahead of time.
+// filter packed ahead of time; with `transformed`, its filter also
+// transformed for Winograd ahead of time (the node's winograd_filter).
 inline std::vector<uint8_t> conv_blob(const Geometry& g, const ConvData& d, uint32_t flags = 0,
-                                      bool packed = false) {
+                                      bool packed = false, bool transformed = false) {
   XnnpackBlobBuilder b;
   const uint32_t x =
       b.input({g.n, g.h, g.w, g.c}, 0, g.nchw ? BoundaryLayout::NchwToNhwc : BoundaryLayout::Same);
@@ -205,6 +213,9 @@ inline std::vector<uint8_t> conv_blob(const Geometry& g, const ConvData& d, uint
   auto& node = b.node(NodeType::Convolution2d, inputs, {y});
   set_window(node, g);
   node.flags = flags;
+  if (transformed)
+    node.winograd_filter = static_cast<int32_t>(
+        b.packed_constant({g.o, 3, 3, g.c}, winograd_form(g, d), xnnpack::fb::WeightPacking::WinogradPanels));
   if (flags & XNN_FLAG_TENSORFLOW_SAME_PADDING) node.padding = {0, 0, 0, 0};
   return b.build();
 }
@@ -233,9 +244,9 @@ inline Shape shape_of(std::initializer_list<uint64_t> dims) {
 
 // Runs the single-convolution blob once; returns the output in NHWC.
 inline std::vector<float> run_conv(const Geometry& g, const ConvData& d, const std::vector<Spec>& specs,
-                                   int threads = 0, bool packed = false) {
+                                   int threads = 0, bool packed = false, bool transformed = false) {
   SpecRunner runner(threads);
-  const Status s = runner.init(conv_blob(g, d, 0, packed), specs);
+  const Status s = runner.init(conv_blob(g, d, 0, packed, transformed), specs);
   INFO(s.message());
   REQUIRE(s.ok());
   std::vector<float> x = g.nchw ? nhwc_to_nchw(d.x, g.n, g.h * g.w, g.c) : d.x;

@@ -48,6 +48,7 @@ struct XnnpackNodeSpec {
   uint32_t axis = 0;
   std::vector<uint64_t> offsets;
   std::vector<uint64_t> indices;  // ResizeNearest: source rows, then source columns
+  int32_t winograd_filter = -1;
 };
 
 class XnnpackBlobBuilder {
@@ -188,6 +189,7 @@ class XnnpackBlobBuilder {
     b.add_axis(n.axis);
     if (!offsets.IsNull()) b.add_offsets(offsets);
     if (!indices.IsNull()) b.add_indices(indices);
+    b.add_winograd_filter(n.winograd_filter);
     return b.Finish();
   }
 

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "runtime/backends/xnnpack/native_plan.h"
+#include "runtime/backends/xnnpack/native_winograd.h"
 #include "runtime/backends/xnnpack/node_checks.h"
 #include "runtime/core/vector_alignment.h"
 
@@ -41,24 +42,33 @@ Status read_tensor(const fb::Tensor& tensor, size_t index, const uint8_t* consta
   const uint64_t constant_size = tensor.constant_size();
   const uint64_t constant_offset = tensor.constant_offset();
   info.packing = tensor.packing();
-  if (info.packing != fb::WeightPacking::Plain && info.packing != fb::WeightPacking::NativePanels)
+  const bool panels = info.packing == fb::WeightPacking::NativePanels;
+  const bool winograd = info.packing == fb::WeightPacking::WinogradPanels;
+  if (info.packing != fb::WeightPacking::Plain && !panels && !winograd)
     return invalid(tensor_name(index) + ": unknown weight packing " +
                    std::to_string(static_cast<int>(info.packing)));
-  if (info.packing == fb::WeightPacking::NativePanels && (constant_size == 0 || rank < 2))
+  if (panels && (constant_size == 0 || rank < 2))
     return invalid(tensor_name(index) +
                    ": only a constant of rank 2 or more can be packed for the native kernel");
+  if (winograd && (constant_size == 0 || rank != 4 || info.dims[1] != 3 || info.dims[2] != 3))
+    return invalid(tensor_name(index) +
+                   ": only a constant of dims [out_c, 3, 3, in_c] can be transformed "
+                   "for Winograd, not " +
+                   dims_string(info));
   if (constant_size != 0) {
-    const uint64_t expected = info.packing == fb::WeightPacking::NativePanels
-                                  ? native_panels_floats(info.dims[0], info.numel / info.dims[0]) * 4
-                                  : numel * 4;
+    const uint64_t expected = panels     ? native_panels_floats(info.dims[0], info.numel / info.dims[0]) * 4
+                              : winograd ? winograd_filter_floats(info.dims[0], info.dims[3]) * 4
+                                         : numel * 4;
     if (constant_size != expected)
       return invalid(tensor_name(index) + ": constant of " + std::to_string(constant_size) + " bytes for " +
                      dims_string(info) + " float32" +
-                     (info.packing == fb::WeightPacking::NativePanels ? " packed in native panels" : "") +
+                     (panels     ? " packed in native panels"
+                      : winograd ? " transformed for Winograd"
+                                 : "") +
                      " (" + std::to_string(expected) + " bytes)");
     // The native kernel loads packed panels 64 bytes at a time (aligned
     // loads), and the constant data starts on 64 bytes.
-    if (info.packing == fb::WeightPacking::NativePanels && constant_offset % kXnnpackConstantAlignment != 0)
+    if ((panels || winograd) && constant_offset % kXnnpackConstantAlignment != 0)
       return invalid(tensor_name(index) + ": packed constant at offset " + std::to_string(constant_offset) +
                      ", not a multiple of " + std::to_string(kXnnpackConstantAlignment));
     if (constant_offset > constants_size || constant_size > constants_size - constant_offset)
@@ -129,6 +139,32 @@ Status map_externals(BlobView& view) {
   return Status::Ok();
 }
 
+// A node's winograd_filter: -1, or a WinogradPanels constant with the
+// dims of its filter, read by no other node, of a convolution Winograd can
+// run (winograd_applies) whose filter is plain.
+Status check_winograd_filter(const BlobView& view, const fb::Node& node, size_t n,
+                             std::vector<bool>& packed_read) {
+  const int32_t id = node.winograd_filter();
+  if (id == -1) return Status::Ok();
+  const std::string what = node_name(node, n) + ": winograd_filter names tensor " + std::to_string(id);
+  if (id < 0 || static_cast<size_t>(id) >= view.tensors.size())
+    return invalid(what + ", past the " + std::to_string(view.tensors.size()) + " tensors");
+  const TensorInfo& form = view.tensors[static_cast<size_t>(id)];
+  if (form.packing != fb::WeightPacking::WinogradPanels)
+    return invalid(what + ", not a constant transformed for Winograd");
+  if (!winograd_applies(node) || node.inputs()->size() < 2)
+    return invalid(
+        what + ", but only a one-group 3x3 stride-1 undilated convolution without flags runs as Winograd");
+  const TensorInfo& filter = view.tensors[node.inputs()->Get(1)];
+  if (filter.packing != fb::WeightPacking::Plain || dims_string(filter) != dims_string(form))
+    return invalid(what + " of dims " + dims_string(form) + ", its plain filter (tensor " +
+                   std::to_string(node.inputs()->Get(1)) + ") " + dims_string(filter) +
+                   (filter.packing != fb::WeightPacking::Plain ? " packed" : ""));
+  if (packed_read[static_cast<size_t>(id)]) return invalid(what + ", also another node's winograd_filter");
+  packed_read[static_cast<size_t>(id)] = true;
+  return Status::Ok();
+}
+
 // Nodes come in execution order: every input is a constant, a delegate
 // input or the output of an earlier node; every tensor has one producer;
 // every delegate output is produced. A blob has at least one node (every
@@ -146,8 +182,13 @@ Status check_nodes(const BlobView& view) {
   for (size_t n = 0; n < num_nodes; ++n) {
     const fb::Node* node = nodes->Get(static_cast<flatbuffers::uoffset_t>(n));
     ETC_TRY(check_node(view, *node, n));
+    ETC_TRY(check_winograd_filter(view, *node, n, packed_read));
     for (flatbuffers::uoffset_t i = 0; i < node->inputs()->size(); ++i) {
       const uint32_t id = node->inputs()->Get(i);
+      if (view.tensors[id].packing == fb::WeightPacking::WinogradPanels)
+        return invalid(node_name(*node, n) + ": reads tensor " + std::to_string(id) +
+                       ", transformed for Winograd, as input " + std::to_string(i) +
+                       " (only a convolution's winograd_filter can be)");
       if (view.tensors[id].packing != fb::WeightPacking::NativePanels) continue;
       const bool gemm =
           node->flags() == 0 && ((node->type() == fb::NodeType::Convolution2d && node->groups() == 1 &&

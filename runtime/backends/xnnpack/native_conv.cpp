@@ -282,7 +282,13 @@ Result<NativeConvPtr> compile_native_conv(const BlobView& view, const fb::Node& 
         unpack_native_panels(filter, c.out_c, k_total, unpacked.data());
         filter = unpacked.data();
       }
-      ETC_ASSIGN_OR_RETURN(c.winograd, compile_winograd(shape, filter, bias, options.threads));
+      // Transformed ahead of time (checked by the blob reader: the
+      // filter's dims, WinogradPanels), or here.
+      const float* transformed = node.winograd_filter() >= 0
+                                     ? reinterpret_cast<const float*>(
+                                           view.tensors[static_cast<size_t>(node.winograd_filter())].constant)
+                                     : nullptr;
+      ETC_ASSIGN_OR_RETURN(c.winograd, compile_winograd(shape, filter, transformed, bias, options.threads));
       return conv;
     }
   }

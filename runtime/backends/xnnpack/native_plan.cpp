@@ -86,6 +86,64 @@ size_t native_panel_padded(size_t out_c) {
   return out_c - rest + (rest == 0 ? 0 : rest <= 16 ? 16 : kChannels);
 }
 
+namespace {
+
+// The filter transform G (6x3) of F(4x4, 3x3) with points 0, 1, -1, 2, -2
+// and infinity (Lavin and Gray, "Fast Algorithms for Convolutional Neural
+// Networks", 2016).
+constexpr size_t kAlpha = 6;
+constexpr double kG[kAlpha][3] = {
+    {1.0 / 4, 0, 0},
+    {-1.0 / 6, -1.0 / 6, -1.0 / 6},
+    {-1.0 / 6, 1.0 / 6, -1.0 / 6},
+    {1.0 / 24, 1.0 / 12, 1.0 / 6},
+    {1.0 / 24, -1.0 / 12, 1.0 / 6},
+    {0, 0, 1},
+};
+
+// U = G g G^T for the 32 lanes of one input channel (g[tap][lane]): point
+// p's 32 floats to to + p * point_stride. Lanes innermost, so that the
+// compiler vectorises across them.
+void transform_lanes(const double (&g)[9][kChannels], float* to, size_t point_stride) {
+  double gg[kAlpha][3][kChannels];  // G g
+  for (size_t a = 0; a < kAlpha; ++a)
+    for (size_t kw = 0; kw < 3; ++kw)
+      for (size_t l = 0; l < kChannels; ++l)
+        gg[a][kw][l] = kG[a][0] * g[kw][l] + kG[a][1] * g[3 + kw][l] + kG[a][2] * g[6 + kw][l];
+  for (size_t a = 0; a < kAlpha; ++a)
+    for (size_t b = 0; b < kAlpha; ++b) {
+      float* point = to + (a * kAlpha + b) * point_stride;
+      for (size_t l = 0; l < kChannels; ++l)
+        point[l] =
+            static_cast<float>(gg[a][0][l] * kG[b][0] + gg[a][1][l] * kG[b][1] + gg[a][2][l] * kG[b][2]);
+    }
+}
+
+}  // namespace
+
+size_t winograd_filter_floats(size_t out_c, size_t in_c) {
+  return kWinogradPoints * ceil_div(out_c, kChannels) * (kChannels + round_up(in_c, 16) * kChannels);
+}
+
+void transform_winograd_filter(const float* filter, size_t out_c, size_t in_c, float* out) {
+  const size_t panels = ceil_div(out_c, kChannels);
+  const size_t panel_floats = kChannels + round_up(in_c, 16) * kChannels;
+  std::fill(out, out + winograd_filter_floats(out_c, in_c), 0.0f);
+  // Point-major panels: a panel's 32 output channels side by side, input
+  // channel by input channel, each of the 36 points written 32 lanes at a
+  // time.
+  for (size_t panel = 0; panel < panels; ++panel) {
+    const size_t lanes = std::min(kChannels, out_c - panel * kChannels);
+    const float* rows = filter + panel * kChannels * 9 * in_c;  // [lane][tap][in_c]
+    for (size_t i = 0; i < in_c; ++i) {
+      double g[9][kChannels] = {};
+      for (size_t lane = 0; lane < lanes; ++lane)
+        for (size_t t = 0; t < 9; ++t) g[t][lane] = rows[(lane * 9 + t) * in_c + i];
+      transform_lanes(g, out + panel * panel_floats + kChannels + i * kChannels, panels * panel_floats);
+    }
+  }
+}
+
 size_t winograd_block_tiles(size_t in_c_pad, size_t out_c_pad, size_t chunk_tiles) {
   const size_t tile_bytes = kWinogradPoints * (in_c_pad + out_c_pad) * sizeof(float);
   if (chunk_tiles * tile_bytes <= kWinogradPoints * in_c_pad * out_c_pad * sizeof(float)) return chunk_tiles;

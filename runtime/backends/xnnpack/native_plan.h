@@ -158,6 +158,18 @@ struct WinogradShape {
 // of at most 16 channels 16 wide.
 size_t native_panel_padded(size_t out_c);
 
+// A 3x3 filter (OHWI, [out_c][3][3][in_c]) transformed for Winograd, U =
+// G g G^T per channel pair (native_winograd.h), laid out as its GEMMs read
+// it: per point (36) per 32 output channels ("panel"), 32 zero biases then
+// in_c rounded up to 16 rows of 32 lanes, zero past out_c and in_c.
+// Computed in double, each sum in the same order on every CPU, with no
+// fused multiply-add (the file is built with -ffp-contract=off): preprocess
+// (WeightPacking WinogradPanels) and the runtime write the same bits.
+// winograd_filter_floats is the count (out_c and in_c below 2^30 each).
+size_t winograd_filter_floats(size_t out_c, size_t in_c);
+// Writes all winograd_filter_floats(out_c, in_c) floats of `out`.
+void transform_winograd_filter(const float* filter, size_t out_c, size_t in_c, float* out);
+
 // Tiles per Winograd block for a chunk of `chunk_tiles` tiles: as many as
 // keep a block's scratch within 256 KiB, in whole 12-row GEMM tiles, at
 // least one GEMM tile, at most the chunk; the whole chunk where its scratch

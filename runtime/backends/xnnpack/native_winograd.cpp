@@ -25,57 +25,6 @@ constexpr size_t kChannels = kNativeGemmChannels;
 size_t round_up(size_t v, size_t m) { return (v + m - 1) / m * m; }
 size_t ceil_div(size_t v, size_t m) { return (v + m - 1) / m; }
 
-// The filter transform G (6x3) of F(4x4, 3x3) with points 0, 1, -1, 2, -2
-// and infinity (Lavin and Gray, "Fast Algorithms for Convolutional Neural
-// Networks", 2016).
-constexpr double kG[kAlpha][3] = {
-    {1.0 / 4, 0, 0},
-    {-1.0 / 6, -1.0 / 6, -1.0 / 6},
-    {-1.0 / 6, 1.0 / 6, -1.0 / 6},
-    {1.0 / 24, 1.0 / 12, 1.0 / 6},
-    {1.0 / 24, -1.0 / 12, 1.0 / 6},
-    {0, 0, 1},
-};
-
-// U = G g G^T for the 32 lanes of one input channel (g[tap][lane]): point
-// p's 32 floats to to + p * point_stride. In double, each sum left to right
-// as written: the same bits on every CPU. With AVX2 (every CPU that runs
-// the native kernels, hence Winograd) four lanes at a time.
-#if defined(__x86_64__)
-__attribute__((target("avx2"))) void transform_filter(const double (&g)[9][kChannels], float* to,
-                                                      size_t point_stride) {
-  for (size_t l = 0; l < kChannels; l += 4) {
-    __m256d v[9];
-    for (size_t t = 0; t < 9; ++t) v[t] = _mm256_loadu_pd(&g[t][l]);
-    __m256d gg[kAlpha][3];  // G g
-    for (size_t a = 0; a < kAlpha; ++a)
-      for (size_t kw = 0; kw < 3; ++kw)
-        gg[a][kw] = _mm256_add_pd(_mm256_add_pd(_mm256_mul_pd(_mm256_set1_pd(kG[a][0]), v[kw]),
-                                                _mm256_mul_pd(_mm256_set1_pd(kG[a][1]), v[3 + kw])),
-                                  _mm256_mul_pd(_mm256_set1_pd(kG[a][2]), v[6 + kw]));
-    for (size_t a = 0; a < kAlpha; ++a)
-      for (size_t b = 0; b < kAlpha; ++b) {
-        const __m256d u = _mm256_add_pd(_mm256_add_pd(_mm256_mul_pd(gg[a][0], _mm256_set1_pd(kG[b][0])),
-                                                      _mm256_mul_pd(gg[a][1], _mm256_set1_pd(kG[b][1]))),
-                                        _mm256_mul_pd(gg[a][2], _mm256_set1_pd(kG[b][2])));
-        _mm_storeu_ps(to + (a * kAlpha + b) * point_stride + l, _mm256_cvtpd_ps(u));
-      }
-  }
-}
-#else
-void transform_filter(const double (&g)[9][kChannels], float* to, size_t point_stride) {
-  for (size_t a = 0; a < kAlpha; ++a)
-    for (size_t b = 0; b < kAlpha; ++b)
-      for (size_t l = 0; l < kChannels; ++l) {
-        double gg[3];
-        for (size_t kw = 0; kw < 3; ++kw)
-          gg[kw] = kG[a][0] * g[kw][l] + kG[a][1] * g[3 + kw][l] + kG[a][2] * g[6 + kw][l];
-        to[(a * kAlpha + b) * point_stride + l] =
-            static_cast<float>(gg[0] * kG[b][0] + gg[1] * kG[b][1] + gg[2] * kG[b][2]);
-      }
-}
-#endif
-
 }  // namespace
 
 struct Winograd {
@@ -84,16 +33,19 @@ struct Winograd {
   size_t out_c_pad = 0;  // output channels as the panels pad them
   size_t panels = 0, panel_floats = 0;
   size_t tiles_h = 0, tiles_w = 0, tiles = 0;
-  size_t chunks = 1;          // contiguous tile ranges, one per thread
-  size_t chunk_tiles = 0;     // tiles per chunk (the last may have fewer)
-  size_t block = 0;           // tiles per block
-  AlignedBuffer packed;       // [point][panel]: 32 zero biases, then in_c_pad x 32
-  AlignedBuffer bias;         // out_c_pad floats, zero when the node has none
-  AlignedBuffer scratch;      // per chunk: V [point][block][in_c_pad], M [point][block][out_c_pad]
-  size_t scratch_floats = 0;  // per chunk
+  size_t chunks = 1;               // contiguous tile ranges, one per thread
+  size_t chunk_tiles = 0;          // tiles per chunk (the last may have fewer)
+  size_t block = 0;                // tiles per block
+  AlignedBuffer packed;            // the transformed filter, where it was not given
+  const float* weights = nullptr;  // [point][panel]: 32 zero biases, then in_c_pad x 32
+  AlignedBuffer bias;              // out_c_pad floats, zero when the node has none
+  AlignedBuffer scratch;           // per chunk: V [point][block][in_c_pad], M [point][block][out_c_pad]
+  size_t scratch_floats = 0;       // per chunk
 };
 
 void WinogradDeleter::operator()(Winograd* w) const { delete w; }
+
+const float* winograd_weights_in_place(const Winograd& w) { return w.packed ? nullptr : w.weights; }
 
 bool winograd_applies(const fb::Node& node) {
   const auto at = [](const flatbuffers::Vector<uint32_t>* v, flatbuffers::uoffset_t i) {
@@ -105,8 +57,8 @@ bool winograd_applies(const fb::Node& node) {
                          at(node.stride(), 1), at(node.dilation(), 0), at(node.dilation(), 1));
 }
 
-Result<WinogradPtr> compile_winograd(const WinogradShape& shape, const float* filter, const float* bias,
-                                     size_t threads) {
+Result<WinogradPtr> compile_winograd(const WinogradShape& shape, const float* filter,
+                                     const float* transformed, const float* bias, size_t threads) {
   WinogradPtr ptr(new Winograd);
   Winograd& w = *ptr;
   w.s = shape;
@@ -122,29 +74,18 @@ Result<WinogradPtr> compile_winograd(const WinogradShape& shape, const float* fi
   w.chunks = ceil_div(w.tiles, w.chunk_tiles);
   w.block = winograd_block_tiles(w.in_c_pad, w.out_c_pad, w.chunk_tiles);
   w.scratch_floats = kPoints * w.block * (w.in_c_pad + w.out_c_pad);
-  w.packed = zeroed_floats(kPoints * w.panels * w.panel_floats);
+  if (transformed == nullptr) w.packed = zeroed_floats(winograd_filter_floats(shape.out_c, shape.in_c));
   w.bias = zeroed_floats(w.out_c_pad);
   w.scratch = zeroed_floats(w.chunks * w.scratch_floats);
-  if (!w.packed || !w.bias || !w.scratch)
+  if ((transformed == nullptr && !w.packed) || !w.bias || !w.scratch)
     return fail(Error::DelegateMemoryAllocationFailed, "xnnpack: cannot allocate a Winograd convolution's ",
                 "transformed weights or scratch");
   if (bias != nullptr) std::memcpy(w.bias.data(), bias, shape.out_c * sizeof(float));
-  // U = G g G^T per channel pair, in double, stored as point-major panels:
-  // a panel's 32 output channels side by side, input channel by input
-  // channel, so that each of the 36 points is written 32 lanes at a time
-  // and the arithmetic runs across the lanes.
-  float* packed = w.packed.as<float>();
-  for (size_t panel = 0; panel < w.panels; ++panel) {
-    const size_t lanes = std::min(kChannels, shape.out_c - panel * kChannels);
-    const float* rows = filter + panel * kChannels * 9 * shape.in_c;  // [lane][tap][in_c]
-    for (size_t i = 0; i < shape.in_c; ++i) {
-      double g[9][kChannels] = {};
-      for (size_t lane = 0; lane < lanes; ++lane)
-        for (size_t t = 0; t < 9; ++t) g[t][lane] = rows[(lane * 9 + t) * shape.in_c + i];
-      transform_filter(g, packed + panel * w.panel_floats + kChannels + i * kChannels,
-                       w.panels * w.panel_floats);
-    }
+  if (transformed == nullptr) {
+    transform_winograd_filter(filter, shape.out_c, shape.in_c, w.packed.as<float>());
+    transformed = w.packed.as<float>();
   }
+  w.weights = transformed;
   return ptr;
 }
 
@@ -286,7 +227,7 @@ void multiply(const Winograd& w, size_t count, const float* v, float* m) {
   const float* rows[kRows];
   for (size_t p = 0; p < kPoints; ++p)
     for (size_t panel = 0; panel < w.panels; ++panel) {
-      const float* u = w.packed.as<float>() + (p * w.panels + panel) * w.panel_floats;
+      const float* u = w.weights + (p * w.panels + panel) * w.panel_floats;
       const size_t channels = std::min(kChannels, w.s.out_c - panel * kChannels);
       for (size_t r0 = 0; r0 < count; r0 += kRows) {
         const size_t n = std::min(kRows, count - r0);

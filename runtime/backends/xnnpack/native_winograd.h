@@ -47,11 +47,18 @@ struct WinogradDeleter {
 };
 using WinogradPtr = std::unique_ptr<Winograd, WinogradDeleter>;
 
-// Transforms and packs the filter (OHWI, [out_c][3][3][in_c]) and copies the
-// bias (null: none), with scratch for `threads` threads. Errors:
+// Reads the transformed filter in place from `transformed`
+// (transform_winograd_filter's layout, native_plan.h: a program's
+// WinogradPanels constant), or, where that is null, transforms the filter
+// (OHWI, [out_c][3][3][in_c]) into memory of its own; copies the bias
+// (null: none); scratch for `threads` threads. Errors:
 // DelegateMemoryAllocationFailed.
-Result<WinogradPtr> compile_winograd(const WinogradShape& shape, const float* filter, const float* bias,
-                                     size_t threads);
+Result<WinogradPtr> compile_winograd(const WinogradShape& shape, const float* filter,
+                                     const float* transformed, const float* bias, size_t threads);
+
+// The transformed filter read in place (compile_winograd's `transformed`),
+// or null.
+const float* winograd_weights_in_place(const Winograd& w);
 
 // Runs the convolution of x into data[e.output] as `e` says (residual read
 // from `residual` when e.has_residual), clamping the sums to [lo, hi] first.

@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "compiler/common/compile_error.h"
+#include "runtime/backends/xnnpack/native_plan.h"
 #include "runtime/backends/xnnpack/xnnpack_blob.h"
 #include "tests/support/graph_builder.h"
 
@@ -283,6 +284,58 @@ TEST_CASE("xnnpack preprocess packs the filters the native kernel takes, unless 
   CHECK(packed_filters(compile(conv_chain(true), {})) == std::vector<bool>{false, false, true, false});
   CHECK_THROWS_WITH(compile(conv_chain(), {CompileSpec::from_string("prepack", "yes")}),
                     Catch::Contains("prepack='yes'"));
+}
+
+// Per conv node: its winograd_filter.
+std::vector<int32_t> winograd_filters(const Blob& blob) {
+  std::vector<int32_t> ids;
+  for (const fb::Node* n : *blob.graph->nodes())
+    if (n->type() == fb::NodeType::Convolution2d) ids.push_back(n->winograd_filter());
+  return ids;
+}
+
+TEST_CASE("xnnpack preprocess transforms the filters Winograd may run ahead of time, unless told not to",
+          "[xnnpack]") {
+  using Specs = std::vector<CompileSpec>;
+  const auto compile = [](const ir::ExportedProgram& p, const Specs& specs) {
+    return Blob(xnnpack::XnnpackBackendDetails().preprocess(p, specs).processed_bytes);
+  };
+  const Blob blob = compile(conv_chain(), {});
+  // Only the 3x3 stride-1 conv: the tensor after every other.
+  const uint32_t last = blob.graph->tensors()->size() - 1;
+  REQUIRE(winograd_filters(blob) == std::vector<int32_t>{-1, static_cast<int32_t>(last), -1});
+  const fb::Tensor& form = blob.tensor(last);
+  CHECK(form.packing() == fb::WeightPacking::WinogradPanels);
+  CHECK(blob.dims(last) == std::vector<uint64_t>{64, 3, 3, 64});
+  // The plain filter stays, OHWI: w3[o][i][y][x] at [o][y][x][i].
+  const uint32_t plain_id = blob.graph->nodes()->Get(1)->inputs()->Get(1);
+  CHECK(blob.tensor(plain_id).packing() == fb::WeightPacking::Plain);
+  const std::vector<float> plain = blob.data(plain_id);
+  REQUIRE(plain.size() == 64 * 9 * 64);
+  CHECK(plain[((5 * 3 + 2) * 3 + 1) * 64 + 17] == static_cast<float>(((5 * 64 + 17) * 3 + 2) * 3 + 1));
+  // The form holds the plain filter's transform, bit for bit, and lies
+  // with the packed constants after the plain ones.
+  const std::vector<float> transformed = blob.data(last);
+  std::vector<float> want(xnnpack::winograd_filter_floats(64, 64));
+  xnnpack::transform_winograd_filter(plain.data(), 64, 64, want.data());
+  REQUIRE(transformed.size() == want.size());
+  CHECK(std::memcmp(transformed.data(), want.data(), want.size() * sizeof(float)) == 0);
+  for (uint32_t t = 0; t < last; ++t)
+    if (blob.tensor(t).constant_size() > 0 && blob.tensor(t).packing() == fb::WeightPacking::Plain)
+      CHECK(blob.tensor(t).constant_offset() < form.constant_offset());
+
+  for (const char* off : {"winograd", "prepack", "native_convolution"})
+    CHECK(winograd_filters(compile(conv_chain(), {CompileSpec::from_string(off, "off")})) ==
+          std::vector<int32_t>{-1, -1, -1});
+  // prepack=panels: the panels alone.
+  const Blob panels = compile(conv_chain(), {CompileSpec::from_string("prepack", "panels")});
+  CHECK(winograd_filters(panels) == std::vector<int32_t>{-1, -1, -1});
+  CHECK(packed_filters(panels) == std::vector<bool>{true, false, true});
+  // Under winograd=on, still only the one Winograd applies to.
+  const Blob on = compile(conv_chain(), {CompileSpec::from_string("winograd", "on")});
+  CHECK(winograd_filters(on)[0] == -1);
+  CHECK(winograd_filters(on)[1] >= 0);
+  CHECK(winograd_filters(on)[2] == -1);
 }
 
 TEST_CASE("xnnpack preprocess names the node it cannot lower", "[xnnpack]") {

@@ -3,12 +3,17 @@
 // packed at init, on the native kernel, on XNNPACK (unpacked at init) and
 // as Winograd (unpacked, then transformed); a classifier head runs from
 // them whatever window fields its node holds; the delegate keeps the blob
-// only while it reads it; the reader refuses packed constants of the wrong
-// size, off their 64-byte alignment, of an unknown packing, with biases
-// other than the bias tensor's, or read by anything but one convolution's
-// filter.
+// only while it reads it. Filters transformed for Winograd ahead of time
+// (WinogradPanels) give the bits of those transformed at init and are read
+// in place; the plain filter beside them serves the direct kernel and
+// XNNPACK. The reader refuses packed or transformed constants of the wrong
+// size or dims, off their 64-byte alignment, of an unknown packing, with
+// biases other than the bias tensor's, read by anything but one
+// convolution's filter, or named by a convolution Winograd cannot run.
+#include <algorithm>
 #include <array>
 #include <catch2/catch.hpp>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -154,6 +159,58 @@ TEST_CASE("xnnpack keeps the blob while a native convolution reads packed weight
   CHECK(count_different(again[1].data, args[1].data) == 0);
 }
 
+TEST_CASE("xnnpack Winograd filters transformed ahead of time give the bits of filters transformed at init",
+          "[xnnpack]") {
+  REQUIRE(xnnpack::native_convolution_available());
+  uint32_t seed = 720;
+  for (const Geometry& g : geometries()) {
+    if (g.kh != 3 || g.kw != 3 || g.sh != 1 || g.sw != 1) continue;
+    INFO(g.name);
+    const ConvData d = random_data(g, ++seed);
+    for (int threads : {1, 2}) {
+      INFO(threads << " thread(s)");
+      const std::vector<float> at_init = run_conv(g, d, kWinograd, threads);
+      const std::vector<float> ahead = run_conv(g, d, kWinograd, threads, false, /*transformed=*/true);
+      CHECK(count_far(ahead, reference(g, d.x, d.filter, d.bias), 1e-4) == 0);
+      CHECK(count_different(ahead, at_init) == 0);
+    }
+    // The direct kernel and XNNPACK read the plain filter beside it.
+    CHECK(count_different(run_conv(g, d, kOn, 0, false, true), run_conv(g, d, kOn)) == 0);
+    CHECK(count_different(run_conv(g, d, kOff, 0, false, true), run_conv(g, d, kOff)) == 0);
+  }
+}
+
+TEST_CASE("xnnpack reads a Winograd filter transformed ahead of time in place from the blob", "[xnnpack]") {
+  REQUIRE(xnnpack::native_convolution_available());
+  const Geometry g{.h = 28, .w = 28, .c = 64, .o = 64, .kh = 3, .kw = 3, .pad = kPad1};
+  REQUIRE(xnnpack::winograd_pays({1, 28, 28, 64, 28, 28, 64, 1, 1}, 1));  // Winograd under "auto"
+  const ConvData d = random_data(g, 810);
+  const Shape in_shape = shape_of({1, 28, 28, 64}), out_shape = shape_of({1, 28, 28, 64});
+  // Transformed at init: the blob can go, and what it holds afterwards
+  // does not matter.
+  XnnpackRunner at_init(1);
+  REQUIRE(at_init.init(conv_blob(g, d)).ok());
+  CHECK(at_init.freed_by_init());
+  std::fill(at_init.blob().begin(), at_init.blob().end(), uint8_t{0});
+  std::vector<testing::XnnpackArg> args = {{in_shape, d.x}, testing::zeros(out_shape)};
+  REQUIRE(at_init.execute(args).ok());
+  CHECK(count_different(args[1].data, run_conv(g, d, kWinograd, 1)) == 0);
+  // Transformed ahead of time: the blob stays, and every run reads the
+  // transformed filter from it (zeros written there leave the bias alone
+  // in every output).
+  XnnpackRunner ahead(1);
+  REQUIRE(ahead.init(conv_blob(g, d, 0, false, /*transformed=*/true)).ok());
+  CHECK_FALSE(ahead.freed_by_init());
+  std::vector<testing::XnnpackArg> again = {{in_shape, d.x}, testing::zeros(out_shape)};
+  REQUIRE(ahead.execute(again).ok());
+  CHECK(count_different(again[1].data, args[1].data) == 0);
+  std::fill(ahead.blob().begin(), ahead.blob().end(), uint8_t{0});
+  REQUIRE(ahead.execute(again).ok());
+  size_t not_bias = 0;
+  for (size_t i = 0; i < again[1].data.size(); ++i) not_bias += again[1].data[i] != d.bias[i % 64];
+  CHECK(not_bias == 0);
+}
+
 // input -> conv(filter) -> output, where the test sets how `filter` is
 // stored and what else reads it.
 struct Damaged {
@@ -224,6 +281,89 @@ std::vector<Damaged> damaged_blobs() {
     const uint32_t s = b.packed_constant({64}, std::vector<float>(xnnpack::native_panels_floats(64, 1)));
     b.node(NodeType::Add, {x, s}, {b.output({1, 16, 16, 64}, 0)});
     cases.push_back({"a packed rank-1 constant", b.build(), "rank 2 or more"});
+  }
+  // A 3x3 convolution's filter transformed for Winograd, named by the
+  // node's winograd_filter; `edit` damages the blob.
+  const Geometry w3 = geometries()[1];  // 3x3 pad 1, 64->80, 12x12
+  const ConvData d3 = random_data(w3, 910);
+  const std::vector<float> form = winograd_form(w3, d3);
+  using Edit = std::function<void(XnnpackBlobBuilder&, testing::XnnpackNodeSpec&)>;
+  const auto winograd = [&](std::vector<uint64_t> form_dims, const std::vector<float>& form_data,
+                            size_t shift = 0, const Edit& edit = {}) {
+    XnnpackBlobBuilder b;
+    const uint32_t x = b.input({1, 12, 12, 64}, 0);
+    const uint32_t w = b.constant({80, 3, 3, 64}, d3.filter);
+    auto& node =
+        b.node(NodeType::Convolution2d, {x, w, b.constant({80}, d3.bias)}, {b.output({1, 12, 12, 80}, 0)});
+    set_window(node, w3);
+    node.winograd_filter = static_cast<int32_t>(
+        b.packed_constant(std::move(form_dims), form_data, WeightPacking::WinogradPanels, shift));
+    if (edit) edit(b, node);
+    return b.build();
+  };
+  {
+    const std::vector<float> short_form(form.begin(), form.end() - 32);
+    cases.push_back({"a Winograd filter one row short", winograd({80, 3, 3, 64}, short_form),
+                     "transformed for Winograd"});
+  }
+  cases.push_back({"a Winograd filter 4 bytes past a 64-byte boundary", winograd({80, 3, 3, 64}, form, 4),
+                   "not a multiple of 64"});
+  cases.push_back({"a Winograd filter of rank 2",
+                   winograd({80, 576}, std::vector<float>(xnnpack::winograd_filter_floats(80, 64))),
+                   "dims [out_c, 3, 3, in_c]"});
+  cases.push_back({"a Winograd filter of other dims than the filter",
+                   winograd({80, 3, 3, 32}, std::vector<float>(xnnpack::winograd_filter_floats(80, 32))),
+                   "its plain filter (tensor 1) [80, 3, 3, 64]"});
+  cases.push_back({"winograd_filter past the tensors",
+                   winograd({80, 3, 3, 64}, form, 0,
+                            [](XnnpackBlobBuilder&, testing::XnnpackNodeSpec& n) { n.winograd_filter = 99; }),
+                   "winograd_filter names tensor 99, past the"});
+  cases.push_back({"winograd_filter naming the bias",
+                   winograd({80, 3, 3, 64}, form, 0,
+                            [](XnnpackBlobBuilder&, testing::XnnpackNodeSpec& n) {
+                              n.winograd_filter = static_cast<int32_t>(n.inputs[2]);
+                            }),
+                   "not a constant transformed for Winograd"});
+  cases.push_back(
+      {"one Winograd filter named by two convolutions",
+       winograd({80, 3, 3, 64}, form, 0,
+                [&](XnnpackBlobBuilder& b, testing::XnnpackNodeSpec& n) {
+                  auto& second = b.node(NodeType::Convolution2d, n.inputs, {b.output({1, 12, 12, 80}, 1)});
+                  set_window(second, w3);
+                  second.winograd_filter = n.winograd_filter;
+                }),
+       "also another node's winograd_filter"});
+  {
+    // A 1x1 convolution naming a 3x3 form.
+    const Geometry g1 = geometries()[0];
+    XnnpackBlobBuilder b;
+    const uint32_t x = b.input({1, 16, 16, 288}, 0);
+    const uint32_t w = b.constant({64, 1, 1, 288}, d.filter);
+    auto& node =
+        b.node(NodeType::Convolution2d, {x, w, b.constant({64}, d.bias)}, {b.output({1, 16, 16, 64}, 0)});
+    set_window(node, g1);
+    node.winograd_filter = static_cast<int32_t>(
+        b.packed_constant({64, 3, 3, 288}, std::vector<float>(xnnpack::winograd_filter_floats(64, 288)),
+                          WeightPacking::WinogradPanels));
+    cases.push_back({"a Winograd filter on a 1x1 convolution", b.build(), "runs as Winograd"});
+  }
+  {
+    XnnpackBlobBuilder b;
+    const uint32_t x = b.input({80, 3, 3, 64}, 0);
+    const uint32_t f = b.packed_constant({80, 3, 3, 64}, form, WeightPacking::WinogradPanels);
+    b.node(NodeType::Add, {x, f}, {b.output({80, 3, 3, 64}, 0)});
+    cases.push_back({"a Winograd filter read by an add", b.build(), "transformed for Winograd, as input 1"});
+  }
+  {
+    XnnpackBlobBuilder b;
+    const uint32_t x = b.input({1, 12, 12, 64}, 0);
+    const uint32_t w = b.packed_constant({80, 3, 3, 64}, native_panels(w3, d3));
+    auto& node =
+        b.node(NodeType::Convolution2d, {x, w, b.constant({80}, d3.bias)}, {b.output({1, 12, 12, 80}, 0)});
+    set_window(node, w3);
+    node.winograd_filter =
+        static_cast<int32_t>(b.packed_constant({80, 3, 3, 64}, form, WeightPacking::WinogradPanels));
+    cases.push_back({"a Winograd filter beside a packed one", b.build(), "[80, 3, 3, 64] packed"});
   }
   return cases;
 }
