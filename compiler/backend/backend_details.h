@@ -24,6 +24,9 @@ namespace etc {
 struct PreprocessResult {
   std::vector<uint8_t> processed_bytes;
   DelegateDebugMap debug_handle_map;  // may be empty
+  // Per layout the processed bytes hold weights in, what they hold (may be
+  // empty: the compile summary then says nothing of them).
+  std::vector<ir::WeightLayoutSummary> weights;
 };
 
 class BackendDetails {

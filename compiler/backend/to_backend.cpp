@@ -101,10 +101,10 @@ void replace(ir::ExportedProgram& p, ExtractedPartition x, const std::string& ta
   for (ir::NodeId id : x.nodes) g.node(id).dead = true;
   const ir::NodeId call = g.add_node(EdgeOp{}, x.outer_inputs, x.outer_outputs, {}, std::move(meta));
   g.node(call).delegate = static_cast<int32_t>(p.delegates.size());
-  p.delegates.push_back(
-      ir::LoweredBackendModule{spec.backend_id, tag, std::move(processed.processed_bytes), spec.compile_specs,
-                               std::move(processed.debug_handle_map),
-                               std::make_shared<const ir::ExportedProgram>(std::move(x.program))});
+  p.delegates.push_back(ir::LoweredBackendModule{
+      spec.backend_id, tag, std::move(processed.processed_bytes), spec.compile_specs,
+      std::move(processed.debug_handle_map),
+      std::make_shared<const ir::ExportedProgram>(std::move(x.program)), std::move(processed.weights)});
   // Constants still read outside keep their data there, untagged.
   for (ir::Value& v : g.values())
     if (v.delegation_tag == tag) v.delegation_tag.clear();

@@ -119,6 +119,16 @@ struct DebugHandleInfo {
 
 struct ExportedProgram;
 
+// Weights a backend's processed bytes hold in one layout ("plain",
+// "packed for the native kernel", ...): how many constants and bytes. For
+// the compile summary (`etc preprocess`), which says what the program's
+// size is made of.
+struct WeightLayoutSummary {
+  std::string layout;
+  size_t tensors = 0;
+  uint64_t bytes = 0;
+};
+
 // One partition after to_backend: what its backend's preprocess produced,
 // and the edge subgraph it replaced (kept for debugging and reports).
 struct LoweredBackendModule {
@@ -128,6 +138,7 @@ struct LoweredBackendModule {
   std::vector<CompileSpec> compile_specs;
   DelegateDebugMap debug_handle_map;
   std::shared_ptr<const ExportedProgram> original_program;
+  std::vector<WeightLayoutSummary> weights;  // may be empty
 };
 
 // A whole model in edge dialect, plus where it came from.

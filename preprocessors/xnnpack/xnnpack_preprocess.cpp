@@ -39,6 +39,27 @@ bool has_valid_handle(const NodeRecord& r) {
 
 }  // namespace
 
+namespace {
+
+// The blob's constants per packing, for the compile summary.
+std::vector<ir::WeightLayoutSummary> weight_layouts(const BlobWriter& blob) {
+  std::vector<ir::WeightLayoutSummary> layouts = {
+      {"plain", 0, 0}, {"packed for the native kernel", 0, 0}, {"transformed for Winograd", 0, 0}};
+  for (size_t t = 0; t < blob.num_tensors(); ++t) {
+    const TensorRecord& r = blob.tensor(static_cast<uint32_t>(t));
+    if (!r.constant) continue;
+    ir::WeightLayoutSummary& l = layouts[r.packing == fb::WeightPacking::NativePanels     ? 1
+                                         : r.packing == fb::WeightPacking::WinogradPanels ? 2
+                                                                                          : 0];
+    ++l.tensors;
+    l.bytes += r.constant_size;
+  }
+  std::erase_if(layouts, [](const ir::WeightLayoutSummary& l) { return l.tensors == 0; });
+  return layouts;
+}
+
+}  // namespace
+
 PreprocessResult XnnpackBackendDetails::preprocess(const ir::ExportedProgram& partition,
                                                    std::span<const CompileSpec> compile_specs) const {
   const ir::Graph& g = partition.graph;
@@ -73,6 +94,7 @@ PreprocessResult XnnpackBackendDetails::preprocess(const ir::ExportedProgram& pa
     debug_ids.push_back(static_cast<uint32_t>(std::get<int64_t>(id)));
   }
   PreprocessResult result;
+  result.weights = weight_layouts(blob);
   result.processed_bytes = blob.finish(static_cast<uint32_t>(g.inputs().size()),
                                        static_cast<uint32_t>(g.outputs().size()), debug_ids);
   result.debug_handle_map = builder.get_delegate_mapping();

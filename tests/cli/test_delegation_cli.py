@@ -266,6 +266,41 @@ class DelegationCli(TempDirCase):
         self.assertIn("100", proc.stderr)
         self.assertIn("demo", proc.stderr)
 
+    def test_preprocess_says_what_the_delegate_weights_are(self):
+        # A 3x3 convolution Winograd pays for (64 -> 64 at 28x28), then a
+        # 1x1 one the native kernel takes: one filter of each layout.
+        from onnx import TensorProto, helper, numpy_helper
+        rng = np.random.default_rng(5)
+        w3 = numpy_helper.from_array(rng.standard_normal((64, 64, 3, 3)).astype(np.float32), "w3")
+        w1 = numpy_helper.from_array(rng.standard_normal((64, 64, 1, 1)).astype(np.float32), "w1")
+        graph = helper.make_graph(
+            [helper.make_node("Conv", ["x", "w3"], ["h"], pads=[1, 1, 1, 1]),
+             helper.make_node("Conv", ["h", "w1"], ["y"])],
+            "convs", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 64, 28, 28])],
+            [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 64, 28, 28])], [w3, w1])
+        model = self.path("convs.onnx")
+        with open(model, "wb") as f:
+            f.write(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]).SerializeToString())
+        # Plain: the 3x3 filter and both convolutions' zero biases; the
+        # 1x1 filter in two 32-channel panels (32 biases, then 64 x 32
+        # weights each); the 3x3 one transformed: 36 points of such panels.
+        plain, panels = (64 * 64 * 9 + 2 * 64) * 4, 2 * (32 + 64 * 32) * 4
+        out = self.etc("preprocess", model, "--backend", "xnnpack", "-o", self.path("a.etp")).stdout
+        self.assertIn("delegate 0 (xnnpack) weights: 148.0 kB plain (3), 16.6 kB packed for the native kernel (1), "
+                      "599.0 kB transformed for Winograd (1)", out)
+        summary = json.loads(self.etc("preprocess", model, "--backend", "xnnpack", "--compile-spec",
+                                      "xnnpack:prepack=panels", "-o", self.path("b.etp"), "--json").stdout)
+        layouts = {w["layout"]: (w["tensors"], w["bytes"]) for w in summary["delegate_weights"]}
+        self.assertEqual(layouts, {"plain": (3, plain), "packed for the native kernel": (1, panels)})
+        self.assertGreaterEqual(os.path.getsize(self.path("a.etp")) - os.path.getsize(self.path("b.etp")),
+                                36 * panels)
+        # Both run alike (the transform ahead of time gives the runtime's bits).
+        x = self.path("x.npy")
+        np.save(x, rng.standard_normal((1, 64, 28, 28)).astype(np.float32))
+        for name in ("a", "b"):
+            self.etc("run", self.path(name + ".etp"), "--input", f"x={x}", "--output-dir", self.path(name))
+        np.testing.assert_array_equal(np.load(self.path("a/y.npy")), np.load(self.path("b/y.npy")))
+
     def test_backends_lists_the_demo_backend(self):
         listing = json.loads(self.etc("backends", "--json").stdout)["backends"]
         demo = [b for b in listing if b["name"] == "demo"]
