@@ -151,15 +151,29 @@ size_t winograd_block_tiles(size_t in_c_pad, size_t out_c_pad, size_t chunk_tile
   return std::min(chunk_tiles, std::max(kNativeGemmRows, fit / kNativeGemmRows * kNativeGemmRows));
 }
 
+bool winograd_splits_panels(size_t in_c_pad, size_t out_c_pad, size_t tiles, size_t threads) {
+  const size_t scratch_bytes = kWinogradPoints * tiles * (in_c_pad + out_c_pad) * sizeof(float);
+  const size_t weight_bytes = kWinogradPoints * in_c_pad * out_c_pad * sizeof(float);
+  return threads > 1 && ceil_div(out_c_pad, kChannels) >= threads && 4 * scratch_bytes <= weight_bytes &&
+         scratch_bytes <= (size_t{4} << 20);
+}
+
 bool winograd_pays(const WinogradShape& s, size_t threads) {
   if (s.in_c < 16 || s.out_c < 16) return false;
   threads = std::max<size_t>(threads, 1);
   const double in_c_pad = static_cast<double>(round_up(s.in_c, 16));
   const double out_pad = static_cast<double>(native_panel_padded(s.out_c));
   const size_t tiles = s.batch * ceil_div(s.out_h, kWinogradTile) * ceil_div(s.out_w, kWinogradTile);
-  const size_t chunk = ceil_div(tiles, threads);
+  const bool split =
+      winograd_splits_panels(round_up(s.in_c, 16), native_panel_padded(s.out_c), tiles, threads);
+  // A thread's tiles (all of them where panels are split) and its share of
+  // the output channels.
+  const size_t chunk = split ? tiles : ceil_div(tiles, threads);
+  const double share = split ? 1.0 / static_cast<double>(threads) : 1.0;
   const size_t blocks =
-      ceil_div(chunk, winograd_block_tiles(round_up(s.in_c, 16), native_panel_padded(s.out_c), chunk));
+      split
+          ? 1
+          : ceil_div(chunk, winograd_block_tiles(round_up(s.in_c, 16), native_panel_padded(s.out_c), chunk));
   // Cycles on one core: 32 multiply-adds a cycle (two 16-lane FMA pipes),
   // the direct kernel at ~93% of that, the Winograd GEMMs (shorter rows
   // per weight panel) at ~85%; the transformed weights stream once per
@@ -167,11 +181,13 @@ bool winograd_pays(const WinogradShape& s, size_t threads) {
   // transforms cost about 120 and 100 cycles per tile and 16 channels.
   const double pixels = static_cast<double>(s.batch * s.out_h * s.out_w);
   const double direct = pixels * 9 * static_cast<double>(s.in_c) * out_pad / 32 / 0.93 / threads;
-  const double gemm = static_cast<double>(kWinogradPoints * chunk) * in_c_pad * out_pad / 32 / 0.85;
+  const double gemm = static_cast<double>(kWinogradPoints * chunk) * in_c_pad * out_pad * share / 32 / 0.85;
   const double weight_bytes = kWinogradPoints * in_c_pad * out_pad * sizeof(float);
   const double l3_rate = 16.0 / static_cast<double>(threads);  // the threads share L3
-  const double weights = static_cast<double>(blocks) * weight_bytes / (weight_bytes > 1e6 ? l3_rate : 64);
-  const double transforms = static_cast<double>(chunk) * (in_c_pad / 16 * 120 + out_pad / 16 * 100);
+  const double weights =
+      static_cast<double>(blocks) * weight_bytes * share / (weight_bytes > 1e6 ? l3_rate : 64);
+  const double transforms =
+      static_cast<double>(chunk) * (in_c_pad / 16 * 120 * share + out_pad / 16 * 100 * share);
   return gemm + weights + transforms < 0.8 * direct;
 }
 

@@ -177,6 +177,18 @@ void transform_winograd_filter(const float* filter, size_t out_c, size_t in_c, f
 // (resnet's 14x14x256 layers: 9.4 MB of weights against 1.2 MB of scratch).
 size_t winograd_block_tiles(size_t in_c_pad, size_t out_c_pad, size_t chunk_tiles);
 
+// Whether a Winograd convolution on `threads` threads shares one block of
+// all `tiles` tiles among them, each output panel a task (their GEMMs and
+// output transform), instead of giving each thread its own range of tiles:
+// where that block's scratch is at most a quarter of the transformed
+// weights (and 4 MiB) and there are at least as many panels as threads.
+// Each thread then streams its panels' weights alone, not all of them, and
+// reads the shared input transform from L3: resnet's 14x14x256 layers (9.4
+// MB of weights for 16 tiles, 1.2 MB of scratch) took 1.5-1.7 instead of
+// 1.8-2.2 ms at 2 threads on a Zen 3 VM, its 28x28x128 ones (2.4 MB against
+// 1.8 MB) 1.1-1.2 instead of 0.9-1.1 ms, so they keep their tiles.
+bool winograd_splits_panels(size_t in_c_pad, size_t out_c_pad, size_t tiles, size_t threads);
+
 // Whether Winograd is estimated faster than the direct kernel for `shape`
 // on `threads` threads: it does a quarter of the multiplications but streams
 // weights four times the size once per block of tiles, and each transform

@@ -33,9 +33,13 @@ struct Winograd {
   size_t out_c_pad = 0;  // output channels as the panels pad them
   size_t panels = 0, panel_floats = 0;
   size_t tiles_h = 0, tiles_w = 0, tiles = 0;
-  size_t chunks = 1;               // contiguous tile ranges, one per thread
-  size_t chunk_tiles = 0;          // tiles per chunk (the last may have fewer)
-  size_t block = 0;                // tiles per block
+  size_t chunks = 1;       // contiguous tile ranges, one per thread
+  size_t chunk_tiles = 0;  // tiles per chunk (the last may have fewer)
+  size_t block = 0;        // tiles per block
+  // All tiles in one block, whose input transform the threads share, then
+  // each output panel a task of its own (winograd_splits_panels).
+  bool split_panels = false;
+  size_t threads = 1;
   AlignedBuffer packed;            // the transformed filter, where it was not given
   const float* weights = nullptr;  // [point][panel]: 32 zero biases, then in_c_pad x 32
   AlignedBuffer bias;              // out_c_pad floats, zero when the node has none
@@ -69,10 +73,12 @@ Result<WinogradPtr> compile_winograd(const WinogradShape& shape, const float* fi
   w.tiles_h = ceil_div(shape.out_h, kTile);
   w.tiles_w = ceil_div(shape.out_w, kTile);
   w.tiles = shape.batch * w.tiles_h * w.tiles_w;
-  w.chunks = std::clamp<size_t>(threads, 1, w.tiles);
+  w.threads = std::max<size_t>(threads, 1);
+  w.split_panels = winograd_splits_panels(w.in_c_pad, w.out_c_pad, w.tiles, threads);
+  w.chunks = w.split_panels ? 1 : std::clamp<size_t>(threads, 1, w.tiles);
   w.chunk_tiles = ceil_div(w.tiles, w.chunks);
   w.chunks = ceil_div(w.tiles, w.chunk_tiles);
-  w.block = winograd_block_tiles(w.in_c_pad, w.out_c_pad, w.chunk_tiles);
+  w.block = w.split_panels ? w.tiles : winograd_block_tiles(w.in_c_pad, w.out_c_pad, w.chunk_tiles);
   w.scratch_floats = kPoints * w.block * (w.in_c_pad + w.out_c_pad);
   if (transformed == nullptr) w.packed = zeroed_floats(winograd_filter_floats(shape.out_c, shape.in_c));
   w.bias = zeroed_floats(w.out_c_pad);
@@ -222,11 +228,13 @@ __attribute__((target("avx2,fma"))) void transform_input_avx2(const Winograd& w,
   }
 }
 
-// M[point][b][o] = sum over c of V[point][b][c] U[point][c][o].
-void multiply(const Winograd& w, size_t count, const float* v, float* m) {
+// M[point][b][o] = sum over c of V[point][b][c] U[point][c][o], for the
+// output channels of panels [panel_begin, panel_end).
+void multiply(const Winograd& w, size_t count, const float* v, float* m, size_t panel_begin,
+              size_t panel_end) {
   const float* rows[kRows];
   for (size_t p = 0; p < kPoints; ++p)
-    for (size_t panel = 0; panel < w.panels; ++panel) {
+    for (size_t panel = panel_begin; panel < panel_end; ++panel) {
       const float* u = w.weights + (p * w.panels + panel) * w.panel_floats;
       const size_t channels = std::min(kChannels, w.s.out_c - panel * kChannels);
       for (size_t r0 = 0; r0 < count; r0 += kRows) {
@@ -243,6 +251,7 @@ struct Store {
   float lo, hi;
   float* y;
   const float* residual;
+  size_t c_begin, c_end;  // the output channels to store
 };
 
 // One tile's 16 output channels from c: A^T m A + bias, then the epilogue.
@@ -255,7 +264,7 @@ __attribute__((target("avx512f"))) void transform_output_tile(const Winograd& w,
   const size_t cols = std::min<size_t>(kTile, s.out_w - static_cast<size_t>(t.x));
   const __m512 vlo = _mm512_set1_ps(st.lo), vhi = _mm512_set1_ps(st.hi);
   const __m512 rlo = _mm512_set1_ps(e.residual_lo), rhi = _mm512_set1_ps(e.residual_hi);
-  for (size_t c = 0; c < s.out_c; c += 16) {
+  for (size_t c = st.c_begin; c < st.c_end; c += 16) {
     const size_t lanes = std::min<size_t>(16, s.out_c - c);
     const __mmask16 mask = static_cast<__mmask16>((uint32_t{1} << lanes) - 1);
     __m512 a[kPoints], u[kTile * kAlpha], o[kTile * kTile];
@@ -291,7 +300,7 @@ __attribute__((target("avx2,fma"))) void transform_output_tile_avx2(const Winogr
   const size_t cols = std::min<size_t>(kTile, s.out_w - static_cast<size_t>(t.x));
   const __m256 vlo = _mm256_set1_ps(st.lo), vhi = _mm256_set1_ps(st.hi);
   const __m256 rlo = _mm256_set1_ps(e.residual_lo), rhi = _mm256_set1_ps(e.residual_hi);
-  for (size_t c = 0; c < s.out_c; c += 8) {
+  for (size_t c = st.c_begin; c < st.c_end; c += 8) {
     const __m256i mask = lanes_avx2(std::min<size_t>(8, s.out_c - c));
     __m256 a[kPoints], u[kTile * kAlpha], o[kTile * kTile];
     for (size_t p = 0; p < kPoints; ++p) a[p] = _mm256_load_ps(m + (p * w.block + b) * w.out_c_pad + c);
@@ -336,6 +345,28 @@ struct Task {
   const float* x;
 };
 
+// The output transform and epilogue of tiles [first, first + count), the
+// block's M in `m`, for the channels st says.
+void store_output(const Winograd& w, const Store& st, const float* m, size_t first, size_t count,
+                  bool avx512) {
+#if defined(__x86_64__)
+  using A = ConvActivation;
+  const auto out = [&]<bool Residual>() {
+    switch (st.e->activation) {
+      case A::kSwish: return transform_output<Residual, A::kSwish>(w, st, m, first, count, avx512);
+      case A::kHardSwish: return transform_output<Residual, A::kHardSwish>(w, st, m, first, count, avx512);
+      default: return transform_output<Residual, A::kNone>(w, st, m, first, count, avx512);
+    }
+  };
+  if (st.residual != nullptr)
+    out.template operator()<true>();
+  else
+    out.template operator()<false>();
+#else
+  (void)w, (void)st, (void)m, (void)first, (void)count, (void)avx512;
+#endif
+}
+
 void run_chunk(void* context, size_t chunk) {
 #if defined(__x86_64__)
   // Plain references, not a structured binding: clang before 16 does not let
@@ -354,22 +385,50 @@ void run_chunk(void* context, size_t chunk) {
       transform_input(w, x, first, count, v);
     else
       transform_input_avx2(w, x, first, count, v);
-    multiply(w, count, v, m);
-    using A = ConvActivation;
-    const auto out = [&]<bool Residual>() {
-      switch (st.e->activation) {
-        case A::kSwish: return transform_output<Residual, A::kSwish>(w, st, m, first, count, avx512);
-        case A::kHardSwish: return transform_output<Residual, A::kHardSwish>(w, st, m, first, count, avx512);
-        default: return transform_output<Residual, A::kNone>(w, st, m, first, count, avx512);
-      }
-    };
-    if (st.residual != nullptr)
-      out.template operator()<true>();
-    else
-      out.template operator()<false>();
+    multiply(w, count, v, m, 0, w.panels);
+    store_output(w, st, m, first, count, avx512);
   }
 #else
   (void)context, (void)chunk;
+#endif
+}
+
+// Split panels, first pass: the input transform of part `part` of the
+// tiles (of w.threads), into the one block's V.
+void transform_input_part(void* context, size_t part) {
+#if defined(__x86_64__)
+  const Task& task = *static_cast<const Task*>(context);
+  const Winograd& w = *task.w;
+  const size_t per = ceil_div(w.tiles, w.threads);
+  const size_t first = part * per, end = std::min(w.tiles, first + per);
+  if (first >= end) return;
+  // V's tile b of the block is at v + (p * block + b) * in_c_pad: offset by
+  // the part's first tile, its rows are the part's.
+  float* v = w.scratch.as<float>() + first * w.in_c_pad;
+  if (native_avx512_available())
+    transform_input(w, task.x, first, end - first, v);
+  else
+    transform_input_avx2(w, task.x, first, end - first, v);
+#else
+  (void)context, (void)part;
+#endif
+}
+
+// Split panels, second pass: one output panel's 36 GEMMs over all tiles
+// and its channels of the output transform.
+void multiply_panel(void* context, size_t panel) {
+#if defined(__x86_64__)
+  const Task& task = *static_cast<const Task*>(context);
+  const Winograd& w = *task.w;
+  const float* v = w.scratch.as<float>();
+  float* m = w.scratch.as<float>() + kPoints * w.block * w.in_c_pad;
+  multiply(w, w.tiles, v, m, panel, panel + 1);
+  Store st = task.store;
+  st.c_begin = panel * kChannels;
+  st.c_end = std::min(w.s.out_c, st.c_begin + kChannels);
+  store_output(w, st, m, 0, w.tiles, native_avx512_available());
+#else
+  (void)context, (void)panel;
 #endif
 }
 
@@ -377,7 +436,12 @@ void run_chunk(void* context, size_t chunk) {
 
 void run_winograd(const Winograd& w, const NativeEpilogue& e, float lo, float hi, const float* x, float* y,
                   const float* residual, pthreadpool_t pool) {
-  Task task{&w, Store{&e, lo, hi, y, e.has_residual ? residual : nullptr}, x};
+  Task task{&w, Store{&e, lo, hi, y, e.has_residual ? residual : nullptr, 0, w.s.out_c}, x};
+  if (w.split_panels) {
+    pthreadpool_parallelize_1d(pool, transform_input_part, &task, w.threads, 0);
+    pthreadpool_parallelize_1d(pool, multiply_panel, &task, w.panels, 0);
+    return;
+  }
   // The scratch is per chunk, so a pool with fewer threads than chunks
   // still gives each chunk its own.
   pthreadpool_parallelize_1d(pool, run_chunk, &task, w.chunks, 0);

@@ -107,6 +107,22 @@ std::vector<Geometry> winograd_sweep() {
        .kh = 3,
        .kw = 3,
        .pad = kPad1},
+      {.name = "14x14 pad 1, 256->256 (at 2 threads the tiles shared, a task per panel)",
+       .h = 14,
+       .w = 14,
+       .c = 256,
+       .o = 256,
+       .kh = 3,
+       .kw = 3,
+       .pad = kPad1},
+      {.name = "7x7 pad 1, 160->80 (panels shared out, a 16-wide last one; partial tiles)",
+       .h = 7,
+       .w = 7,
+       .c = 160,
+       .o = 80,
+       .kh = 3,
+       .kw = 3,
+       .pad = kPad1},
   };
 }
 
@@ -127,8 +143,12 @@ TEST_CASE("xnnpack Winograd convolution stays within rounding of the reference a
   INFO(isa_name(isa));
   const NativeIsaCap cap(isa);
   uint32_t seed = 900;
+  size_t split = 0;
   for (const Geometry& g : winograd_sweep()) {
     INFO(g.name);
+    const size_t tiles = g.n * ((g.oh() + 3) / 4) * ((g.ow() + 3) / 4);
+    split +=
+        xnnpack::winograd_splits_panels((g.c + 15) / 16 * 16, xnnpack::native_panel_padded(g.o), tiles, 2);
     const ConvData d = random_data(g, ++seed);
     const std::vector<uint8_t> blob = conv_blob(g, d);
     CHECK(builds_winograd(blob, xnnpack::WinogradMode::kOn));
@@ -138,11 +158,14 @@ TEST_CASE("xnnpack Winograd convolution stays within rounding of the reference a
     const std::vector<float> one = run_conv(g, d, kWinograd, 1);
     const std::vector<float> two = run_conv(g, d, kWinograd, 2);
     CHECK(count_far_scaled(one, want, scale, kTolerance) == 0);
-    // Each tile is computed alike whichever thread takes it.
+    // Each tile is computed alike whichever thread takes it, and whether
+    // the threads share out tiles or panels.
     CHECK(count_different(one, two) == 0);
     // Not the direct kernel's bits: Winograd really ran.
     CHECK(count_different(one, run_conv(g, d, kOn, 1)) > 0);
   }
+  // 10x11 64->96 and the last two share panels out at 2 threads.
+  CHECK(split == 3);
 }
 
 TEST_CASE("xnnpack Winograd applies to 3x3 stride-1 one-group convolutions only", "[xnnpack]") {
