@@ -122,10 +122,11 @@ size_t transform_winograd_filters(BlobWriter& blob, const NativePacking& packing
   if (!packing.prepack || !packing.winograd_ahead || packing.native == SpecMode::kOff ||
       packing.winograd == SpecMode::kOff)
     return 0;
-  // The filters Winograd pays for at the most threads first: those run at
-  // fewer threads take the others too, so that whatever the thread count
-  // the filters read lie together and those not read together (the kernel
-  // maps a file's pages in blocks of up to 2 MiB on a fault).
+  // The filters Winograd pays for at the most threads first (a program run
+  // at fewer threads reads the others too): whatever the thread count, the
+  // filters it reads lie together, apart from those it does not (Linux may
+  // map a cached file's pages up to 2 MiB at a time on a fault, and unread
+  // pages so mapped count in resident memory).
   std::vector<std::pair<size_t, size_t>> order;  // (threads, node)
   for (size_t n = 0; n < blob.nodes().size(); ++n) {
     const NodeRecord& r = blob.nodes()[n];
