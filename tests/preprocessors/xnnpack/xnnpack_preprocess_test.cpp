@@ -2,11 +2,13 @@
 // and the debug handle map.
 #include "preprocessors/xnnpack/xnnpack_preprocess.h"
 
+#include <algorithm>
 #include <array>
 #include <catch2/catch.hpp>
 #include <cstring>
 
 #include "compiler/common/compile_error.h"
+#include "preprocessors/xnnpack/blob_writer.h"
 #include "runtime/backends/xnnpack/native_plan.h"
 #include "runtime/backends/xnnpack/xnnpack_blob.h"
 #include "tests/support/graph_builder.h"
@@ -336,6 +338,25 @@ TEST_CASE("xnnpack preprocess transforms the filters Winograd may run ahead of t
   CHECK(winograd_filters(on)[0] == -1);
   CHECK(winograd_filters(on)[1] >= 0);
   CHECK(winograd_filters(on)[2] == -1);
+}
+
+TEST_CASE("xnnpack blob writer fills every constant in its place, and reports a fill that fails",
+          "[xnnpack]") {
+  // The fills run on several threads: each constant still holds its own.
+  xnnpack::BlobWriter writer;
+  for (uint32_t i = 0; i < 64; ++i)
+    writer.add_constant({i + 1}, i + 1,
+                        [i](float* out) { std::fill(out, out + i + 1, static_cast<float>(i)); });
+  const Blob blob(writer.finish(0, 0, {}));
+  for (uint32_t i = 0; i < 64; ++i) CHECK(blob.data(i) == std::vector<float>(i + 1, static_cast<float>(i)));
+
+  xnnpack::BlobWriter failing;
+  for (uint32_t i = 0; i < 16; ++i)
+    failing.add_constant({4}, 4, [i](float* out) {
+      if (i == 9) throw CompileError("constant 9 cannot be written");
+      std::fill(out, out + 4, 1.0f);
+    });
+  CHECK_THROWS_WITH(failing.finish(0, 0, {}), Catch::Contains("constant 9 cannot be written"));
 }
 
 TEST_CASE("xnnpack preprocess names the node it cannot lower", "[xnnpack]") {
