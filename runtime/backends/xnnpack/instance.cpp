@@ -296,17 +296,12 @@ Status create_stages(const BlobView& view, const std::vector<const void*>& const
     }
     StageRunsOn runs_on = plan.stages[s].native ? StageRunsOn::kNative : StageRunsOn::kXnnpack;
     if (const auto* op = std::get_if<NativeOp>(&run.work))
-      if (const auto* conv = std::get_if<ConvolutionOp>(op); conv != nullptr && is_winograd(*conv->conv)) {
-        runs_on = StageRunsOn::kWinograd;
-        // Its filter transformed ahead of time, read in place: the blob
-        // keeps those pages.
-        const fb::Node& node =
-            *view.graph->nodes()->Get(static_cast<flatbuffers::uoffset_t>(plan.stages[s].first_node));
-        if (node.winograd_filter() >= 0) {
-          const TensorInfo& form = view.tensors[static_cast<size_t>(node.winograd_filter())];
-          handle.blob_reads.emplace_back(
-              form.constant,
-              form.constant + winograd_filter_floats(form.dims[0], form.dims[3]) * sizeof(float));
+      if (const auto* conv = std::get_if<ConvolutionOp>(op); conv != nullptr) {
+        if (is_winograd(*conv->conv)) runs_on = StageRunsOn::kWinograd;
+        // Weights it reads in place: the blob keeps those pages.
+        if (const std::span<const float> in_place = weights_read_in_place(*conv->conv); !in_place.empty()) {
+          const auto* bytes = reinterpret_cast<const uint8_t*>(in_place.data());
+          handle.blob_reads.emplace_back(bytes, bytes + in_place.size_bytes());
         }
       }
     describe_stage(view, plan, folded_by, plan.stages[s], runs_on, run);

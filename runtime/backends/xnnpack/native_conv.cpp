@@ -204,6 +204,10 @@ void fill_band(NativeConv& c, const float* x, size_t n, size_t first, pthreadpoo
 
 bool is_winograd(const NativeConv& conv) { return conv.winograd != nullptr; }
 
+std::span<const float> weights_read_in_place(const NativeConv& conv) {
+  return conv.winograd != nullptr ? winograd_weights_in_place(*conv.winograd) : std::span<const float>();
+}
+
 Status read_input_as_nchw(NativeConv& conv) {
   if (!conv.padded_rows || conv.winograd != nullptr)
     return fail(Error::Internal, "xnnpack: only a padded-row convolution reads an NCHW input");

@@ -26,6 +26,7 @@
 #include <cmath>
 #include <cstddef>
 #include <memory>
+#include <span>
 #include <vector>
 
 #include "runtime/backends/xnnpack/blob_reader.h"
@@ -83,6 +84,11 @@ Result<NativeConvPtr> compile_native_conv(const BlobView& view, const fb::Node& 
 
 // Whether compile_native_conv made it a Winograd convolution.
 bool is_winograd(const NativeConv& conv);
+
+// Weights the convolution reads in place from the blob at every run that
+// the blob does not list as packed (a Winograd filter transformed ahead of
+// time: winograd_weights_in_place); empty for the rest.
+std::span<const float> weights_read_in_place(const NativeConv& conv);
 
 // Makes a direct (not Winograd) convolution compute conv(x * s) instead of
 // conv(input): on each run it scales its packed weights by s (per input

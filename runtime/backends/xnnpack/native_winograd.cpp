@@ -49,7 +49,10 @@ struct Winograd {
 
 void WinogradDeleter::operator()(Winograd* w) const { delete w; }
 
-const float* winograd_weights_in_place(const Winograd& w) { return w.packed ? nullptr : w.weights; }
+std::span<const float> winograd_weights_in_place(const Winograd& w) {
+  if (w.packed) return {};
+  return {w.weights, winograd_filter_floats(w.s.out_c, w.s.in_c)};
+}
 
 bool winograd_applies(const fb::Node& node) {
   const auto at = [](const flatbuffers::Vector<uint32_t>* v, flatbuffers::uoffset_t i) {
@@ -80,7 +83,9 @@ Result<WinogradPtr> compile_winograd(const WinogradShape& shape, const float* fi
   w.chunks = ceil_div(w.tiles, w.chunk_tiles);
   w.block = w.split_panels ? w.tiles : winograd_block_tiles(w.in_c_pad, w.out_c_pad, w.chunk_tiles);
   w.scratch_floats = kPoints * w.block * (w.in_c_pad + w.out_c_pad);
-  if (transformed == nullptr) w.packed = zeroed_floats(winograd_filter_floats(shape.out_c, shape.in_c));
+  // transform_winograd_filter writes every float, the zero lanes too.
+  if (transformed == nullptr)
+    w.packed = AlignedBuffer::allocate(winograd_filter_floats(shape.out_c, shape.in_c) * sizeof(float));
   w.bias = zeroed_floats(w.out_c_pad);
   w.scratch = zeroed_floats(w.chunks * w.scratch_floats);
   if ((transformed == nullptr && !w.packed) || !w.bias || !w.scratch)

@@ -28,6 +28,7 @@
 
 #include <cstddef>
 #include <memory>
+#include <span>
 
 #include "runtime/backends/xnnpack/blob_reader.h"
 #include "runtime/backends/xnnpack/native_plan.h"
@@ -59,9 +60,9 @@ using WinogradPtr = std::unique_ptr<Winograd, WinogradDeleter>;
 Result<WinogradPtr> compile_winograd(const WinogradShape& shape, const float* filter,
                                      const float* transformed, const float* bias, size_t threads);
 
-// The transformed filter read in place (compile_winograd's `transformed`),
-// or null.
-const float* winograd_weights_in_place(const Winograd& w);
+// The transformed filter compile_winograd was given to read in place
+// (`transformed`), all of it; empty where it transformed the filter itself.
+std::span<const float> winograd_weights_in_place(const Winograd& w);
 
 // Runs the convolution of x into data[e.output] as `e` says (residual read
 // from `residual` when e.has_residual), clamping the sums to [lo, hi] first.
