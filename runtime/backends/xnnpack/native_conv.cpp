@@ -7,6 +7,7 @@
 #include <new>
 #include <string>
 
+#include "runtime/backends/xnnpack/native_conv_state.h"
 #include "runtime/backends/xnnpack/native_gemm_kernel.h"
 #include "runtime/core/aligned_buffer.h"
 
@@ -28,62 +29,6 @@ size_t dim(const flatbuffers::Vector<uint32_t>* v, flatbuffers::uoffset_t i, uin
 }
 
 }  // namespace
-
-struct NativeConv : NativeEpilogue {
-  uint32_t input = 0;
-  size_t batch = 0, in_h = 0, in_w = 0, in_c = 0, out_h = 0, out_w = 0, out_c = 0;
-  size_t kernel_h = 0, kernel_w = 0, stride_h = 1, stride_w = 1, dilation_h = 1, dilation_w = 1;
-  size_t pad_top = 0, pad_left = 0;
-  float lo = -INFINITY, hi = INFINITY;
-  size_t panels = 0, panel_floats = 0, tiles = 0;
-  AlignedBuffer packed;                   // per panel: 32 biases, then [taps][in_c][32] weights
-  const float* panels_data = nullptr;     // packed, or the blob's prepacked panels
-  AlignedBuffer zeros;                    // in_c zeros read for padding taps
-  std::vector<const float*> indirection;  // [tile][tap][kRows] input pixel rows (not rows_contiguous())
-  const float* indirection_input = nullptr;
-  // With few input channels the input is copied into a zero-bordered
-  // buffer, so that a window row — kernel_w pixels of in_c channels — is
-  // contiguous and is one "tap" of kernel_w * in_c floats (the packed weights
-  // are in that order already): resnet's 7x7 stem has 7 taps of 21 floats
-  // instead of 49 taps of 3, each of which reloads 12 row pointers. The
-  // copy holds one band of output rows' input at a time (band_rows output
-  // rows, band_padded_rows rows of the padded image), so it stays small
-  // whatever the image: PP-OCR's 640x640 detector copied 4.9 MB, and kept
-  // 2.4 MB of row pointers into it. The indirection then covers one band:
-  // every band's tiles read the same places of the same copy.
-  bool padded_rows = false;
-  size_t padded_h = 0, padded_w = 0;
-  size_t band_rows = 0, band_padded_rows = 0;
-  AlignedBuffer padded;
-  // read_input_as_nchw: the input is the delegate's NCHW argument, turned
-  // to NHWC as it is copied into the zero-bordered buffer.
-  bool nchw_input = false;
-  // Set when the convolution runs as Winograd F(4x4, 3x3) instead; then
-  // packed, zeros and the indirection stay empty.
-  WinogradPtr winograd;
-  // scale_input: the per-channel scale tensor (-1: none) and where the
-  // packed weights scaled by it are written on each run (memory the
-  // delegate's scaled convolutions share: share_scaled_weights).
-  int64_t input_scale = -1;
-  float* scaled = nullptr;
-  const float* weights = nullptr;  // packed, or scaled when input_scale is set
-  // A reduction cut into segments (native_plan.h native_depth_split), for
-  // a convolution without padded rows; segment_taps == 0 when it is not.
-  NativeDepthSplit split;
-
-  size_t taps() const { return kernel_h * kernel_w; }
-  size_t kernel_taps() const { return padded_rows ? kernel_h : taps(); }
-  size_t tap_depth() const { return padded_rows ? kernel_w * in_c : in_c; }
-  size_t pixels() const { return batch * out_h * out_w; }
-  // A pointwise convolution's tile rows are consecutive input pixels: their
-  // pointers are made per tile (contiguous_rows), not stored.
-  bool rows_contiguous() const { return !padded_rows && pointwise_window(); }
-  // 1x1, stride 1, no padding: output pixel p reads input pixel p alone.
-  bool pointwise_window() const {
-    return kernel_h == 1 && kernel_w == 1 && stride_h == 1 && stride_w == 1 && pad_top == 0 &&
-           pad_left == 0 && in_h == out_h && in_w == out_w;
-  }
-};
 
 NativeEpilogue& epilogue(NativeConv& conv) { return conv; }
 
@@ -131,76 +76,6 @@ bool runs_natively(const BlobView& view, const fb::Node& node, bool folds_activa
       native_isa() == NativeIsa::kAvx2 ? GemmRival::kXnnpackAvx2 : GemmRival::kXnnpackAvx512;
   return native_gemm_pays(gemm_shape(view, node), folds_activation, rival);
 }
-
-namespace {
-
-// Points each (tile, kernel row, row) of one band at the start of its
-// window row in the band's zero-bordered copy. Rows past the band's last
-// pixel repeat it; their results are not stored (a shorter last band's
-// tiles read rows of the copy it did not fill, and store none of them).
-void build_band_indirection(NativeConv& c) {
-  const size_t pixels = c.band_rows * c.out_w, row_floats = c.padded_w * c.in_c;
-  for (size_t tile = 0; tile < c.tiles; ++tile)
-    for (size_t r = 0; r < kRows; ++r) {
-      const size_t p = std::min(tile * kRows + r, pixels - 1);
-      const float* start = c.padded.as<float>() + (p / c.out_w) * c.stride_h * row_floats +
-                           (p % c.out_w) * c.stride_w * c.in_c;
-      for (size_t kh = 0; kh < c.kernel_h; ++kh)
-        c.indirection[(tile * c.kernel_h + kh) * kRows + r] = start + kh * c.dilation_h * row_floats;
-    }
-}
-
-// One band of image n's zero-bordered copy, starting at padded row `first`.
-struct BandFill {
-  NativeConv* conv;
-  const float* x;
-  size_t n, first;
-};
-
-// to[ix * C + ch] = plane[ch * plane_floats + ix] for ix < width.
-template <size_t C>
-void interleave_planes(const float* plane, size_t plane_floats, size_t width, float* __restrict to) {
-  const float* p[C];
-  for (size_t ch = 0; ch < C; ++ch) p[ch] = plane + ch * plane_floats;
-  for (size_t ix = 0; ix < width; ++ix)
-    for (size_t ch = 0; ch < C; ++ch) to[ix * C + ch] = p[ch][ix];
-}
-
-// Row j of the band: the input row where there is one, zeros above and below
-// the image; the left and right borders stay zero from allocation. An NCHW
-// input is turned to NHWC on the way (padded rows serve convolutions of
-// fewer than 16 channels: a pixel's channels from as many planes).
-void fill_band_row(void* context, size_t j) {
-  const auto& [conv, x, n, first] = *static_cast<const BandFill*>(context);
-  const NativeConv& c = *conv;
-  const size_t row = c.in_w * c.in_c;
-  float* to = c.padded.as<float>() + j * c.padded_w * c.in_c + c.pad_left * c.in_c;
-  // Unsigned wrap-around puts rows above the image past its end too.
-  const size_t iy = first + j - c.pad_top;
-  if (iy >= c.in_h) {
-    std::memset(to, 0, row * sizeof(float));
-  } else if (!c.nchw_input) {
-    std::memcpy(to, x + (n * c.in_h + iy) * row, row * sizeof(float));
-  } else {
-    const float* plane = x + (n * c.in_c * c.in_h + iy) * c.in_w;
-    const size_t plane_floats = c.in_h * c.in_w;
-    if (c.in_c == 3) {  // an RGB image: a constant stride the compiler vectorizes
-      interleave_planes<3>(plane, plane_floats, c.in_w, to);
-      return;
-    }
-    for (size_t ix = 0; ix < c.in_w; ++ix)
-      for (size_t ch = 0; ch < c.in_c; ++ch) to[ix * c.in_c + ch] = plane[ch * plane_floats + ix];
-  }
-}
-
-// The band's rows (those past the copy's end are never read), on the pool.
-void fill_band(NativeConv& c, const float* x, size_t n, size_t first, pthreadpool_t pool) {
-  BandFill fill{&c, x, n, first};
-  const size_t rows = std::min(c.band_padded_rows, c.padded_h - first);
-  pthreadpool_parallelize_1d(pool, fill_band_row, &fill, rows, 0);
-}
-
-}  // namespace
 
 bool is_winograd(const NativeConv& conv) { return conv.winograd != nullptr; }
 
@@ -357,35 +232,6 @@ Result<NativeConvPtr> compile_native_conv(const BlobView& view, const fb::Node& 
 }
 
 namespace {
-
-// Points each (tile, tap, row) at its input pixel, or at the zeros. Rows past
-// the last pixel repeat it; their results are not stored.
-void build_indirection(NativeConv& c, const float* x) {
-  const size_t taps = c.taps(), pixels = c.pixels();
-  for (size_t tile = 0; tile < c.tiles; ++tile)
-    for (size_t r = 0; r < kRows; ++r) {
-      const size_t p = std::min(tile * kRows + r, pixels - 1);
-      const size_t n = p / (c.out_h * c.out_w), oy = p / c.out_w % c.out_h, ox = p % c.out_w;
-      for (size_t t = 0; t < taps; ++t) {
-        const size_t kh = t / c.kernel_w, kw = t % c.kernel_w;
-        // Unsigned wrap-around makes rows and columns above/left of the image
-        // fail the bounds test as well.
-        const size_t iy = oy * c.stride_h + kh * c.dilation_h - c.pad_top;
-        const size_t ix = ox * c.stride_w + kw * c.dilation_w - c.pad_left;
-        const bool inside = iy < c.in_h && ix < c.in_w;
-        c.indirection[(tile * taps + t) * kRows + r] =
-            inside ? x + ((n * c.in_h + iy) * c.in_w + ix) * c.in_c : c.zeros.as<float>();
-      }
-    }
-  c.indirection_input = x;
-}
-
-// Row pointers of a tile of `rows` consecutive pixels from pixel `first` of
-// x (in_c floats each); the rows past the last repeat it (their results are
-// not stored).
-void contiguous_rows(const float* x, size_t first, size_t rows, size_t in_c, const float** a) {
-  for (size_t r = 0; r < kRows; ++r) a[r] = x + (first + std::min(r, rows - 1)) * in_c;
-}
 
 struct ConvTask {
   const NativeConv* conv;
