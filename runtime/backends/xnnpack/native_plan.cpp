@@ -103,13 +103,9 @@ constexpr double kG[kAlpha][3] = {
 
 // U = G g G^T for the 32 lanes of one input channel (g[tap][lane]): point
 // p's 32 floats to to + p * point_stride. Lanes innermost, so that the
-// compiler vectorises across them; on x86-64 also built for AVX2 (4 doubles
-// a vector instead of 2, no FMA: the same bits), which a runtime that
-// transforms at init takes where the CPU has it.
-#if defined(__x86_64__) && defined(__GNUC__)
-__attribute__((target_clones("avx2", "default")))
-#endif
-void transform_lanes(const double (&g)[9][kChannels], float* to, size_t point_stride) {
+// compiler vectorises across them.
+__attribute__((always_inline)) inline void transform_lanes(const double (&g)[9][kChannels], float* to,
+                                                           size_t point_stride) {
   double gg[kAlpha][3][kChannels];  // G g
   for (size_t a = 0; a < kAlpha; ++a)
     for (size_t kw = 0; kw < 3; ++kw)
@@ -124,6 +120,32 @@ void transform_lanes(const double (&g)[9][kChannels], float* to, size_t point_st
     }
 }
 
+using LanesTransform = void (*)(const double (&)[9][kChannels], float*, size_t);
+
+void transform_lanes_generic(const double (&g)[9][kChannels], float* to, size_t point_stride) {
+  transform_lanes(g, to, point_stride);
+}
+
+// On x86-64 also built for AVX2 (4 doubles a vector instead of 2, no FMA:
+// the same bits), which a runtime that transforms at init takes where the
+// CPU has it. Chosen by a plain check rather than target_clones: the IFUNC
+// resolver target_clones emits runs while the dynamic loader relocates,
+// before a sanitizer's runtime is initialised, and crashes under
+// ThreadSanitizer.
+#if defined(__x86_64__) && defined(__GNUC__)
+__attribute__((target("avx2"))) void transform_lanes_avx2(const double (&g)[9][kChannels], float* to,
+                                                          size_t point_stride) {
+  transform_lanes(g, to, point_stride);
+}
+#endif
+
+LanesTransform lanes_transform() {
+#if defined(__x86_64__) && defined(__GNUC__)
+  if (__builtin_cpu_supports("avx2")) return transform_lanes_avx2;
+#endif
+  return transform_lanes_generic;
+}
+
 }  // namespace
 
 size_t winograd_filter_floats(size_t out_c, size_t in_c) {
@@ -133,6 +155,7 @@ size_t winograd_filter_floats(size_t out_c, size_t in_c) {
 void transform_winograd_filter(const float* filter, size_t out_c, size_t in_c, float* out) {
   const size_t panels = ceil_div(out_c, kChannels);
   const size_t panel_floats = kChannels + round_up(in_c, 16) * kChannels;
+  const LanesTransform lanes_to = lanes_transform();
   std::fill(out, out + winograd_filter_floats(out_c, in_c), 0.0f);
   // Point-major panels: a panel's 32 output channels side by side, input
   // channel by input channel, each of the 36 points written 32 lanes at a
@@ -144,7 +167,7 @@ void transform_winograd_filter(const float* filter, size_t out_c, size_t in_c, f
       double g[9][kChannels] = {};
       for (size_t lane = 0; lane < lanes; ++lane)
         for (size_t t = 0; t < 9; ++t) g[t][lane] = rows[(lane * 9 + t) * in_c + i];
-      transform_lanes(g, out + panel * panel_floats + kChannels + i * kChannels, panels * panel_floats);
+      lanes_to(g, out + panel * panel_floats + kChannels + i * kChannels, panels * panel_floats);
     }
   }
 }
