@@ -8,10 +8,11 @@ ORT median, measured back to back, with the rounds' smallest and largest)
 and the geometric mean of the ratios; the fastest iteration of each over all
 rounds and their ratio (on a machine whose caches other tenants share, the
 medians carry their slow spells, the fastest runs less of them); then cold start (etc: process start to first
-output; ORT: session creation plus first run) and peak RSS of each process.
+output; ORT: session creation plus first run) and peak RSS of each process,
+over --cold-runs fresh processes of each, alternating (medians, largest RSS).
 
     tools/bench_xnnpack.py [--etc build/tools/etc] [--threads 1,2] [--iterations 30]
-                           [--rounds 3] [--models resnet18,mobilenet_v2] [--load-time]
+                           [--rounds 3] [--models resnet18,mobilenet_v2] [--load-time] [--cold-runs 5]
                            [--backend onednn [--backend xnnpack]] [--compile-spec onednn:prepack=on]
 
 --backend (repeatable, default xnnpack) is passed to `etc preprocess` in
@@ -103,6 +104,7 @@ def main():
     ap.add_argument("--iterations", type=int, default=30)
     ap.add_argument("--warmup", type=int, default=5)
     ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--cold-runs", type=int, default=5, help="fresh processes of each for cold start and peak RSS")
     ap.add_argument("--load-time", action="store_true",
                     help="also run each model compiled without --backend with --runtime-delegate xnnpack")
     ap.add_argument("--backend", action="append", help="etc preprocess --backend (repeatable; default xnnpack)")
@@ -180,14 +182,22 @@ def main():
                 if load_ms:
                     load_rows.append((name, t, statistics.median(etc_ms), statistics.median(load_ms),
                                       statistics.median(lo / e for lo, e in zip(load_ms, etc_ms))))
-            # Cold start and peak RSS, one thread count (the last), fresh processes.
+            # Cold start and peak RSS, one thread count (the last), fresh
+            # processes, etc and ORT alternating: the median of each (one
+            # start alone swings with the machine), the largest peak RSS.
             t = threads[-1]
-            _, etc_wall, etc_rss = run_with_rss([args.etc, "run", programs[t], "--random-inputs", "--threads", str(t),
-                                                 "--iterations", "1", "--json"])
-            out, _, ort_rss = run_with_rss(["node", ort_bench, onnx_path, str(t), "1", "0", *shapes])
-            ort = json.loads(out)
-            ort_cold = ort["create_ms"] + ort["first_run_ms"]
-            cold_rows.append((name, etc_wall * 1000.0, ort_cold, etc_wall * 1000.0 / ort_cold, etc_rss, ort_rss))
+            etc_walls, ort_colds, etc_rss, ort_rss = [], [], 0.0, 0.0
+            for _ in range(args.cold_runs):
+                _, wall, rss = run_with_rss([args.etc, "run", programs[t], "--random-inputs", "--threads", str(t),
+                                             "--iterations", "1", "--json"])
+                etc_walls.append(wall * 1000.0)
+                etc_rss = max(etc_rss, rss)
+                out, _, rss = run_with_rss(["node", ort_bench, onnx_path, str(t), "1", "0", *shapes])
+                ort = json.loads(out)
+                ort_colds.append(ort["create_ms"] + ort["first_run_ms"])
+                ort_rss = max(ort_rss, rss)
+            etc_cold, ort_cold = statistics.median(etc_walls), statistics.median(ort_colds)
+            cold_rows.append((name, etc_cold, ort_cold, etc_cold / ort_cold, etc_rss, ort_rss))
 
     print("| model | threads | etc ms | ORT ms | etc/ORT | rounds' etc/ORT | etc fastest ms | ORT fastest ms "
           "| fastest etc/ORT | partitions | nodes delegated |")
@@ -205,8 +215,8 @@ def main():
         for name, t, e, lo, r in load_rows:
             print(f"| {name} | {t} | {e:.2f} | {lo:.2f} | {r:.2f} |")
     print()
-    print("| model | etc cold start ms (process start to first output) | ORT session creation + first run ms "
-          "| ratio | etc peak RSS MiB | ORT peak RSS MiB |")
+    print(f"| model | etc cold start ms (process start to first output; median of {args.cold_runs}) "
+          "| ORT session creation + first run ms (median) | ratio | etc peak RSS MiB (largest) | ORT peak RSS MiB (largest) |")
     print("|---|---|---|---|---|---|")
     for name, e, o, r, erss, orss in cold_rows:
         print(f"| {name} | {e:.1f} | {o:.1f} | {r:.2f} | {erss:.1f} | {orss:.1f} |")
