@@ -61,10 +61,12 @@ struct XnnpackStage {
   bool set_up = false;
 };
 
-// One stage (stages.h): an XNNPACK runtime or a native node, and what
-// developer tools see of it.
+// What runs one stage (stages.h): an XNNPACK runtime or a native node.
+using StageWork = std::variant<XnnpackStage, NativeOp>;
+
+// One stage, and what developer tools see of it.
 struct StageRun {
-  std::variant<XnnpackStage, NativeOp> work;
+  StageWork work;
   // The key of the delegate's debug handle map this stage's time belongs to:
   // the debug id all its nodes share; unset when they have none or differ
   // (a fused run of nodes), and then the stage reports no event.

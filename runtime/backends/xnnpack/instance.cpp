@@ -247,28 +247,44 @@ Result<XnnpackStage> create_xnnpack_stage(const BlobView& view, const std::vecto
   return stage;
 }
 
-// The native stages, compiled on the pool, a stage per task: packing and
-// Winograd's weight transforms are most of a delegate's init (googlenet's,
-// resnet's), and stages do not share them. results[i] is stages[i]'s.
-struct NativeCompile {
+// Every stage created on the pool, a stage per task: packing and
+// Winograd's weight transforms are most of a native stage's init
+// (googlenet's, resnet's), XNNPACK packing its weights most of its own
+// stage's (lraspp's depthwise and squeeze-excite convolutions), and
+// stages share neither. results[s] is stage s's.
+struct StageCompile {
   const BlobView* view;
   const StagePlan* plan;
+  const std::vector<const void*>* constant_data;
+  const XnnpackHandle* handle;
   WinogradMode winograd;
   size_t pool_threads;
-  std::vector<size_t> stages;
-  std::vector<std::optional<Result<NativeOp>>> results;
+  std::vector<std::optional<Result<StageWork>>> results;
 };
 
-void compile_native_stage(void* context, size_t i) {
-  auto& c = *static_cast<NativeCompile*>(context);
-  const Stage& stage = c.plan->stages[c.stages[i]];
+Result<StageWork> compile_stage(const StageCompile& c, size_t s) {
+  const Stage& stage = c.plan->stages[s];
+  if (!stage.native) {
+    // What XNNPACK packs for the stage goes to the instance's pool, from
+    // whichever thread creates it.
+    const PackingPool::Scope scope(*c.handle->packing);
+    ETC_ASSIGN_OR_RETURN(XnnpackStage created,
+                         create_xnnpack_stage(*c.view, *c.constant_data, *c.plan, s, *c.handle));
+    return StageWork(std::move(created));
+  }
   const NativeConvOptions options{c.winograd, stage.serial ? size_t{1} : c.pool_threads};
+  ETC_ASSIGN_OR_RETURN(NativeOp op, create_native_stage(*c.view, *c.plan, stage.first_node, options));
+  return StageWork(std::move(op));
+}
+
+void compile_stage_task(void* context, size_t s) {
+  auto& c = *static_cast<StageCompile*>(context);
   // Nothing may leave a pool task: an allocation that throws is reported.
   try {
-    c.results[i].emplace(create_native_stage(*c.view, *c.plan, stage.first_node, options));
+    c.results[s].emplace(compile_stage(c, s));
   } catch (const std::bad_alloc&) {
-    c.results[i].emplace(fail(Error::DelegateMemoryAllocationFailed, "xnnpack: out of memory compiling node ",
-                              std::to_string(stage.first_node)));
+    c.results[s].emplace(fail(Error::DelegateMemoryAllocationFailed, "xnnpack: out of memory compiling node ",
+                              std::to_string(c.plan->stages[s].first_node)));
   }
 }
 
@@ -277,23 +293,16 @@ Status create_stages(const BlobView& view, const std::vector<const void*>& const
   std::vector<std::vector<size_t>> folded_by(plan.folded_into.size());
   for (size_t n = 0; n < plan.folded_into.size(); ++n)
     if (plan.folded_into[n] >= 0) folded_by[static_cast<size_t>(plan.folded_into[n])].push_back(n);
-  NativeCompile native{
-      &view, &plan, winograd, std::max<size_t>(pthreadpool_get_threads_count(handle.pool.get()), 1), {}, {}};
-  for (size_t s = 0; s < plan.stages.size(); ++s)
-    if (plan.stages[s].native) native.stages.push_back(s);
-  native.results.resize(native.stages.size());
-  pthreadpool_parallelize_1d(handle.pool.get(), compile_native_stage, &native, native.stages.size(), 0);
+  StageCompile compile{&view, &plan, &constant_data, &handle, winograd,
+                       std::max<size_t>(pthreadpool_get_threads_count(handle.pool.get()), 1), {}};
+  compile.results.resize(plan.stages.size());
+  pthreadpool_parallelize_1d(handle.pool.get(), compile_stage_task, &compile, plan.stages.size(), 0);
   handle.runs.resize(plan.stages.size());
-  size_t next_native = 0;
   for (size_t s = 0; s < plan.stages.size(); ++s) {
     StageRun& run = handle.runs[s];
     run.serial = plan.stages[s].serial;
-    if (plan.stages[s].native) {
-      // The first failure in stage order is the one reported.
-      ETC_ASSIGN_OR_RETURN(run.work, std::move(*native.results[next_native++]));
-    } else {
-      ETC_ASSIGN_OR_RETURN(run.work, create_xnnpack_stage(view, constant_data, plan, s, handle));
-    }
+    // The first failure in stage order is the one reported.
+    ETC_ASSIGN_OR_RETURN(run.work, std::move(*compile.results[s]));
     StageRunsOn runs_on = plan.stages[s].native ? StageRunsOn::kNative : StageRunsOn::kXnnpack;
     if (const auto* op = std::get_if<NativeOp>(&run.work))
       if (const auto* conv = std::get_if<ConvolutionOp>(op); conv != nullptr) {
@@ -344,10 +353,7 @@ Result<std::unique_ptr<XnnpackHandle>> create_instance(const BlobView& view, con
     if (stage.native)
       for (size_t n = stage.first_node; n < stage.end_node; ++n) not_xnnpack[n] = true;
   handle->packing = std::make_unique<PackingPool>(packing_pool_bytes(view, not_xnnpack));
-  {
-    const PackingPool::Scope scope(*handle->packing);
-    ETC_TRY(create_stages(view, constant_data, plan, options.winograd, *handle));
-  }
+  ETC_TRY(create_stages(view, constant_data, plan, options.winograd, *handle));
   ETC_TRY(share_scaled_weights(*handle));
   if (options.detail == DelegateDetail::kNodeOutputs) ETC_TRY(prepare_output_logging(view, plan, *handle));
   return handle;

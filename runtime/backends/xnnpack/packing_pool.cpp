@@ -76,6 +76,7 @@ void* PackingPool::take(size_t alignment, size_t size) {
   if (!block_ || alignment == 0 || (alignment & (alignment - 1)) != 0 ||
       alignment > AlignedBuffer::kAlignment)
     return nullptr;
+  const std::lock_guard<std::mutex> lock(take_mutex_);  // stages are created on several threads
   const size_t start = (used_ + alignment - 1) / alignment * alignment;
   if (start > capacity_ || size > capacity_ - start) return nullptr;
   used_ = start + size;

@@ -15,6 +15,7 @@
 #include <xnnpack.h>
 
 #include <cstddef>
+#include <mutex>
 #include <vector>
 
 #include "runtime/backends/xnnpack/blob_reader.h"
@@ -49,16 +50,20 @@ class PackingPool {
   };
 
   size_t capacity() const { return capacity_; }
-  size_t used() const { return used_; }
+  size_t used() const {
+    const std::lock_guard<std::mutex> lock(take_mutex_);
+    return used_;
+  }
   // Whether `p` points into the pool's block.
   bool owns(const void* p) const;
   // `size` bytes aligned to `alignment` (a power of two, at most 64) from
-  // the block; null when they do not fit.
+  // the block; null when they do not fit. Safe from several threads at once.
   void* take(size_t alignment, size_t size);
 
  private:
   AlignedBuffer block_;
   size_t capacity_ = 0, used_ = 0;
+  mutable std::mutex take_mutex_;
 };
 
 // The bytes to give the pool of an instance of `view`: what XNNPACK packs
