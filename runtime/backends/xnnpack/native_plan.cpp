@@ -204,18 +204,32 @@ bool winograd_pays(const WinogradShape& s, size_t threads) {
           : ceil_div(chunk, winograd_block_tiles(round_up(s.in_c, 16), native_panel_padded(s.out_c), chunk));
   // Cycles on one core: 32 multiply-adds a cycle (two 16-lane FMA pipes),
   // the direct kernel at ~93% of that, the Winograd GEMMs (shorter rows
-  // per weight panel) at ~85%; the transformed weights stream once per
-  // block, from L2 when they fit (64 bytes a cycle) or from L3 (16); the
-  // transforms cost about 120 and 100 cycles per tile and 16 channels.
+  // per weight panel) at ~85%, plus ~50 cycles a GEMM call (36 points per
+  // panel per 12 tiles: loading and storing its sums, its row pointers)
+  // that tell on few input channels. Winograd's 36 points of weights come
+  // from L3 at the layer's start (the model's other layers have been
+  // through the caches since; the direct kernel's 9 taps take a quarter of
+  // that time, hidden behind its longer arithmetic), then again once per
+  // further block, from L2 when they fit (64 bytes a cycle) or from L3
+  // (16). The transforms cost about 120 and 100 cycles per tile and 16
+  // channels, and ~400 a tile whatever its channels (gathering its rows,
+  // placing its outputs). Calibrated on
+  // googlenet's layers: its 16-48 -> 32-128 channel 3x3 layers at 7x7 and
+  // 14x14 ran 1.2-2.6x slower on Winograd than direct on a Sapphire Rapids
+  // core, which the model without the calls, the first stream and the
+  // fixed cost a tile put at 0.6-0.8x.
   const double pixels = static_cast<double>(s.batch * s.out_h * s.out_w);
-  const double direct = pixels * 9 * static_cast<double>(s.in_c) * out_pad / 32 / 0.93 / threads;
-  const double gemm = static_cast<double>(kWinogradPoints * chunk) * in_c_pad * out_pad * share / 32 / 0.85;
-  const double weight_bytes = kWinogradPoints * in_c_pad * out_pad * sizeof(float);
   const double l3_rate = 16.0 / static_cast<double>(threads);  // the threads share L3
-  const double weights =
-      static_cast<double>(blocks) * weight_bytes * share / (weight_bytes > 1e6 ? l3_rate : 64);
+  const double direct = pixels * 9 * static_cast<double>(s.in_c) * out_pad / 32 / 0.93 / threads;
+  const double panels = out_pad / kChannels;
+  const double calls = kWinogradPoints * panels * share * static_cast<double>(ceil_div(chunk, kNativeGemmRows));
+  const double gemm =
+      static_cast<double>(kWinogradPoints * chunk) * in_c_pad * out_pad * share / 32 / 0.85 + calls * 50;
+  const double weight_bytes = kWinogradPoints * in_c_pad * out_pad * sizeof(float);
+  const double weights = weight_bytes * share / l3_rate + static_cast<double>(blocks - 1) * weight_bytes * share /
+                                                              (weight_bytes > 1e6 ? l3_rate : 64);
   const double transforms =
-      static_cast<double>(chunk) * (in_c_pad / 16 * 120 * share + out_pad / 16 * 100 * share);
+      static_cast<double>(chunk) * (in_c_pad / 16 * 120 * share + out_pad / 16 * 100 * share + 400 * share);
   return gemm + weights + transforms < 0.8 * direct;
 }
 
