@@ -25,5 +25,8 @@ tsan="$root/build-tsan"
 cmake -S "$root" -B "$tsan" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O0 -g1" \
   -DETC_BUILD_COMPILER=OFF -DETC_BACKEND_XNNPACK=ON -DETC_BACKEND_ONEDNN=OFF -DETC_TSAN=ON >/dev/null
 ninja -C "$tsan" etc_threads_test | { grep -vE '^\[[0-9]+/[0-9]+\] (Building|Linking)' || true; }
-TSAN_OPTIONS="suppressions=$root/tests/tsan.supp halt_on_error=1 second_deadlock_stack=1" \
+# history_size=7: the longest access history, so that the stack of an
+# access made on a pool thread is restored and the suppressions
+# (tests/tsan.supp) can see its pthreadpool frames.
+TSAN_OPTIONS="suppressions=$root/tests/tsan.supp halt_on_error=1 second_deadlock_stack=1 history_size=7" \
   "$tsan/tests/runtime/etc_threads_test"

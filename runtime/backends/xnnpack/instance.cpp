@@ -3,6 +3,7 @@
 #include <xnnpack.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
 #include <cstring>
 #include <memory>
@@ -260,6 +261,11 @@ struct StageCompile {
   WinogradMode winograd;
   size_t pool_threads;
   std::vector<std::optional<Result<StageWork>>> results;
+  // Tasks finished, each counted with release order after writing its
+  // result and read with acquire order once the pool returns: the hand-over
+  // of the results is then plain to the compiler and to ThreadSanitizer,
+  // which cannot see the pool's own (uninstrumented) completion.
+  std::atomic<size_t> done{0};
 };
 
 Result<StageWork> compile_stage(const StageCompile& c, size_t s) {
@@ -286,6 +292,7 @@ void compile_stage_task(void* context, size_t s) {
     c.results[s].emplace(fail(Error::DelegateMemoryAllocationFailed, "xnnpack: out of memory compiling node ",
                               std::to_string(c.plan->stages[s].first_node)));
   }
+  c.done.fetch_add(1, std::memory_order_release);
 }
 
 Status create_stages(const BlobView& view, const std::vector<const void*>& constant_data,
@@ -294,9 +301,11 @@ Status create_stages(const BlobView& view, const std::vector<const void*>& const
   for (size_t n = 0; n < plan.folded_into.size(); ++n)
     if (plan.folded_into[n] >= 0) folded_by[static_cast<size_t>(plan.folded_into[n])].push_back(n);
   StageCompile compile{&view, &plan, &constant_data, &handle, winograd,
-                       std::max<size_t>(pthreadpool_get_threads_count(handle.pool.get()), 1), {}};
+                       std::max<size_t>(pthreadpool_get_threads_count(handle.pool.get()), 1), {}, {0}};
   compile.results.resize(plan.stages.size());
   pthreadpool_parallelize_1d(handle.pool.get(), compile_stage_task, &compile, plan.stages.size(), 0);
+  if (compile.done.load(std::memory_order_acquire) != plan.stages.size())
+    return fail(Error::Internal, "xnnpack: the thread pool left stages uncreated");
   handle.runs.resize(plan.stages.size());
   for (size_t s = 0; s < plan.stages.size(); ++s) {
     StageRun& run = handle.runs[s];

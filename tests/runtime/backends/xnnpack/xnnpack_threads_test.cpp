@@ -6,6 +6,8 @@
 // share nothing mutable but the pool: the Program is read-only, and each
 // Method owns its arena and delegate handles.
 #include <catch2/catch.hpp>
+#include <algorithm>
+#include <array>
 #include <random>
 #include <thread>
 #include <vector>
@@ -13,6 +15,7 @@
 #include "runtime/backends/register_builtin.h"
 #include "runtime/executor/method.h"
 #include "tests/support/program_bytes.h"
+#include "tests/support/native_conv_fixtures.h"
 #include "tests/support/random.h"
 #include "tests/support/xnnpack_blob_builder.h"
 
@@ -91,6 +94,93 @@ TEST_CASE("methods of one program run at once on several threads over a shared x
   }
   for (std::thread& th : threads) th.join();
   for (int t = 0; t < kThreads; ++t) CHECK(matching[t] == kRuns);
+}
+
+// x -> Clamp -> conv1 (3x3 16->32) -> a -> conv2 (3x3 32->32) -> b;
+// Add(a, b) -> c -> conv3 (3x3, 2 groups, 32->8) -> y, small enough for an
+// unoptimised ThreadSanitizer build: the backend's own kernel runs the two
+// dense convolutions (native_convolution=on), XNNPACK the Clamp and the
+// grouped convolution, in stages of their own; a delegate's init creates
+// them on its pool's two threads (XNNPACK's packing into the instance's
+// pool), here from four Methods at once.
+TEST_CASE("delegates whose stages are created on two threads, four at once", "[xnnpack][threads]") {
+  using namespace testing::native_conv;
+  REQUIRE(register_builtin_backends().ok());
+  const std::array<uint32_t, 4> p1 = {1, 1, 1, 1};
+  const Geometry g1{.h = 6, .w = 5, .c = 16, .o = 32, .kh = 3, .kw = 3, .pad = p1};
+  const Geometry g2{.h = 6, .w = 5, .c = 32, .o = 32, .kh = 3, .kw = 3, .pad = p1};
+  const Geometry g3{.h = 6, .w = 5, .c = 32, .o = 8, .kh = 3, .kw = 3, .pad = p1, .groups = 2};
+  const ConvData d1 = random_data(g1, 501), d2 = random_data(g2, 502), d3 = random_data(g3, 503);
+  testing::XnnpackBlobBuilder b;
+  const uint32_t x = b.input({1, 6, 5, 16}, 0, BoundaryLayout::NchwToNhwc);
+  const uint32_t s = b.tensor({1, 6, 5, 16});
+  const uint32_t a = b.tensor({1, 6, 5, 32});
+  const uint32_t bt = b.tensor({1, 6, 5, 32});
+  const uint32_t c = b.tensor({1, 6, 5, 32});
+  const uint32_t y = b.output({1, 6, 5, 8}, 0, BoundaryLayout::NhwcToNchw);
+  auto& clamp = b.node(NodeType::Clamp, {x}, {s});
+  clamp.output_min = -0.75f;
+  clamp.output_max = 0.75f;
+  set_window(b.node(NodeType::Convolution2d,
+                    {s, b.constant({32, 3, 3, 16}, d1.filter), b.constant({32}, d1.bias)}, {a}),
+             g1);
+  set_window(b.node(NodeType::Convolution2d,
+                    {a, b.constant({32, 3, 3, 32}, d2.filter), b.constant({32}, d2.bias)}, {bt}),
+             g2);
+  b.node(NodeType::Add, {a, bt}, {c});
+  set_window(b.node(NodeType::Convolution2d,
+                    {c, b.constant({8, 3, 3, 16}, d3.filter), b.constant({8}, d3.bias)}, {y}),
+             g3);
+  const std::vector<uint8_t> blob = b.build();
+  {
+    auto view = xnnpack::read_xnnpack_blob(blob.data(), blob.size());
+    REQUIRE(view.ok());
+    const xnnpack::StagePlan plan = xnnpack::plan_stages(view.get(), xnnpack::NativeConvolutions::kAll);
+    size_t native = 0;
+    for (const xnnpack::Stage& stage : plan.stages) native += stage.native ? 1 : 0;
+    CHECK(native == (xnnpack::native_convolution_available() ? 2 : 0));
+    CHECK(plan.stages.size() - native >= 2);  // XNNPACK's: the Clamp, the grouped convolution
+  }
+  testing::ProgramBytes p;
+  const int in = p.input("x", {1, 16, 6, 5});
+  const int out = p.output("y", {1, 8, 6, 5});
+  p.call_delegate(p.delegate("xnnpack", std::string(blob.begin(), blob.end()),
+                             {{"native_convolution", "on"}, {"winograd", "off"}}),
+                  {in}, {out});
+  const std::vector<uint8_t> bytes = p.build();
+  auto program = testing::load_program_bytes(bytes);
+  REQUIRE(program.ok());
+
+  std::vector<float> s_ref = d1.x;
+  for (float& v : s_ref) v = std::min(std::max(v, -0.75f), 0.75f);
+  const std::vector<float> a_ref = reference(g1, s_ref, d1.filter, d1.bias);
+  const std::vector<float> b_ref = reference(g2, a_ref, d2.filter, d2.bias);
+  std::vector<float> c_ref(a_ref.size());
+  for (size_t i = 0; i < c_ref.size(); ++i) c_ref[i] = a_ref[i] + b_ref[i];
+  const std::vector<float> want = nhwc_to_nchw(reference(g3, c_ref, d3.filter, d3.bias), 1, 30, 8);
+  const std::vector<float> input = nhwc_to_nchw(d1.x, 1, 30, 16);
+
+  constexpr int kThreads = 4;
+  std::vector<std::vector<float>> got(kThreads);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t)
+    threads.emplace_back([&, t] {
+      RuntimeOptions options;
+      options.num_threads = 2;
+      auto method = Method::init(program.get(), 0, options);
+      if (!method.ok()) return;
+      const TensorSpec spec{DType::Float32, {1, 16, 6, 5}};
+      if (!method.get()->set_input(0, spec, input.data()).ok() || !method.get()->execute().ok()) return;
+      const float* out_data = method.get()->output(0).data_as<const float>();
+      got[t].assign(out_data, out_data + want.size());
+    });
+  for (std::thread& th : threads) th.join();
+  // conv1's rounding of a, amplified through conv2 and conv3: 1e-3.
+  for (int t = 0; t < kThreads; ++t) {
+    INFO("method " << t);
+    REQUIRE(got[t].size() == want.size());
+    CHECK(count_far(got[t], want, 1e-3) == 0);
+  }
 }
 
 }  // namespace
