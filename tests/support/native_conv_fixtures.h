@@ -236,6 +236,53 @@ inline std::vector<float> nchw_to_nhwc(const std::vector<float>& v, uint64_t n, 
   return r;
 }
 
+// x -> Clamp [-0.75, 0.75] -> s -> conv1 (g1) -> a -> conv2 (g2) -> b;
+// Add(a, b) -> c -> conv3 (g3, grouped: XNNPACK's) -> y: a delegate whose
+// stages alternate between the backend's own kernel and XNNPACK. x is input
+// 0 (NCHW), y output 0 (NCHW); with c_output, c is output 1 (NHWC). The
+// three geometries share h x w; g1.c is x's channels.
+struct MixedStages {
+  ConvData d1, d2, d3;
+  std::vector<uint8_t> blob;
+  std::vector<float> c_ref;  // c from a double-precision reference, NHWC
+};
+
+inline MixedStages mixed_stages(const Geometry& g1, const Geometry& g2, const Geometry& g3, uint32_t seed,
+                                bool c_output) {
+  using xnnpack::fb::BoundaryLayout;
+  using xnnpack::fb::NodeType;
+  MixedStages m{random_data(g1, seed), random_data(g2, seed + 1), random_data(g3, seed + 2), {}, {}};
+  const uint64_t h = g1.h, w = g1.w;
+  testing::XnnpackBlobBuilder b;
+  const uint32_t x = b.input({1, h, w, g1.c}, 0, BoundaryLayout::NchwToNhwc);
+  const uint32_t s = b.tensor({1, h, w, g1.c});
+  const uint32_t a = b.tensor({1, h, w, g1.o});
+  const uint32_t bt = b.tensor({1, h, w, g2.o});
+  const uint32_t c = c_output ? b.output({1, h, w, g2.o}, 1) : b.tensor({1, h, w, g2.o});
+  const uint32_t y = b.output({1, h, w, g3.o}, 0, BoundaryLayout::NhwcToNchw);
+  auto& clamp = b.node(NodeType::Clamp, {x}, {s});
+  clamp.output_min = -0.75f;
+  clamp.output_max = 0.75f;
+  const auto conv = [&](uint32_t in, const Geometry& g, const ConvData& d, uint32_t out) {
+    set_window(b.node(NodeType::Convolution2d,
+                      {in, b.constant({g.o, g.kh, g.kw, g.c / g.groups}, d.filter), b.constant({g.o}, d.bias)},
+                      {out}),
+               g);
+  };
+  conv(s, g1, m.d1, a);
+  conv(a, g2, m.d2, bt);
+  b.node(NodeType::Add, {a, bt}, {c});
+  conv(c, g3, m.d3, y);
+  m.blob = b.build();
+  std::vector<float> s_ref = m.d1.x;
+  for (float& v : s_ref) v = std::min(std::max(v, -0.75f), 0.75f);
+  const std::vector<float> a_ref = reference(g1, s_ref, m.d1.filter, m.d1.bias);
+  const std::vector<float> b_ref = reference(g2, a_ref, m.d2.filter, m.d2.bias);
+  m.c_ref.resize(a_ref.size());
+  for (size_t i = 0; i < a_ref.size(); ++i) m.c_ref[i] = a_ref[i] + b_ref[i];
+  return m;
+}
+
 inline Shape shape_of(std::initializer_list<uint64_t> dims) {
   Shape s;
   for (uint64_t d : dims) s.push_back(static_cast<int64_t>(d));

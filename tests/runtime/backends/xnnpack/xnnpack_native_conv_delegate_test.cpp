@@ -124,28 +124,10 @@ TEST_CASE("xnnpack native convolutions mix with XNNPACK stages", "[xnnpack]") {
   const Geometry g2{.h = 12, .w = 10, .c = 128, .o = 128, .kh = 3, .kw = 3, .pad = p1};
   const Geometry g3{
       .h = 12, .w = 10, .c = 128, .o = 16, .kh = 3, .kw = 3, .pad = p1, .lo = 0, .hi = 6, .groups = 2};
-  const ConvData d1 = random_data(g1, 401), d2 = random_data(g2, 402), d3 = random_data(g3, 403);
-  XnnpackBlobBuilder b;
-  const uint32_t x = b.input({1, 12, 10, 64}, 0, BoundaryLayout::NchwToNhwc);
-  const uint32_t s = b.tensor({1, 12, 10, 64});
-  const uint32_t a = b.tensor({1, 12, 10, 128});
-  const uint32_t bt = b.tensor({1, 12, 10, 128});
-  const uint32_t c = b.output({1, 12, 10, 128}, 1);
-  const uint32_t y = b.output({1, 12, 10, 16}, 0, BoundaryLayout::NhwcToNchw);
-  auto& clamp = b.node(NodeType::Clamp, {x}, {s});
-  clamp.output_min = -0.75f;
-  clamp.output_max = 0.75f;
-  set_window(b.node(NodeType::Convolution2d,
-                    {s, b.constant({128, 3, 3, 64}, d1.filter), b.constant({128}, d1.bias)}, {a}),
-             g1);
-  set_window(b.node(NodeType::Convolution2d,
-                    {a, b.constant({128, 3, 3, 128}, d2.filter), b.constant({128}, d2.bias)}, {bt}),
-             g2);
-  b.node(NodeType::Add, {a, bt}, {c});
-  set_window(b.node(NodeType::Convolution2d,
-                    {c, b.constant({16, 3, 3, 64}, d3.filter), b.constant({16}, d3.bias)}, {y}),
-             g3);
-  const std::vector<uint8_t> blob = b.build();
+  const MixedStages m = mixed_stages(g1, g2, g3, 401, /*c_output=*/true);
+  const std::vector<uint8_t>& blob = m.blob;
+  const ConvData& d1 = m.d1;
+  const ConvData& d3 = m.d3;
   {
     auto view = xnnpack::read_xnnpack_blob(blob.data(), blob.size());
     REQUIRE(view.ok());
@@ -157,12 +139,7 @@ TEST_CASE("xnnpack native convolutions mix with XNNPACK stages", "[xnnpack]") {
     }
   }
 
-  std::vector<float> s_ref = d1.x;
-  for (float& v : s_ref) v = std::min(std::max(v, -0.75f), 0.75f);
-  const std::vector<float> a_ref = reference(g1, s_ref, d1.filter, d1.bias);
-  const std::vector<float> b_ref = reference(g2, a_ref, d2.filter, d2.bias);
-  std::vector<float> c_ref(a_ref.size());
-  for (size_t i = 0; i < c_ref.size(); ++i) c_ref[i] = a_ref[i] + b_ref[i];
+  const std::vector<float>& c_ref = m.c_ref;
   const std::vector<float> x_nchw = nhwc_to_nchw(d1.x, 1, 120, 64);
 
   std::vector<std::vector<float>> ys, cs;

@@ -110,28 +110,8 @@ TEST_CASE("delegates whose stages are created on two threads, four at once", "[x
   const Geometry g1{.h = 6, .w = 5, .c = 16, .o = 32, .kh = 3, .kw = 3, .pad = p1};
   const Geometry g2{.h = 6, .w = 5, .c = 32, .o = 32, .kh = 3, .kw = 3, .pad = p1};
   const Geometry g3{.h = 6, .w = 5, .c = 32, .o = 8, .kh = 3, .kw = 3, .pad = p1, .groups = 2};
-  const ConvData d1 = random_data(g1, 501), d2 = random_data(g2, 502), d3 = random_data(g3, 503);
-  testing::XnnpackBlobBuilder b;
-  const uint32_t x = b.input({1, 6, 5, 16}, 0, BoundaryLayout::NchwToNhwc);
-  const uint32_t s = b.tensor({1, 6, 5, 16});
-  const uint32_t a = b.tensor({1, 6, 5, 32});
-  const uint32_t bt = b.tensor({1, 6, 5, 32});
-  const uint32_t c = b.tensor({1, 6, 5, 32});
-  const uint32_t y = b.output({1, 6, 5, 8}, 0, BoundaryLayout::NhwcToNchw);
-  auto& clamp = b.node(NodeType::Clamp, {x}, {s});
-  clamp.output_min = -0.75f;
-  clamp.output_max = 0.75f;
-  set_window(b.node(NodeType::Convolution2d,
-                    {s, b.constant({32, 3, 3, 16}, d1.filter), b.constant({32}, d1.bias)}, {a}),
-             g1);
-  set_window(b.node(NodeType::Convolution2d,
-                    {a, b.constant({32, 3, 3, 32}, d2.filter), b.constant({32}, d2.bias)}, {bt}),
-             g2);
-  b.node(NodeType::Add, {a, bt}, {c});
-  set_window(b.node(NodeType::Convolution2d,
-                    {c, b.constant({8, 3, 3, 16}, d3.filter), b.constant({8}, d3.bias)}, {y}),
-             g3);
-  const std::vector<uint8_t> blob = b.build();
+  const MixedStages m = mixed_stages(g1, g2, g3, 501, /*c_output=*/false);
+  const std::vector<uint8_t>& blob = m.blob;
   {
     auto view = xnnpack::read_xnnpack_blob(blob.data(), blob.size());
     REQUIRE(view.ok());
@@ -151,14 +131,8 @@ TEST_CASE("delegates whose stages are created on two threads, four at once", "[x
   auto program = testing::load_program_bytes(bytes);
   REQUIRE(program.ok());
 
-  std::vector<float> s_ref = d1.x;
-  for (float& v : s_ref) v = std::min(std::max(v, -0.75f), 0.75f);
-  const std::vector<float> a_ref = reference(g1, s_ref, d1.filter, d1.bias);
-  const std::vector<float> b_ref = reference(g2, a_ref, d2.filter, d2.bias);
-  std::vector<float> c_ref(a_ref.size());
-  for (size_t i = 0; i < c_ref.size(); ++i) c_ref[i] = a_ref[i] + b_ref[i];
-  const std::vector<float> want = nhwc_to_nchw(reference(g3, c_ref, d3.filter, d3.bias), 1, 30, 8);
-  const std::vector<float> input = nhwc_to_nchw(d1.x, 1, 30, 16);
+  const std::vector<float> want = nhwc_to_nchw(reference(g3, m.c_ref, m.d3.filter, m.d3.bias), 1, 30, 8);
+  const std::vector<float> input = nhwc_to_nchw(m.d1.x, 1, 30, 16);
 
   constexpr int kThreads = 4;
   std::vector<std::vector<float>> got(kThreads);
