@@ -264,10 +264,11 @@ inline MixedStages mixed_stages(const Geometry& g1, const Geometry& g2, const Ge
   clamp.output_min = -0.75f;
   clamp.output_max = 0.75f;
   const auto conv = [&](uint32_t in, const Geometry& g, const ConvData& d, uint32_t out) {
-    set_window(b.node(NodeType::Convolution2d,
-                      {in, b.constant({g.o, g.kh, g.kw, g.c / g.groups}, d.filter), b.constant({g.o}, d.bias)},
-                      {out}),
-               g);
+    set_window(
+        b.node(NodeType::Convolution2d,
+               {in, b.constant({g.o, g.kh, g.kw, g.c / g.groups}, d.filter), b.constant({g.o}, d.bias)},
+               {out}),
+        g);
   };
   conv(s, g1, m.d1, a);
   conv(a, g2, m.d2, bt);

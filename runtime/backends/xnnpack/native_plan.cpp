@@ -222,12 +222,13 @@ bool winograd_pays(const WinogradShape& s, size_t threads) {
   const double l3_rate = 16.0 / static_cast<double>(threads);  // the threads share L3
   const double direct = pixels * 9 * static_cast<double>(s.in_c) * out_pad / 32 / 0.93 / threads;
   const double panels = out_pad / kChannels;
-  const double calls = kWinogradPoints * panels * share * static_cast<double>(ceil_div(chunk, kNativeGemmRows));
+  const double calls =
+      kWinogradPoints * panels * share * static_cast<double>(ceil_div(chunk, kNativeGemmRows));
   const double gemm =
       static_cast<double>(kWinogradPoints * chunk) * in_c_pad * out_pad * share / 32 / 0.85 + calls * 50;
   const double weight_bytes = kWinogradPoints * in_c_pad * out_pad * sizeof(float);
-  const double weights = weight_bytes * share / l3_rate + static_cast<double>(blocks - 1) * weight_bytes * share /
-                                                              (weight_bytes > 1e6 ? l3_rate : 64);
+  const double weights = weight_bytes * share / l3_rate + static_cast<double>(blocks - 1) * weight_bytes *
+                                                              share / (weight_bytes > 1e6 ? l3_rate : 64);
   const double transforms =
       static_cast<double>(chunk) * (in_c_pad / 16 * 120 * share + out_pad / 16 * 100 * share + 400 * share);
   return gemm + weights + transforms < 0.8 * direct;

@@ -65,8 +65,8 @@ TEST_CASE("xnnpack packing pool hands disjoint room to threads taking at once", 
     threads.emplace_back([&, t] {
       const PackingPool::Scope scope(pool);
       for (int i = 0; i < kTakes; ++i) {
-        auto* p = static_cast<unsigned char*>(xnnpack::packing_allocator()->aligned_allocate(
-            nullptr, 64, 100 + static_cast<size_t>(i % 7)));
+        auto* p = static_cast<unsigned char*>(
+            xnnpack::packing_allocator()->aligned_allocate(nullptr, 64, 100 + static_cast<size_t>(i % 7)));
         if (p != nullptr) std::memset(p, t + 1, 100 + static_cast<size_t>(i % 7));
         taken[t].push_back(p);
       }

@@ -5,17 +5,17 @@
 // under ThreadSanitizer (tools/run_tests.sh), where it shows that Methods
 // share nothing mutable but the pool: the Program is read-only, and each
 // Method owns its arena and delegate handles.
-#include <catch2/catch.hpp>
 #include <algorithm>
 #include <array>
+#include <catch2/catch.hpp>
 #include <random>
 #include <thread>
 #include <vector>
 
 #include "runtime/backends/register_builtin.h"
 #include "runtime/executor/method.h"
-#include "tests/support/program_bytes.h"
 #include "tests/support/native_conv_fixtures.h"
+#include "tests/support/program_bytes.h"
 #include "tests/support/random.h"
 #include "tests/support/xnnpack_blob_builder.h"
 
