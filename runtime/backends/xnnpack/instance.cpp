@@ -300,11 +300,13 @@ Status create_stages(const BlobView& view, const std::vector<const void*>& const
   std::vector<std::vector<size_t>> folded_by(plan.folded_into.size());
   for (size_t n = 0; n < plan.folded_into.size(); ++n)
     if (plan.folded_into[n] >= 0) folded_by[static_cast<size_t>(plan.folded_into[n])].push_back(n);
-  StageCompile compile{
-      &view,   &plan,    &constant_data,
-      &handle, winograd, std::max<size_t>(pthreadpool_get_threads_count(handle.pool.get()), 1),
-      {},      {0}};
-  compile.results.resize(plan.stages.size());
+  StageCompile compile{.view = &view,
+                       .plan = &plan,
+                       .constant_data = &constant_data,
+                       .handle = &handle,
+                       .winograd = winograd,
+                       .pool_threads = std::max<size_t>(pthreadpool_get_threads_count(handle.pool.get()), 1),
+                       .results = std::vector<std::optional<Result<StageWork>>>(plan.stages.size())};
   pthreadpool_parallelize_1d(handle.pool.get(), compile_stage_task, &compile, plan.stages.size(), 0);
   if (compile.done.load(std::memory_order_acquire) != plan.stages.size())
     return fail(Error::Internal, "xnnpack: the thread pool left stages uncreated");

@@ -205,19 +205,19 @@ bool winograd_pays(const WinogradShape& s, size_t threads) {
   // Cycles on one core: 32 multiply-adds a cycle (two 16-lane FMA pipes),
   // the direct kernel at ~93% of that, the Winograd GEMMs (shorter rows
   // per weight panel) at ~85%, plus ~50 cycles a GEMM call (36 points per
-  // panel per 12 tiles: loading and storing its sums, its row pointers)
-  // that tell on few input channels. Winograd's 36 points of weights come
+  // panel per 12 tiles: loading and storing its sums, its row pointers),
+  // which tell on few input channels. Winograd's 36 points of weights come
   // from L3 at the layer's start (the model's other layers have been
   // through the caches since; the direct kernel's 9 taps take a quarter of
   // that time, hidden behind its longer arithmetic), then again once per
   // further block, from L2 when they fit (64 bytes a cycle) or from L3
   // (16). The transforms cost about 120 and 100 cycles per tile and 16
   // channels, and ~400 a tile whatever its channels (gathering its rows,
-  // placing its outputs). Calibrated on
-  // googlenet's layers: its 16-48 -> 32-128 channel 3x3 layers at 7x7 and
-  // 14x14 ran 1.2-2.6x slower on Winograd than direct on a Sapphire Rapids
-  // core, which the model without the calls, the first stream and the
-  // fixed cost a tile put at 0.6-0.8x.
+  // placing its outputs). Calibrated on googlenet's layers: its 16-48 ->
+  // 32-128 channel 3x3 layers at 7x7 and 14x14 ran 1.2-2.6x slower on
+  // Winograd than direct on a Sapphire Rapids core, which the model
+  // without the calls, the first stream and the fixed cost a tile put at
+  // 0.6-0.8x.
   const double pixels = static_cast<double>(s.batch * s.out_h * s.out_w);
   const double l3_rate = 16.0 / static_cast<double>(threads);  // the threads share L3
   const double direct = pixels * 9 * static_cast<double>(s.in_c) * out_pad / 32 / 0.93 / threads;
