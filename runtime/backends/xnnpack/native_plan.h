@@ -27,8 +27,8 @@ struct NativeGemmShape {
 };
 
 // Weights (floats) from which a node of at most one row tile is native
-// whatever its depth: 1 MiB.
-inline constexpr uint64_t kNativeStreamedWeights = uint64_t{1} << 18;
+// whatever its depth: 256 KiB.
+inline constexpr uint64_t kNativeStreamedWeights = uint64_t{1} << 16;
 
 // Whether a convolution with `in_c` input channels reads its input through
 // a zero-bordered copy, a window row (kernel_w * in_c floats) being one tap.
@@ -51,10 +51,14 @@ inline bool winograd_window(uint64_t kernel_h, uint64_t kernel_w, uint64_t strid
 // tiles) and a reduction depth of at least 32, or 16 with padded rows or
 // when `folds_activation` (a swish or hardswish follows that the native
 // epilogue computes, saving a pass XNNPACK would make); or at most 12
-// pixels against weights of 1 MiB or more (a classifier head: its time is
-// reading the weights once, which the kernel does in place from the
-// program where XNNPACK reads a packed copy, no faster: mobilenet_v2's
-// 1280->1000 head 226 against 228 us). XNNPACK keeps the rest: it has
+// pixels against weights of 256 KiB or more (a classifier head, a
+// squeeze-excitation block's larger layers: their time is reading the
+// weights once, which the kernel does in place from the program where
+// XNNPACK reads a packed copy, no faster: mobilenet_v2's 1280->1000 head
+// 226 against 228 us; and XNNPACK packs its copy at init: lraspp's init
+// 19.4 -> 6.4 ms and mobilenet_v3_small's 4.7 -> 3.2 at 2 threads when
+// its 672- and 960-channel blocks' layers moved from XNNPACK, the run as
+// fast). XNNPACK keeps the rest: it has
 // narrower kernels for few pixels and shallow depth (a 16->96 1x1
 // convolution at 112x112 took twice as long on the native kernel).
 // Against XNNPACK's AVX2 kernel (`rival` kXnnpackAvx2: a CPU with AVX2 and

@@ -30,7 +30,7 @@ TEST_CASE("xnnpack runs_natively, can_run_natively and plan_stages pick the conv
   // panel lanes idle (32-channel panels, the last one 16 wide when it has at
   // most 16 channels), and >= 48 output pixels and depth (taps x input
   // channels) >= 32 (16 before a swish or hardswish: the section below), or
-  // <= 12 pixels and >= 1 MiB of weights. On a CPU with AVX2 and not
+  // <= 12 pixels and >= 256 KiB of weights. On a CPU with AVX2 and not
   // AVX-512 a depth of 16 suffices everywhere (native_plan.h GemmRival):
   // `avx2_auto` marks the cases that then run natively too.
   // Each case misses at most one of those.
@@ -161,28 +161,28 @@ TEST_CASE("xnnpack runs_natively, can_run_natively and plan_stages pick the conv
         .kh = 3,
         .kw = 3,
         .auto_native = true}},
-      {{.name = "1x1 spatial output, 64 x 4095 weights (just under 1 MiB): not auto",
+      {{.name = "1x1 spatial output, 64 x 1023 weights (just under 256 KiB): not auto",
         .h = 1,
         .w = 1,
-        .c = 4095,
+        .c = 1023,
         .o = 64}},
-      {{.name = "1x1 spatial output, 64 x 4096 weights (1 MiB): auto",
+      {{.name = "1x1 spatial output, 64 x 1024 weights (256 KiB): auto",
         .h = 1,
         .w = 1,
-        .c = 4096,
+        .c = 1024,
         .o = 64,
         .auto_native = true}},
-      {{.name = "12 pixels (one row tile), 1 MiB of weights: auto",
+      {{.name = "12 pixels (one row tile), 256 KiB of weights: auto",
         .h = 3,
         .w = 4,
-        .c = 4096,
+        .c = 1024,
         .o = 64,
         .auto_native = true}},
-      {{.name = "13 pixels, 1 MiB of weights: not auto", .h = 1, .w = 13, .c = 4096, .o = 64}},
-      {{.name = "1x1 spatial output, 1 MiB of weights in 20 output channels (waste 12/32): not auto",
+      {{.name = "13 pixels, 256 KiB of weights: not auto", .h = 1, .w = 13, .c = 1024, .o = 64}},
+      {{.name = "1x1 spatial output, 256 KiB of weights in 20 output channels (waste 12/32): not auto",
         .h = 1,
         .w = 1,
-        .c = 13108,
+        .c = 3277,
         .o = 20}},
       {{.name = "64 output channels, 7x7 output (49 pixels): auto",
         .h = 7,

@@ -303,8 +303,8 @@ bool documented_auto(const Geometry& g) {
   // against XNNPACK's AVX2 kernel it always does.
   const bool padded_rows = g.c < 16 && g.kw > 1 && g.dw == 1;
   const uint64_t pixels = g.n * g.oh() * g.ow(), depth = uint64_t{g.kh} * g.kw * g.c;
-  // At most one 12-pixel tile against 1 MiB of weights or more: streamed.
-  const bool streamed = pixels <= 12 && g.o * depth >= (uint64_t{1} << 18);
+  // At most one 12-pixel tile against 256 KiB of weights or more: streamed.
+  const bool streamed = pixels <= 12 && g.o * depth >= (uint64_t{1} << 16);
   return g.native && g.groups == 1 && padded * 3 <= g.o * 4 &&
          (streamed ||
           (pixels >= 48 &&
