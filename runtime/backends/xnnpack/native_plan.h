@@ -57,7 +57,7 @@ inline bool winograd_window(uint64_t kernel_h, uint64_t kernel_w, uint64_t strid
 // XNNPACK reads a packed copy, no faster: mobilenet_v2's 1280->1000 head
 // 226 against 228 us; and XNNPACK packs its copy at init: lraspp's init
 // 19.4 -> 6.4 ms and mobilenet_v3_small's 4.7 -> 3.2 at 2 threads when
-// its 672- and 960-channel blocks' layers moved from XNNPACK, the run as
+// their largest squeeze-excitation layers moved from XNNPACK, the runs as
 // fast). XNNPACK keeps the rest: it has
 // narrower kernels for few pixels and shallow depth (a 16->96 1x1
 // convolution at 112x112 took twice as long on the native kernel).
