@@ -1,9 +1,10 @@
 #!/usr/bin/python3
 """Writes an ONNX model that is a chain of convolutions, each followed by a
-Relu (or x * sigmoid(x) with --act swish, as efficientnet's): a benchmark of the convolution kernels on one layer shape at a time,
-without the rest of a network (the 1x1 layers of resnet50, say), to run with
-`etc run` beside ONNX Runtime (tests/models/ort_bench.js). Weights are He
-initialised from a fixed seed, biases zero; "same" padding.
+Relu (or x * sigmoid(x) with --act swish, as efficientnet's): a benchmark of
+the convolution kernels on one layer shape at a time, without the rest of a
+network (the 1x1 layers of resnet50, say), to run with `etc run` beside ONNX
+Runtime (tests/models/ort_bench.js). Weights are He initialised from a fixed
+seed, biases zero; "same" padding.
 
     tools/conv_chain_model.py OUT.onnx CHANNELS SIZE OUT_CHANNELS... [--kernel K] [--act relu|swish]
 

@@ -6,32 +6,14 @@
 //
 //   node tests/models/ort_bench.js MODEL.onnx THREADS ITERATIONS WARMUP NAME=1x3x224x224...
 const ort = require('onnxruntime-node');
-
-function median(xs) {
-  const s = [...xs].sort((a, b) => a - b);
-  const m = s.length >> 1;
-  return s.length % 2 ? s[m] : 0.5 * (s[m - 1] + s[m]);
-}
+const {sessionOptions, randomFeeds, median} = require('./ort_timing.js');
 
 (async () => {
   const [model, threads, iterations, warmup, ...inputs] = process.argv.slice(2);
   const t0 = performance.now();
-  const session = await ort.InferenceSession.create(model, {
-    graphOptimizationLevel: 'all',
-    intraOpNumThreads: Number(threads),
-    interOpNumThreads: 1,
-    executionMode: 'sequential',
-  });
+  const session = await ort.InferenceSession.create(model, sessionOptions(threads));
   const t1 = performance.now();
-  const feeds = {};
-  for (const spec of inputs) {
-    const [name, dims] = spec.split('=');
-    const shape = dims.split('x').map(Number);
-    const n = shape.reduce((a, b) => a * b, 1);
-    const data = new Float32Array(n);
-    for (let i = 0; i < n; ++i) data[i] = Math.random() * 2 - 1;
-    feeds[name] = new ort.Tensor('float32', data, shape);
-  }
+  const feeds = randomFeeds(inputs);
   await session.run(feeds);
   const t2 = performance.now();
   for (let i = 0; i < Number(warmup); ++i) await session.run(feeds);

@@ -10,33 +10,15 @@ const fs = require('fs');
 const os = require('os');
 const path = require('path');
 const ort = require('onnxruntime-node');
-
-function median(xs) {
-  const s = [...xs].sort((a, b) => a - b);
-  const m = s.length >> 1;
-  return s.length % 2 ? s[m] : 0.5 * (s[m - 1] + s[m]);
-}
+const {sessionOptions, randomFeeds, median} = require('./ort_timing.js');
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ort_profile_'));
 
 (async () => {
   const [model, threads, runs, skip, ...inputs] = process.argv.slice(2);
-  const session = await ort.InferenceSession.create(model, {
-    graphOptimizationLevel: 'all',
-    intraOpNumThreads: Number(threads),
-    interOpNumThreads: 1,
-    executionMode: 'sequential',
-    enableProfiling: true,
-    profileFilePrefix: path.join(dir, 'profile'),
-  });
-  const feeds = {};
-  for (const spec of inputs) {
-    const [name, dims] = spec.split('=');
-    const shape = dims.split('x').map(Number);
-    const data = new Float32Array(shape.reduce((a, b) => a * b, 1));
-    for (let i = 0; i < data.length; ++i) data[i] = Math.random() * 2 - 1;
-    feeds[name] = new ort.Tensor('float32', data, shape);
-  }
+  const session = await ort.InferenceSession.create(
+      model, sessionOptions(threads, {enableProfiling: true, profileFilePrefix: path.join(dir, 'profile')}));
+  const feeds = randomFeeds(inputs);
   for (let i = 0; i < Number(runs); ++i) await session.run(feeds);
   session.endProfiling();
   const file = fs.readdirSync(dir).find(f => f.endsWith('.json'));
