@@ -64,9 +64,10 @@ MetadataColumns xnnpack_metadata(const uint8_t* data, size_t size, const Metadat
   if (!m) return unreadable(size, "XNNPACK stage metadata version 1");
   const auto type = static_cast<xnnpack::fb::NodeType>(m->node_type);
   const bool known = type >= xnnpack::fb::NodeType::MIN && type <= xnnpack::fb::NodeType::MAX;
-  const char* runs_on = m->runs_on == xnnpack::StageRunsOn::kNative     ? "native"
-                        : m->runs_on == xnnpack::StageRunsOn::kWinograd ? "native-winograd"
-                                                                        : "xnnpack";
+  const char* runs_on = m->runs_on == xnnpack::StageRunsOn::kNative        ? "native"
+                        : m->runs_on == xnnpack::StageRunsOn::kWinograd    ? "native-winograd"
+                        : m->runs_on == xnnpack::StageRunsOn::kWinograd2x2 ? "native-winograd-2x2"
+                                                                           : "xnnpack";
   MetadataColumns columns = {{"runs_on", runs_on},
                              {"xnn_node", known ? xnnpack::fb::EnumNameNodeType(type)
                                                 : "node type " + std::to_string(m->node_type)}};

@@ -24,28 +24,44 @@ uint32_t at(const std::vector<uint32_t>& v, size_t i, uint32_t fill) { return i 
 // them keeps its filter unpacked.
 constexpr size_t kThreadCounts[] = {1, 2, 4, 8};
 
+// The shape of convolution `r` as Winograd sees it, the variant included
+// (the compile spec's, else winograd_tile's); false where its input or
+// output is not 4-D.
+bool winograd_node_shape(const BlobWriter& blob, const NodeRecord& r, const NativePacking& packing,
+                         WinogradShape& shape) {
+  const std::vector<uint64_t>& x = blob.tensor(r.inputs[0]).dims;
+  const std::vector<uint64_t>& y = blob.tensor(r.outputs[0]).dims;
+  if (x.size() != 4 || y.size() != 4) return false;
+  shape = {x[0], x[1], x[2], x[3], y[1], y[2], y[3], at(r.padding, 0, 0), at(r.padding, 3, 0)};
+  shape.tile = packing.winograd_tile != 0 ? packing.winograd_tile : winograd_tile(shape);
+  return true;
+}
+
+// The variant `r` runs as where it runs as Winograd.
+size_t winograd_node_tile(const BlobWriter& blob, const NodeRecord& r, const NativePacking& packing) {
+  WinogradShape shape;
+  if (winograd_node_shape(blob, r, packing, shape)) return shape.tile;
+  return packing.winograd_tile != 0 ? packing.winograd_tile : WinogradShape{}.tile;
+}
+
 // The most threads of kThreadCounts at which `r` may run as Winograd: 0
 // where it never does, SIZE_MAX under winograd=on (or where its shape is
 // unknown).
-size_t winograd_threads(const BlobWriter& blob, const NodeRecord& r, SpecMode winograd) {
-  if (winograd == SpecMode::kOff || r.type != fb::NodeType::Convolution2d ||
+size_t winograd_threads(const BlobWriter& blob, const NodeRecord& r, const NativePacking& packing) {
+  if (packing.winograd == SpecMode::kOff || r.type != fb::NodeType::Convolution2d ||
       !winograd_window(at(r.kernel, 0, 1), at(r.kernel, 1, 1), at(r.stride, 0, 1), at(r.stride, 1, 1),
                        at(r.dilation, 0, 1), at(r.dilation, 1, 1)))
     return 0;
-  if (winograd == SpecMode::kOn) return SIZE_MAX;
-  const std::vector<uint64_t>& x = blob.tensor(r.inputs[0]).dims;
-  const std::vector<uint64_t>& y = blob.tensor(r.outputs[0]).dims;
-  if (x.size() != 4 || y.size() != 4) return SIZE_MAX;
-  const WinogradShape shape{
-      x[0], x[1], x[2], x[3], y[1], y[2], y[3], at(r.padding, 0, 0), at(r.padding, 3, 0)};
+  WinogradShape shape;
+  if (packing.winograd == SpecMode::kOn || !winograd_node_shape(blob, r, packing, shape)) return SIZE_MAX;
   size_t most = 0;
   for (size_t threads : kThreadCounts)
     if (winograd_pays(shape, threads)) most = threads;
   return most;
 }
 
-bool may_run_winograd(const BlobWriter& blob, const NodeRecord& r, SpecMode winograd) {
-  return winograd_threads(blob, r, winograd) > 0;
+bool may_run_winograd(const BlobWriter& blob, const NodeRecord& r, const NativePacking& packing) {
+  return winograd_threads(blob, r, packing) > 0;
 }
 
 SpecMode mode(const std::string& key, const std::string& value) {
@@ -69,7 +85,14 @@ NativePacking native_packing(std::span<const CompileSpec> specs) {
     } else if (s.key == "native_convolution") {
       p.native = mode(s.key, s.value_string());
     } else if (s.key == "winograd") {
-      p.winograd = mode(s.key, s.value_string());
+      const std::string v = s.value_string();
+      p.winograd_tile = v == "2x2" ? 2 : v == "4x4" ? 4 : 0;
+      if (p.winograd_tile != 0)
+        p.winograd = SpecMode::kOn;
+      else if (v == "auto" || v == "on" || v == "off")
+        p.winograd = mode(s.key, v);
+      else
+        throw CompileError("xnnpack: compile spec winograd='" + v + "' (expected auto, on, 2x2, 4x4 or off)");
     }
   }
   return p;
@@ -99,7 +122,7 @@ size_t pack_native_filters(BlobWriter& blob, const NativePacking& packing) {
     shape.padded_rows =
         conv && x.size() == 4 && native_padded_rows(x[3], at(r.kernel, 1, 1), at(r.dilation, 1, 1));
     const bool takes = packing.native == SpecMode::kOn || native_gemm_pays(shape, false);
-    if (!takes || may_run_winograd(blob, r, packing.winograd)) continue;
+    if (!takes || may_run_winograd(blob, r, packing)) continue;
     std::vector<float> bias;
     if (r.inputs.size() > 2 && blob.tensor(r.inputs[2]).constant) bias = blob.constant_data(r.inputs[2]);
     // Packed when the blob is laid out, from the filter as it would have
@@ -136,7 +159,7 @@ size_t transform_winograd_filters(BlobWriter& blob, const NativePacking& packing
     if (!filter.constant || filter.packing != fb::WeightPacking::Plain || filter.dims.size() != 4 ||
         filter.dims[1] != 3 || filter.dims[2] != 3)
       continue;
-    if (const size_t threads = winograd_threads(blob, r, packing.winograd); threads > 0)
+    if (const size_t threads = winograd_threads(blob, r, packing); threads > 0)
       order.emplace_back(threads, n);
   }
   std::stable_sort(order.begin(), order.end(),
@@ -146,14 +169,15 @@ size_t transform_winograd_filters(BlobWriter& blob, const NativePacking& packing
     const uint32_t w = r.inputs[1];
     const std::vector<uint64_t> dims = blob.tensor(w).dims;
     const size_t out_c = dims[0], in_c = dims[3];
+    const size_t tile = winograd_node_tile(blob, r, packing);
     r.winograd_filter = static_cast<int32_t>(blob.add_packed_constant(
-        dims, winograd_filter_floats(out_c, in_c),
-        [plain = blob.constant_fill(w), out_c, in_c](float* out) {
+        dims, winograd_filter_floats(out_c, in_c, tile),
+        [plain = blob.constant_fill(w), out_c, in_c, tile](float* out) {
           std::vector<float> g(out_c * 9 * in_c);
           plain(g.data());
-          transform_winograd_filter(g.data(), out_c, in_c, out);
+          transform_winograd_filter(g.data(), out_c, in_c, tile, out);
         },
-        fb::WeightPacking::WinogradPanels));
+        winograd_packing(tile)));
   }
   return order.size();
 }

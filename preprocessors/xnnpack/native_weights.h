@@ -17,13 +17,15 @@ enum class SpecMode { kAuto, kOn, kOff };
 // The compile specs this pass reads: "prepack" (on, the default: filters
 // packed and transformed for Winograd; panels: packed only, a smaller
 // program whose Winograd filters the runtime transforms at init; off),
-// and "native_convolution" and "winograd" (auto, on, off) as the runtime
-// reads them. Throws CompileError for another value.
+// "native_convolution" (auto, on, off) and "winograd" (auto, on, off, or
+// 2x2 or 4x4: on, as that variant) as the runtime reads them. Throws
+// CompileError for another value.
 struct NativePacking {
   bool prepack = true;
   bool winograd_ahead = true;
   SpecMode native = SpecMode::kAuto;
   SpecMode winograd = SpecMode::kAuto;
+  size_t winograd_tile = 0;  // 2 or 4 under winograd=2x2 or 4x4
 };
 NativePacking native_packing(std::span<const CompileSpec> specs);
 
@@ -36,14 +38,15 @@ NativePacking native_packing(std::span<const CompileSpec> specs);
 // init. Returns how many filters it packed.
 size_t pack_native_filters(BlobWriter& blob, const NativePacking& packing);
 
-// Transforms ahead of time, for Winograd F(4x4, 3x3), the filter of each
-// convolution that may run as Winograd (as above: at one of the thread
-// counts a program commonly runs at, or every one Winograd applies to
-// under winograd=on), unless prepack is panels or off, or
-// native_convolution or winograd is off: a WinogradPanels constant added after all the others (a tensor id
-// past every other), which the node names as its winograd_filter. The
-// plain filter stays, for XNNPACK and the direct kernel. Returns how many
-// filters it transformed.
+// Transforms ahead of time the filter of each convolution that may run as
+// Winograd (as above: at one of the thread counts a program commonly runs
+// at, or every one Winograd applies to under winograd=on), for the variant
+// it runs as (native_plan.h winograd_tile, or the compile spec's), unless
+// prepack is panels or off, or native_convolution or winograd is off: a
+// WinogradPanels or WinogradPanels2x2 constant added after all the others
+// (a tensor id past every other), which the node names as its
+// winograd_filter. The plain filter stays, for XNNPACK and the direct
+// kernel. Returns how many filters it transformed.
 size_t transform_winograd_filters(BlobWriter& blob, const NativePacking& packing);
 
 }  // namespace etc::xnnpack

@@ -48,9 +48,9 @@ std::vector<ir::WeightLayoutSummary> weight_layouts(const BlobWriter& blob) {
   for (size_t t = 0; t < blob.num_tensors(); ++t) {
     const TensorRecord& r = blob.tensor(static_cast<uint32_t>(t));
     if (!r.constant) continue;
-    ir::WeightLayoutSummary& l = layouts[r.packing == fb::WeightPacking::NativePanels     ? 1
-                                         : r.packing == fb::WeightPacking::WinogradPanels ? 2
-                                                                                          : 0];
+    ir::WeightLayoutSummary& l = layouts[r.packing == fb::WeightPacking::NativePanels ? 1
+                                         : winograd_packing_tile(r.packing) != 0      ? 2
+                                                                                      : 0];
     ++l.tensors;
     l.bytes += r.constant_size;
   }
@@ -117,9 +117,9 @@ std::unique_ptr<fb::GraphT> unpack_blob(std::span<const uint8_t> blob) {
 // sizes: the tensors after every other, and the nodes' links to them.
 void drop_winograd_filters(fb::GraphT& graph) {
   size_t kept = graph.tensors.size();
-  while (kept > 0 && graph.tensors[kept - 1]->packing == fb::WeightPacking::WinogradPanels) --kept;
+  while (kept > 0 && winograd_packing_tile(graph.tensors[kept - 1]->packing) != 0) --kept;
   for (size_t t = 0; t < kept; ++t)
-    if (graph.tensors[t]->packing == fb::WeightPacking::WinogradPanels)
+    if (winograd_packing_tile(graph.tensors[t]->packing) != 0)
       throw CompileError("xnnpack: a blob to compare has a Winograd filter before other tensors");
   graph.tensors.resize(kept);
   for (auto& node : graph.nodes) node->winograd_filter = -1;

@@ -189,18 +189,21 @@ inline std::vector<float> native_panels(const Geometry& g, const ConvData& d) {
   return panels;
 }
 
-// The filter transformed for Winograd (a 3x3 one-group geometry).
-inline std::vector<float> winograd_form(const Geometry& g, const ConvData& d) {
-  std::vector<float> form(xnnpack::winograd_filter_floats(g.o, g.c));
-  xnnpack::transform_winograd_filter(d.filter.data(), g.o, g.c, form.data());
+// The filter transformed for Winograd F(tile x tile, 3x3), tile 4 or 2 (a
+// 3x3 one-group geometry).
+inline std::vector<float> winograd_form(const Geometry& g, const ConvData& d, size_t tile = 4) {
+  REQUIRE((tile == 4 || tile == 2));
+  std::vector<float> form(xnnpack::winograd_filter_floats(g.o, g.c, tile));
+  xnnpack::transform_winograd_filter(d.filter.data(), g.o, g.c, tile, form.data());
   return form;
 }
 
 // The delegate: input 0 -> Convolution2d -> output 0; with `packed`, its
-// filter packed ahead of time; with `transformed`, its filter also
-// transformed for Winograd ahead of time (the node's winograd_filter).
+// filter packed ahead of time; with `transformed` 4 or 2, its filter also
+// transformed ahead of time for Winograd F(4x4, 3x3) or F(2x2, 3x3) (the
+// node's winograd_filter).
 inline std::vector<uint8_t> conv_blob(const Geometry& g, const ConvData& d, uint32_t flags = 0,
-                                      bool packed = false, bool transformed = false) {
+                                      bool packed = false, size_t transformed = 0) {
   XnnpackBlobBuilder b;
   const uint32_t x =
       b.input({g.n, g.h, g.w, g.c}, 0, g.nchw ? BoundaryLayout::NchwToNhwc : BoundaryLayout::Same);
@@ -213,9 +216,9 @@ inline std::vector<uint8_t> conv_blob(const Geometry& g, const ConvData& d, uint
   auto& node = b.node(NodeType::Convolution2d, inputs, {y});
   set_window(node, g);
   node.flags = flags;
-  if (transformed)
-    node.winograd_filter = static_cast<int32_t>(
-        b.packed_constant({g.o, 3, 3, g.c}, winograd_form(g, d), xnnpack::fb::WeightPacking::WinogradPanels));
+  if (transformed != 0)
+    node.winograd_filter = static_cast<int32_t>(b.packed_constant(
+        {g.o, 3, 3, g.c}, winograd_form(g, d, transformed), xnnpack::winograd_packing(transformed)));
   if (flags & XNN_FLAG_TENSORFLOW_SAME_PADDING) node.padding = {0, 0, 0, 0};
   return b.build();
 }
@@ -292,7 +295,7 @@ inline Shape shape_of(std::initializer_list<uint64_t> dims) {
 
 // Runs the single-convolution blob once; returns the output in NHWC.
 inline std::vector<float> run_conv(const Geometry& g, const ConvData& d, const std::vector<Spec>& specs,
-                                   int threads = 0, bool packed = false, bool transformed = false) {
+                                   int threads = 0, bool packed = false, size_t transformed = 0) {
   SpecRunner runner(threads);
   const Status s = runner.init(conv_blob(g, d, 0, packed, transformed), specs);
   INFO(s.message());
@@ -372,11 +375,14 @@ inline void check_classification(const std::vector<uint8_t>& blob, bool native, 
 // Spec "on" runs every one-group case natively; a few are large enough for
 // "auto" (runs_natively) too. Both keep Winograd off, so a native
 // convolution sums as XNNPACK does (the same bits); kWinograd runs every
-// 3x3 stride-1 one as Winograd (native_winograd.h).
+// 3x3 stride-1 one as Winograd (native_winograd.h), kWinograd4x4 and
+// kWinograd2x2 as that variant.
 inline const std::vector<Spec> kOn = {{"native_convolution", "on"}, {"winograd", "off"}};
 inline const std::vector<Spec> kAuto = {{"native_convolution", "auto"}, {"winograd", "off"}};
 inline const std::vector<Spec> kOff = {{"native_convolution", "off"}};
 inline const std::vector<Spec> kWinograd = {{"native_convolution", "on"}, {"winograd", "on"}};
+inline const std::vector<Spec> kWinograd4x4 = {{"native_convolution", "on"}, {"winograd", "4x4"}};
+inline const std::vector<Spec> kWinograd2x2 = {{"native_convolution", "on"}, {"winograd", "2x2"}};
 
 // Per output element: bias plus the sum of |x * w| over its window, the
 // scale of the rounding error of any way of summing it (Winograd's

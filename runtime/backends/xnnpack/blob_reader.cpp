@@ -43,7 +43,8 @@ Status read_tensor(const fb::Tensor& tensor, size_t index, const uint8_t* consta
   const uint64_t constant_offset = tensor.constant_offset();
   info.packing = tensor.packing();
   const bool panels = info.packing == fb::WeightPacking::NativePanels;
-  const bool winograd = info.packing == fb::WeightPacking::WinogradPanels;
+  const size_t winograd_tile = winograd_packing_tile(info.packing);
+  const bool winograd = winograd_tile != 0;
   if (info.packing != fb::WeightPacking::Plain && !panels && !winograd)
     return invalid(tensor_name(index) + ": unknown weight packing " +
                    std::to_string(static_cast<int>(info.packing)));
@@ -56,15 +57,17 @@ Status read_tensor(const fb::Tensor& tensor, size_t index, const uint8_t* consta
                    "for Winograd, not " +
                    dims_string(info));
   if (constant_size != 0) {
-    const uint64_t expected = panels     ? native_panels_floats(info.dims[0], info.numel / info.dims[0]) * 4
-                              : winograd ? winograd_filter_floats(info.dims[0], info.dims[3]) * 4
-                                         : numel * 4;
+    const uint64_t expected = panels ? native_panels_floats(info.dims[0], info.numel / info.dims[0]) * 4
+                              : winograd
+                                  ? winograd_filter_floats(info.dims[0], info.dims[3], winograd_tile) * 4
+                                  : numel * 4;
     if (constant_size != expected)
       return invalid(tensor_name(index) + ": constant of " + std::to_string(constant_size) + " bytes for " +
                      dims_string(info) + " float32" +
-                     (panels     ? " packed in native panels"
-                      : winograd ? " transformed for Winograd"
-                                 : "") +
+                     (panels     ? std::string(" packed in native panels")
+                      : winograd ? " transformed for Winograd F(" + std::to_string(winograd_tile) + "x" +
+                                       std::to_string(winograd_tile) + ", 3x3)"
+                                 : std::string()) +
                      " (" + std::to_string(expected) + " bytes)");
     // The native kernel loads packed panels 64 bytes at a time (aligned
     // loads), and the constant data starts on 64 bytes.
@@ -139,7 +142,7 @@ Status map_externals(BlobView& view) {
   return Status::Ok();
 }
 
-// A node's winograd_filter: -1, or a WinogradPanels constant with the
+// A node's winograd_filter: -1, or a Winograd-transformed constant with the
 // dims of its filter, read by no other node, of a convolution Winograd can
 // run (winograd_applies) whose filter is plain.
 Status check_winograd_filter(const BlobView& view, const fb::Node& node, size_t n,
@@ -150,7 +153,7 @@ Status check_winograd_filter(const BlobView& view, const fb::Node& node, size_t 
   if (id < 0 || static_cast<size_t>(id) >= view.tensors.size())
     return invalid(what + ", past the " + std::to_string(view.tensors.size()) + " tensors");
   const TensorInfo& form = view.tensors[static_cast<size_t>(id)];
-  if (form.packing != fb::WeightPacking::WinogradPanels)
+  if (winograd_packing_tile(form.packing) == 0)
     return invalid(what + ", not a constant transformed for Winograd");
   if (!winograd_applies(node) || node.inputs()->size() < 2)
     return invalid(
@@ -185,7 +188,7 @@ Status check_nodes(const BlobView& view) {
     ETC_TRY(check_winograd_filter(view, *node, n, packed_read));
     for (flatbuffers::uoffset_t i = 0; i < node->inputs()->size(); ++i) {
       const uint32_t id = node->inputs()->Get(i);
-      if (view.tensors[id].packing == fb::WeightPacking::WinogradPanels)
+      if (winograd_packing_tile(view.tensors[id].packing) != 0)
         return invalid(node_name(*node, n) + ": reads tensor " + std::to_string(id) +
                        ", transformed for Winograd, as input " + std::to_string(i) +
                        " (only a convolution's winograd_filter can be)");

@@ -319,7 +319,8 @@ Status create_stages(const BlobView& view, const std::vector<const void*>& const
     StageRunsOn runs_on = plan.stages[s].native ? StageRunsOn::kNative : StageRunsOn::kXnnpack;
     if (const auto* op = std::get_if<NativeOp>(&run.work))
       if (const auto* conv = std::get_if<ConvolutionOp>(op); conv != nullptr) {
-        if (is_winograd(*conv->conv)) runs_on = StageRunsOn::kWinograd;
+        if (const size_t tile = winograd_tile_of(*conv->conv); tile != 0)
+          runs_on = tile == 2 ? StageRunsOn::kWinograd2x2 : StageRunsOn::kWinograd;
         // Weights it reads in place: the blob keeps those pages.
         if (const std::span<const float> in_place = weights_read_in_place(*conv->conv); !in_place.empty()) {
           const auto* bytes = reinterpret_cast<const uint8_t*>(in_place.data());

@@ -77,7 +77,9 @@ bool runs_natively(const BlobView& view, const fb::Node& node, bool folds_activa
   return native_gemm_pays(gemm_shape(view, node), folds_activation, rival);
 }
 
-bool is_winograd(const NativeConv& conv) { return conv.winograd != nullptr; }
+size_t winograd_tile_of(const NativeConv& conv) {
+  return conv.winograd != nullptr ? winograd_shape(*conv.winograd).tile : 0;
+}
 
 std::span<const float> weights_read_in_place(const NativeConv& conv) {
   return conv.winograd != nullptr ? winograd_weights_in_place(*conv.winograd) : std::span<const float>();
@@ -146,9 +148,18 @@ Result<NativeConvPtr> compile_native_conv(const BlobView& view, const fb::Node& 
                           : nullptr;
   const size_t k_total = c.kernel_h * c.kernel_w * c.in_c;
   if (options.winograd != WinogradMode::kOff && winograd_applies(node)) {
-    const WinogradShape shape{c.batch, c.in_h,  c.in_w,    c.in_c,    c.out_h,
-                              c.out_w, c.out_c, c.pad_top, c.pad_left};
-    if (options.winograd == WinogradMode::kOn || winograd_pays(shape, options.threads)) {
+    // The variant: the one the compile spec names, else the one the filter
+    // was transformed for ahead of time (checked by the blob reader: the
+    // filter's dims, a Winograd packing), else the one the shape takes.
+    const TensorInfo* form =
+        node.winograd_filter() >= 0 ? &view.tensors[static_cast<size_t>(node.winograd_filter())] : nullptr;
+    WinogradShape shape{c.batch, c.in_h, c.in_w, c.in_c, c.out_h, c.out_w, c.out_c, c.pad_top, c.pad_left};
+    shape.tile = options.winograd == WinogradMode::kOn2x2   ? 2
+                 : options.winograd == WinogradMode::kOn4x4 ? 4
+                 : form != nullptr                          ? winograd_packing_tile(form->packing)
+                                                            : winograd_tile(shape);
+    if (form != nullptr && winograd_packing_tile(form->packing) != shape.tile) form = nullptr;
+    if (options.winograd != WinogradMode::kAuto || winograd_pays(shape, options.threads)) {
       // Packed for the direct kernel (Winograd pays at this thread count
       // but did not where it was compiled): the transform reads OHWI.
       std::vector<float> unpacked;
@@ -161,12 +172,8 @@ Result<NativeConvPtr> compile_native_conv(const BlobView& view, const fb::Node& 
         unpack_native_panels(filter, c.out_c, k_total, unpacked.data());
         filter = unpacked.data();
       }
-      // Transformed ahead of time (checked by the blob reader: the
-      // filter's dims, WinogradPanels), or here.
-      const float* transformed = node.winograd_filter() >= 0
-                                     ? reinterpret_cast<const float*>(
-                                           view.tensors[static_cast<size_t>(node.winograd_filter())].constant)
-                                     : nullptr;
+      // Transformed ahead of time, or here.
+      const float* transformed = form != nullptr ? reinterpret_cast<const float*>(form->constant) : nullptr;
       ETC_ASSIGN_OR_RETURN(c.winograd, compile_winograd(shape, filter, transformed, bias, options.threads));
       return conv;
     }
@@ -380,12 +387,13 @@ void conv_segmented(void* context, size_t panel, size_t group) {
 }  // namespace
 
 void native_gemm_panel(size_t rows, size_t channels, size_t depth, const float* const* a, const float* w,
-                       float* y, size_t y_stride, float lo, float hi) {
+                       float* y, size_t y_stride, float lo, float hi, const float* prefetch) {
 #if defined(__x86_64__)
-  const Epilogue e{lo, hi, nullptr, 0, -INFINITY, INFINITY};
+  const Epilogue e{lo, hi, nullptr, 0, -INFINITY, INFINITY, prefetch};
   run_panel<false, ConvActivation::kNone>(rows, channels, 1, depth, a, w, y, y_stride, e);
 #else
-  (void)rows, (void)channels, (void)depth, (void)a, (void)w, (void)y, (void)y_stride, (void)lo, (void)hi;
+  (void)rows, (void)channels, (void)depth, (void)a, (void)w, (void)y, (void)y_stride, (void)lo, (void)hi,
+      (void)prefetch;
 #endif
 }
 

@@ -55,9 +55,12 @@ bool can_run_natively(const fb::Node& node);
 // rows x channels (rows <= 12, channels <= 32) of y, rows y_stride floats
 // apart, = rows a[0], ..., a[rows - 1] of `depth` floats times a packed
 // panel w (32 biases, then depth x 32 weights), clamped to [lo, hi]. `a`
-// holds 12 readable rows whatever `rows` is. Needs native_convolution_available().
+// holds 12 readable rows whatever `rows` is. `prefetch`, where set: depth
+// 64-byte lines from there (of a panel read next) are brought towards the
+// core as the reduction goes. Needs native_convolution_available().
 void native_gemm_panel(size_t rows, size_t channels, size_t depth, const float* const* a, const float* w,
-                       float* y, size_t y_stride, float lo = -INFINITY, float hi = INFINITY);
+                       float* y, size_t y_stride, float lo = -INFINITY, float hi = INFINITY,
+                       const float* prefetch = nullptr);
 
 // Zeroed floats, zero up to the next 64-byte boundary too (padding rows and
 // idle panel lanes read as zeros); empty when out of memory.
@@ -82,8 +85,9 @@ using NativeConvPtr = std::unique_ptr<NativeConv, NativeConvDeleter>;
 Result<NativeConvPtr> compile_native_conv(const BlobView& view, const fb::Node& node,
                                           const NativeConvOptions& options = {});
 
-// Whether compile_native_conv made it a Winograd convolution.
-bool is_winograd(const NativeConv& conv);
+// The Winograd variant compile_native_conv made the convolution: its output
+// tile side (4: F(4x4, 3x3), 2: F(2x2, 3x3)), 0 where it runs direct.
+size_t winograd_tile_of(const NativeConv& conv);
 
 // Weights the convolution reads in place from the blob at every run that
 // the blob does not list as packed (a Winograd filter transformed ahead of

@@ -88,11 +88,11 @@ size_t native_panel_padded(size_t out_c) {
 
 namespace {
 
-// The filter transform G (6x3) of F(4x4, 3x3) with points 0, 1, -1, 2, -2
-// and infinity (Lavin and Gray, "Fast Algorithms for Convolutional Neural
-// Networks", 2016).
-constexpr size_t kAlpha = 6;
-constexpr double kG[kAlpha][3] = {
+// The filter transforms G ((tile + 2) x 3) of F(4x4, 3x3), with points 0,
+// 1, -1, 2, -2 and infinity, and of F(2x2, 3x3), with 0, 1, -1 and infinity
+// (Lavin and Gray, "Fast Algorithms for Convolutional Neural Networks",
+// 2016).
+constexpr double kG4[6][3] = {
     {1.0 / 4, 0, 0},
     {-1.0 / 6, -1.0 / 6, -1.0 / 6},
     {-1.0 / 6, 1.0 / 6, -1.0 / 6},
@@ -100,20 +100,28 @@ constexpr double kG[kAlpha][3] = {
     {1.0 / 24, -1.0 / 12, 1.0 / 6},
     {0, 0, 1},
 };
+constexpr double kG2[4][3] = {
+    {1, 0, 0},
+    {0.5, 0.5, 0.5},
+    {0.5, -0.5, 0.5},
+    {0, 0, 1},
+};
 
 // U = G g G^T for the 32 lanes of one input channel (g[tap][lane]): point
 // p's 32 floats to to + p * point_stride. Lanes innermost, so that the
 // compiler vectorises across them.
-__attribute__((always_inline)) inline void transform_lanes(const double (&g)[9][kChannels], float* to,
+template <size_t Alpha>
+__attribute__((always_inline)) inline void transform_lanes(const double (&kG)[Alpha][3],
+                                                           const double (&g)[9][kChannels], float* to,
                                                            size_t point_stride) {
-  double gg[kAlpha][3][kChannels];  // G g
-  for (size_t a = 0; a < kAlpha; ++a)
+  double gg[Alpha][3][kChannels];  // G g
+  for (size_t a = 0; a < Alpha; ++a)
     for (size_t kw = 0; kw < 3; ++kw)
       for (size_t l = 0; l < kChannels; ++l)
         gg[a][kw][l] = kG[a][0] * g[kw][l] + kG[a][1] * g[3 + kw][l] + kG[a][2] * g[6 + kw][l];
-  for (size_t a = 0; a < kAlpha; ++a)
-    for (size_t b = 0; b < kAlpha; ++b) {
-      float* point = to + (a * kAlpha + b) * point_stride;
+  for (size_t a = 0; a < Alpha; ++a)
+    for (size_t b = 0; b < Alpha; ++b) {
+      float* point = to + (a * Alpha + b) * point_stride;
       for (size_t l = 0; l < kChannels; ++l)
         point[l] =
             static_cast<float>(gg[a][0][l] * kG[b][0] + gg[a][1][l] * kG[b][1] + gg[a][2][l] * kG[b][2]);
@@ -122,8 +130,12 @@ __attribute__((always_inline)) inline void transform_lanes(const double (&g)[9][
 
 using LanesTransform = void (*)(const double (&)[9][kChannels], float*, size_t);
 
+template <size_t Tile>
 void transform_lanes_generic(const double (&g)[9][kChannels], float* to, size_t point_stride) {
-  transform_lanes(g, to, point_stride);
+  if constexpr (Tile == 4)
+    transform_lanes(kG4, g, to, point_stride);
+  else
+    transform_lanes(kG2, g, to, point_stride);
 }
 
 // On x86-64 also built for AVX2 (4 doubles a vector instead of 2, no FMA:
@@ -133,33 +145,37 @@ void transform_lanes_generic(const double (&g)[9][kChannels], float* to, size_t 
 // before a sanitizer's runtime is initialised, and crashes under
 // ThreadSanitizer.
 #if defined(__x86_64__) && defined(__GNUC__)
+template <size_t Tile>
 __attribute__((target("avx2"))) void transform_lanes_avx2(const double (&g)[9][kChannels], float* to,
                                                           size_t point_stride) {
-  transform_lanes(g, to, point_stride);
+  if constexpr (Tile == 4)
+    transform_lanes(kG4, g, to, point_stride);
+  else
+    transform_lanes(kG2, g, to, point_stride);
 }
 #endif
 
+template <size_t Tile>
 LanesTransform lanes_transform() {
 #if defined(__x86_64__) && defined(__GNUC__)
-  if (__builtin_cpu_supports("avx2")) return transform_lanes_avx2;
+  if (__builtin_cpu_supports("avx2")) return transform_lanes_avx2<Tile>;
 #endif
-  return transform_lanes_generic;
+  return transform_lanes_generic<Tile>;
 }
 
 }  // namespace
 
-size_t winograd_filter_floats(size_t out_c, size_t in_c) {
-  return kWinogradPoints * ceil_div(out_c, kChannels) * (kChannels + round_up(in_c, 16) * kChannels);
+size_t winograd_filter_floats(size_t out_c, size_t in_c, size_t tile) {
+  return winograd_points(tile) * ceil_div(out_c, kChannels) * (kChannels + round_up(in_c, 16) * kChannels);
 }
 
-void transform_winograd_filter(const float* filter, size_t out_c, size_t in_c, float* out) {
+void transform_winograd_filter(const float* filter, size_t out_c, size_t in_c, size_t tile, float* out) {
   const size_t panels = ceil_div(out_c, kChannels);
   const size_t panel_floats = kChannels + round_up(in_c, 16) * kChannels;
-  const LanesTransform lanes_to = lanes_transform();
-  std::fill(out, out + winograd_filter_floats(out_c, in_c), 0.0f);
+  const LanesTransform lanes_to = tile == 2 ? lanes_transform<2>() : lanes_transform<4>();
+  std::fill(out, out + winograd_filter_floats(out_c, in_c, tile), 0.0f);
   // Point-major panels: a panel's 32 output channels side by side, input
-  // channel by input channel, each of the 36 points written 32 lanes at a
-  // time.
+  // channel by input channel, each point written 32 lanes at a time.
   for (size_t panel = 0; panel < panels; ++panel) {
     const size_t lanes = std::min(kChannels, out_c - panel * kChannels);
     const float* rows = filter + panel * kChannels * 9 * in_c;  // [lane][tap][in_c]
@@ -172,66 +188,108 @@ void transform_winograd_filter(const float* filter, size_t out_c, size_t in_c, f
   }
 }
 
-size_t winograd_block_tiles(size_t in_c_pad, size_t out_c_pad, size_t chunk_tiles) {
-  const size_t tile_bytes = kWinogradPoints * (in_c_pad + out_c_pad) * sizeof(float);
-  if (chunk_tiles * tile_bytes <= kWinogradPoints * in_c_pad * out_c_pad * sizeof(float)) return chunk_tiles;
+size_t winograd_block_tiles(size_t points, size_t in_c_pad, size_t out_c_pad, size_t chunk_tiles) {
+  const size_t tile_bytes = points * (in_c_pad + out_c_pad) * sizeof(float);
+  if (chunk_tiles * tile_bytes <= points * in_c_pad * out_c_pad * sizeof(float)) return chunk_tiles;
   const size_t fit = kBlockBytes / tile_bytes;
   return std::min(chunk_tiles, std::max(kNativeGemmRows, fit / kNativeGemmRows * kNativeGemmRows));
 }
 
-bool winograd_splits_panels(size_t in_c_pad, size_t out_c_pad, size_t tiles, size_t threads) {
-  const size_t scratch_bytes = kWinogradPoints * tiles * (in_c_pad + out_c_pad) * sizeof(float);
-  const size_t weight_bytes = kWinogradPoints * in_c_pad * out_c_pad * sizeof(float);
+bool winograd_splits_panels(size_t points, size_t in_c_pad, size_t out_c_pad, size_t tiles, size_t threads) {
+  const size_t scratch_bytes = points * tiles * (in_c_pad + out_c_pad) * sizeof(float);
+  const size_t weight_bytes = points * in_c_pad * out_c_pad * sizeof(float);
   return threads > 1 && ceil_div(out_c_pad, kChannels) >= threads && 4 * scratch_bytes <= weight_bytes &&
          scratch_bytes <= (size_t{4} << 20);
+}
+
+namespace {
+
+// Cycles on one core of the direct kernel on `s`: 32 multiply-adds a cycle
+// (two 16-lane FMA pipes), at ~93% of that.
+double direct_cycles(const WinogradShape& s, size_t threads) {
+  const double pixels = static_cast<double>(s.batch * s.out_h * s.out_w);
+  return pixels * 9 * static_cast<double>(s.in_c) * static_cast<double>(native_panel_padded(s.out_c)) / 32 /
+         0.93 / static_cast<double>(threads);
+}
+
+// Cycles on one core of Winograd F(s.tile x s.tile, 3x3) on `s`: the GEMMs
+// (shorter rows per weight panel than the direct kernel's) at ~85% of the
+// FMA peak, plus ~50 cycles a GEMM call (per point per panel per 12 tiles:
+// loading and storing its sums, its row pointers), which tell on few input
+// channels. The points' weights come from L3 at the layer's start (the
+// model's other layers have been through the caches since; the direct
+// kernel's 9 taps take less time, hidden behind its longer arithmetic),
+// then again once per further block, from L2 when they fit (64 bytes a
+// cycle) or from L3 (16). The transforms cost about 120 and 100 cycles per
+// tile and 16 channels under F(4x4) (36 points), in proportion to the
+// points under F(2x2), and ~400 a tile whatever its channels (gathering its
+// rows, placing its outputs). Calibrated on googlenet's layers: its 16-48
+// -> 32-128 channel 3x3 layers at 7x7 and 14x14 ran 1.2-2.6x slower on
+// F(4x4) than direct on a Sapphire Rapids core, which the model without
+// the calls, the first stream and the fixed cost a tile put at 0.6-0.8x.
+double winograd_cycles(const WinogradShape& s, size_t threads) {
+  const size_t points = winograd_points(s.tile);
+  const size_t in_c_pad = round_up(s.in_c, 16), out_c_pad = native_panel_padded(s.out_c);
+  const size_t tiles = s.batch * ceil_div(s.out_h, s.tile) * ceil_div(s.out_w, s.tile);
+  const bool split = winograd_splits_panels(points, in_c_pad, out_c_pad, tiles, threads);
+  // A thread's tiles (all of them where panels are split) and its share of
+  // the output channels.
+  const size_t chunk = split ? tiles : ceil_div(tiles, threads);
+  const double share = split ? 1.0 / static_cast<double>(threads) : 1.0;
+  const size_t blocks = split ? 1 : ceil_div(chunk, winograd_block_tiles(points, in_c_pad, out_c_pad, chunk));
+  // Weights stream at 16 bytes a cycle. Threads that split the panels each
+  // stream a share of them and share that rate; threads that each take all
+  // panels read the same lines at about the same time, each at the full
+  // rate (resnet50's and googlenet's 14x14 layers under F(2x2) at 2 threads,
+  // 0.75-0.86x the direct kernel's time, which dividing the rate among them
+  // puts above 0.8x).
+  const double l3_rate = split ? 16.0 / static_cast<double>(threads) : 16.0;
+  const double in_pad = static_cast<double>(in_c_pad), out_pad = static_cast<double>(out_c_pad);
+  const double pts = static_cast<double>(points);
+  const double panels = out_pad / kChannels;
+  const double calls = pts * panels * share * static_cast<double>(ceil_div(chunk, kNativeGemmRows));
+  const double gemm = pts * static_cast<double>(chunk) * in_pad * out_pad * share / 32 / 0.85 + calls * 50;
+  const double weight_bytes = pts * in_pad * out_pad * sizeof(float);
+  const double weights = weight_bytes * share / l3_rate + static_cast<double>(blocks - 1) * weight_bytes *
+                                                              share / (weight_bytes > 1e6 ? l3_rate : 64);
+  const double per_point = pts / 36;
+  const double transforms = static_cast<double>(chunk) * share *
+                            (in_pad / 16 * 120 * per_point + out_pad / 16 * 100 * per_point + 400);
+  return gemm + weights + transforms;
+}
+
+}  // namespace
+
+namespace {
+
+// Cycles on one core of Winograd F(tile x tile, 3x3) on `s` where its
+// weights come from memory: the GEMMs (tiles in steps of 4 rows) at ~85%
+// of the FMA peak, or streaming the transformed weights at ~4 bytes a
+// cycle, whichever takes longer, plus the transforms (as winograd_cycles).
+// The rate is what resnet50's 14x14x256 layers reached under F(4x4) (1.5-1.6
+// ms for 9.4 MB on a Sapphire Rapids core, against ~0.7 ms of arithmetic).
+double winograd_stream_cycles(const WinogradShape& s, size_t tile) {
+  const double points = static_cast<double>(winograd_points(tile));
+  const size_t tiles = s.batch * ceil_div(s.out_h, tile) * ceil_div(s.out_w, tile);
+  const double in_pad = static_cast<double>(round_up(s.in_c, 16));
+  const double out_pad = static_cast<double>(native_panel_padded(s.out_c));
+  const double gemm = points * static_cast<double>(round_up(tiles, 4)) * in_pad * out_pad / 32 / 0.85;
+  const double stream = points * in_pad * out_pad * sizeof(float) / 4;
+  const double transforms =
+      static_cast<double>(tiles) * (points / 36 * (in_pad / 16 * 120 + out_pad / 16 * 100) + 400);
+  return std::max(gemm, stream) + transforms;
+}
+
+}  // namespace
+
+size_t winograd_tile(const WinogradShape& shape) {
+  return winograd_stream_cycles(shape, 2) < winograd_stream_cycles(shape, 4) ? 2 : 4;
 }
 
 bool winograd_pays(const WinogradShape& s, size_t threads) {
   if (s.in_c < 16 || s.out_c < 16) return false;
   threads = std::max<size_t>(threads, 1);
-  const double in_c_pad = static_cast<double>(round_up(s.in_c, 16));
-  const double out_pad = static_cast<double>(native_panel_padded(s.out_c));
-  const size_t tiles = s.batch * ceil_div(s.out_h, kWinogradTile) * ceil_div(s.out_w, kWinogradTile);
-  const bool split =
-      winograd_splits_panels(round_up(s.in_c, 16), native_panel_padded(s.out_c), tiles, threads);
-  // A thread's tiles (all of them where panels are split) and its share of
-  // the output channels.
-  const size_t chunk = split ? tiles : ceil_div(tiles, threads);
-  const double share = split ? 1.0 / static_cast<double>(threads) : 1.0;
-  const size_t blocks =
-      split
-          ? 1
-          : ceil_div(chunk, winograd_block_tiles(round_up(s.in_c, 16), native_panel_padded(s.out_c), chunk));
-  // Cycles on one core: 32 multiply-adds a cycle (two 16-lane FMA pipes),
-  // the direct kernel at ~93% of that, the Winograd GEMMs (shorter rows
-  // per weight panel) at ~85%, plus ~50 cycles a GEMM call (36 points per
-  // panel per 12 tiles: loading and storing its sums, its row pointers),
-  // which tell on few input channels. Winograd's 36 points of weights come
-  // from L3 at the layer's start (the model's other layers have been
-  // through the caches since; the direct kernel's 9 taps take a quarter of
-  // that time, hidden behind its longer arithmetic), then again once per
-  // further block, from L2 when they fit (64 bytes a cycle) or from L3
-  // (16). The transforms cost about 120 and 100 cycles per tile and 16
-  // channels, and ~400 a tile whatever its channels (gathering its rows,
-  // placing its outputs). Calibrated on googlenet's layers: its 16-48 ->
-  // 32-128 channel 3x3 layers at 7x7 and 14x14 ran 1.2-2.6x slower on
-  // Winograd than direct on a Sapphire Rapids core, which the model
-  // without the calls, the first stream and the fixed cost a tile put at
-  // 0.6-0.8x.
-  const double pixels = static_cast<double>(s.batch * s.out_h * s.out_w);
-  const double l3_rate = 16.0 / static_cast<double>(threads);  // the threads share L3
-  const double direct = pixels * 9 * static_cast<double>(s.in_c) * out_pad / 32 / 0.93 / threads;
-  const double panels = out_pad / kChannels;
-  const double calls =
-      kWinogradPoints * panels * share * static_cast<double>(ceil_div(chunk, kNativeGemmRows));
-  const double gemm =
-      static_cast<double>(kWinogradPoints * chunk) * in_c_pad * out_pad * share / 32 / 0.85 + calls * 50;
-  const double weight_bytes = kWinogradPoints * in_c_pad * out_pad * sizeof(float);
-  const double weights = weight_bytes * share / l3_rate + static_cast<double>(blocks - 1) * weight_bytes *
-                                                              share / (weight_bytes > 1e6 ? l3_rate : 64);
-  const double transforms =
-      static_cast<double>(chunk) * (in_c_pad / 16 * 120 * share + out_pad / 16 * 100 * share + 400 * share);
-  return gemm + weights + transforms < 0.8 * direct;
+  return winograd_cycles(s, threads) < 0.8 * direct_cycles(s, threads);
 }
 
 }  // namespace etc::xnnpack

@@ -37,7 +37,7 @@ inline bool native_padded_rows(uint64_t in_c, uint64_t kernel_w, uint64_t dilati
 }
 
 // Whether the window of a one-group convolution without flags is one
-// Winograd F(4x4, 3x3) computes: 3x3, stride 1, undilated.
+// Winograd F(4x4, 3x3) and F(2x2, 3x3) compute: 3x3, stride 1, undilated.
 inline bool winograd_window(uint64_t kernel_h, uint64_t kernel_w, uint64_t stride_h, uint64_t stride_w,
                             uint64_t dilation_h, uint64_t dilation_w) {
   return kernel_h == 3 && kernel_w == 3 && stride_h == 1 && stride_w == 1 && dilation_h == 1 &&
@@ -146,40 +146,43 @@ void pack_native_panels(const float* filter, const float* bias, size_t out_c, si
 // it as a tensor of its own).
 void unpack_native_panels(const float* panels, size_t out_c, size_t depth, float* filter);
 
-// Winograd F(4x4, 3x3) (native_winograd.h): output tile side and the
-// products per tile and channel pair.
-inline constexpr size_t kWinogradTile = 4;
-inline constexpr size_t kWinogradPoints = 36;
+// Winograd F(m x m, 3x3) (native_winograd.h) for an output tile side m of
+// 4 or 2: (m + 2)^2 products per tile and channel pair ("points").
+inline constexpr size_t winograd_points(size_t tile) { return (tile + 2) * (tile + 2); }
 
 // One 3x3 stride-1 convolution's shape: NHWC input [batch, in_h, in_w,
-// in_c], output [batch, out_h, out_w, out_c].
+// in_c], output [batch, out_h, out_w, out_c]; and the Winograd variant it
+// runs as, F(tile x tile, 3x3).
 struct WinogradShape {
   size_t batch = 1, in_h = 0, in_w = 0, in_c = 0, out_h = 0, out_w = 0, out_c = 0;
   size_t pad_top = 0, pad_left = 0;
+  size_t tile = 4;
 };
 
 // Output channels as the GEMM panels pad them: 32-wide panels, a last one
 // of at most 16 channels 16 wide.
 size_t native_panel_padded(size_t out_c);
 
-// A 3x3 filter (OHWI, [out_c][3][3][in_c]) transformed for Winograd, U =
-// G g G^T per channel pair (native_winograd.h), laid out as its GEMMs read
-// it: per point (36) per 32 output channels ("panel"), 32 zero biases then
-// in_c rounded up to 16 rows of 32 lanes, zero past out_c and in_c.
-// Computed in double, each sum in the same order on every CPU, with no
-// fused multiply-add (the file is built with -ffp-contract=off): preprocess
-// (WeightPacking WinogradPanels) and the runtime write the same bits.
+// A 3x3 filter (OHWI, [out_c][3][3][in_c]) transformed for Winograd
+// F(tile x tile, 3x3), U = G g G^T per channel pair (native_winograd.h),
+// laid out as its GEMMs read it: per point (36 or 16) per 32 output
+// channels ("panel"), 32 zero biases then in_c rounded up to 16 rows of 32
+// lanes, zero past out_c and in_c. Computed in double, each sum in the same
+// order on every CPU, with no fused multiply-add (the file is built with
+// -ffp-contract=off): preprocess (WeightPacking WinogradPanels,
+// WinogradPanels2x2) and the runtime write the same bits.
 // winograd_filter_floats is the count (out_c and in_c below 2^30 each).
-size_t winograd_filter_floats(size_t out_c, size_t in_c);
-// Writes all winograd_filter_floats(out_c, in_c) floats of `out`.
-void transform_winograd_filter(const float* filter, size_t out_c, size_t in_c, float* out);
+size_t winograd_filter_floats(size_t out_c, size_t in_c, size_t tile);
+// Writes all winograd_filter_floats(out_c, in_c, tile) floats of `out`.
+void transform_winograd_filter(const float* filter, size_t out_c, size_t in_c, size_t tile, float* out);
 
-// Tiles per Winograd block for a chunk of `chunk_tiles` tiles: as many as
-// keep a block's scratch within 256 KiB, in whole 12-row GEMM tiles, at
-// least one GEMM tile, at most the chunk; the whole chunk where its scratch
-// is smaller than the transformed weights, which stream once per block
-// (resnet's 14x14x256 layers: 9.4 MB of weights against 1.2 MB of scratch).
-size_t winograd_block_tiles(size_t in_c_pad, size_t out_c_pad, size_t chunk_tiles);
+// Tiles per Winograd block for a chunk of `chunk_tiles` tiles of `points`
+// points: as many as keep a block's scratch within 256 KiB, in whole
+// 12-row GEMM tiles, at least one GEMM tile, at most the chunk; the whole
+// chunk where its scratch is smaller than the transformed weights, which
+// stream once per block (resnet's 14x14x256 layers under F(4x4): 9.4 MB of
+// weights against 1.2 MB of scratch).
+size_t winograd_block_tiles(size_t points, size_t in_c_pad, size_t out_c_pad, size_t chunk_tiles);
 
 // Whether a Winograd convolution on `threads` threads shares one block of
 // all `tiles` tiles among them, each output panel a task (their GEMMs and
@@ -187,17 +190,32 @@ size_t winograd_block_tiles(size_t in_c_pad, size_t out_c_pad, size_t chunk_tile
 // where that block's scratch is at most a quarter of the transformed
 // weights (and 4 MiB) and there are at least as many panels as threads.
 // Each thread then streams its panels' weights alone, not all of them, and
-// reads the shared input transform from L3: resnet's 14x14x256 layers (9.4
-// MB of weights for 16 tiles, 1.2 MB of scratch) took 1.5-1.7 instead of
-// 1.8-2.2 ms at 2 threads on a Zen 3 VM, its 28x28x128 ones (2.4 MB against
-// 1.8 MB) 1.1-1.2 instead of 0.9-1.1 ms, so they keep their tiles.
-bool winograd_splits_panels(size_t in_c_pad, size_t out_c_pad, size_t tiles, size_t threads);
+// reads the shared input transform from L3: resnet's 14x14x256 layers under
+// F(4x4) (9.4 MB of weights for 16 tiles, 1.2 MB of scratch) took 1.5-1.7
+// instead of 1.8-2.2 ms at 2 threads on a Zen 3 VM, its 28x28x128 ones
+// (2.4 MB against 1.8 MB) 1.1-1.2 instead of 0.9-1.1 ms, so they keep
+// their tiles.
+bool winograd_splits_panels(size_t points, size_t in_c_pad, size_t out_c_pad, size_t tiles, size_t threads);
 
-// Whether Winograd is estimated faster than the direct kernel for `shape`
-// on `threads` threads: it does a quarter of the multiplications but streams
-// weights four times the size once per block of tiles, and each transform
-// costs a pass over its data. Few tiles (small images) with many channels,
-// or few input channels, stay direct.
+// The Winograd variant for a shape (its `tile` ignored), 2 or 4: the one
+// estimated faster where the transformed weights come from memory, at
+// about 4 bytes a cycle, and the GEMMs run no faster than those bytes
+// arrive. F(4x4, 3x3) does 36 products for 16 output pixels, F(2x2, 3x3)
+// 16 for 4, but F(4x4)'s weights are 2.25x the size and serve a quarter of
+// the tiles: where the tiles are few (14x14 images with hundreds of
+// channels: resnet50's layer3, googlenet's inception4) F(2x2) wins, where
+// they are many (28x28 and up) F(4x4). Measured at resnet50's 14x14x256
+// layers on a Sapphire Rapids VM: F(2x2) 0.75-0.80x F(4x4)'s time at 2
+// threads, 0.9x at 1; googlenet's inception4 3x3 layers 0.76-0.91x at 2
+// threads, level at 1.
+size_t winograd_tile(const WinogradShape& shape);
+
+// Whether Winograd F(shape.tile x shape.tile, 3x3) is estimated faster
+// than the direct kernel for `shape` on `threads` threads: it does a
+// quarter (F(4x4)) or four ninths (F(2x2)) of the multiplications but
+// streams weights four (1.8) times the size once per block of tiles, and
+// each transform costs a pass over its data. Few tiles (small images) with
+// many channels, or few input channels, stay direct.
 bool winograd_pays(const WinogradShape& shape, size_t threads);
 
 }  // namespace etc::xnnpack

@@ -16,9 +16,7 @@
 namespace etc::xnnpack {
 namespace {
 
-constexpr size_t kTile = kWinogradTile;      // output pixels per tile side
-constexpr size_t kAlpha = 6;                 // input window side
-constexpr size_t kPoints = kWinogradPoints;  // kAlpha * kAlpha products per channel pair
+constexpr size_t kMaxAlpha = 6;  // input window side, F(4x4): tile side + 2
 constexpr size_t kRows = kNativeGemmRows;
 constexpr size_t kChannels = kNativeGemmChannels;
 
@@ -28,7 +26,9 @@ size_t ceil_div(size_t v, size_t m) { return (v + m - 1) / m; }
 }  // namespace
 
 struct Winograd {
-  WinogradShape s;
+  WinogradShape s;       // s.tile: output pixels per tile side
+  size_t alpha = 0;      // input window side, s.tile + 2
+  size_t points = 0;     // alpha * alpha products per channel pair
   size_t in_c_pad = 0;   // input channels rounded up to 16 (zero lanes)
   size_t out_c_pad = 0;  // output channels as the panels pad them
   size_t panels = 0, panel_floats = 0;
@@ -49,9 +49,11 @@ struct Winograd {
 
 void WinogradDeleter::operator()(Winograd* w) const { delete w; }
 
+const WinogradShape& winograd_shape(const Winograd& w) { return w.s; }
+
 std::span<const float> winograd_weights_in_place(const Winograd& w) {
   if (w.packed) return {};
-  return {w.weights, winograd_filter_floats(w.s.out_c, w.s.in_c)};
+  return {w.weights, winograd_filter_floats(w.s.out_c, w.s.in_c, w.s.tile)};
 }
 
 bool winograd_applies(const fb::Node& node) {
@@ -66,26 +68,31 @@ bool winograd_applies(const fb::Node& node) {
 
 Result<WinogradPtr> compile_winograd(const WinogradShape& shape, const float* filter,
                                      const float* transformed, const float* bias, size_t threads) {
+  if (shape.tile != 2 && shape.tile != 4)
+    return fail(Error::Internal, "xnnpack: no Winograd F(", shape.tile, "x", shape.tile, ", 3x3)");
   WinogradPtr ptr(new Winograd);
   Winograd& w = *ptr;
   w.s = shape;
+  w.alpha = shape.tile + 2;
+  w.points = winograd_points(shape.tile);
   w.in_c_pad = round_up(shape.in_c, 16);
   w.out_c_pad = native_panel_padded(shape.out_c);
   w.panels = ceil_div(shape.out_c, kChannels);
   w.panel_floats = kChannels + w.in_c_pad * kChannels;
-  w.tiles_h = ceil_div(shape.out_h, kTile);
-  w.tiles_w = ceil_div(shape.out_w, kTile);
+  w.tiles_h = ceil_div(shape.out_h, shape.tile);
+  w.tiles_w = ceil_div(shape.out_w, shape.tile);
   w.tiles = shape.batch * w.tiles_h * w.tiles_w;
   w.threads = std::max<size_t>(threads, 1);
-  w.split_panels = winograd_splits_panels(w.in_c_pad, w.out_c_pad, w.tiles, threads);
+  w.split_panels = winograd_splits_panels(w.points, w.in_c_pad, w.out_c_pad, w.tiles, threads);
   w.chunks = w.split_panels ? 1 : std::clamp<size_t>(threads, 1, w.tiles);
   w.chunk_tiles = ceil_div(w.tiles, w.chunks);
   w.chunks = ceil_div(w.tiles, w.chunk_tiles);
-  w.block = w.split_panels ? w.tiles : winograd_block_tiles(w.in_c_pad, w.out_c_pad, w.chunk_tiles);
-  w.scratch_floats = kPoints * w.block * (w.in_c_pad + w.out_c_pad);
+  w.block = w.split_panels ? w.tiles : winograd_block_tiles(w.points, w.in_c_pad, w.out_c_pad, w.chunk_tiles);
+  w.scratch_floats = w.points * w.block * (w.in_c_pad + w.out_c_pad);
   // transform_winograd_filter writes every float, the zero lanes too.
   if (transformed == nullptr)
-    w.packed = AlignedBuffer::allocate(winograd_filter_floats(shape.out_c, shape.in_c) * sizeof(float));
+    w.packed =
+        AlignedBuffer::allocate(winograd_filter_floats(shape.out_c, shape.in_c, shape.tile) * sizeof(float));
   w.bias = zeroed_floats(w.out_c_pad);
   w.scratch = zeroed_floats(w.chunks * w.scratch_floats);
   if ((transformed == nullptr && !w.packed) || !w.bias || !w.scratch)
@@ -93,7 +100,7 @@ Result<WinogradPtr> compile_winograd(const WinogradShape& shape, const float* fi
                 "transformed weights or scratch");
   if (bias != nullptr) std::memcpy(w.bias.data(), bias, shape.out_c * sizeof(float));
   if (transformed == nullptr) {
-    transform_winograd_filter(filter, shape.out_c, shape.in_c, w.packed.as<float>());
+    transform_winograd_filter(filter, shape.out_c, shape.in_c, shape.tile, w.packed.as<float>());
     transformed = w.packed.as<float>();
   }
   w.weights = transformed;
@@ -106,47 +113,78 @@ namespace {
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 
-// B^T of F(4x4, 3x3) applied to six vectors a[0], a[s], ..., a[5s].
+// B^T of F(Tile x Tile, 3x3) applied to Tile + 2 vectors a[0], a[s], ...
+template <size_t Tile>
 __attribute__((target("avx512f"))) inline void input_1d(const __m512* a, size_t s, __m512* o, size_t os) {
-  const __m512 a0 = a[0], a1 = a[s], a2 = a[2 * s], a3 = a[3 * s], a4 = a[4 * s], a5 = a[5 * s];
-  const __m512 four = _mm512_set1_ps(4.0f), five = _mm512_set1_ps(5.0f), two = _mm512_set1_ps(2.0f);
-  o[0] = _mm512_fmadd_ps(four, a0, _mm512_fnmadd_ps(five, a2, a4));
-  o[os] = _mm512_fnmadd_ps(four, _mm512_add_ps(a1, a2), _mm512_add_ps(a3, a4));
-  o[2 * os] = _mm512_fmadd_ps(four, _mm512_sub_ps(a1, a2), _mm512_sub_ps(a4, a3));
-  o[3 * os] = _mm512_fmadd_ps(two, _mm512_sub_ps(a3, a1), _mm512_sub_ps(a4, a2));
-  o[4 * os] = _mm512_fmadd_ps(two, _mm512_sub_ps(a1, a3), _mm512_sub_ps(a4, a2));
-  o[5 * os] = _mm512_fmadd_ps(four, a1, _mm512_fnmadd_ps(five, a3, a5));
+  if constexpr (Tile == 4) {
+    const __m512 a0 = a[0], a1 = a[s], a2 = a[2 * s], a3 = a[3 * s], a4 = a[4 * s], a5 = a[5 * s];
+    const __m512 four = _mm512_set1_ps(4.0f), five = _mm512_set1_ps(5.0f), two = _mm512_set1_ps(2.0f);
+    o[0] = _mm512_fmadd_ps(four, a0, _mm512_fnmadd_ps(five, a2, a4));
+    o[os] = _mm512_fnmadd_ps(four, _mm512_add_ps(a1, a2), _mm512_add_ps(a3, a4));
+    o[2 * os] = _mm512_fmadd_ps(four, _mm512_sub_ps(a1, a2), _mm512_sub_ps(a4, a3));
+    o[3 * os] = _mm512_fmadd_ps(two, _mm512_sub_ps(a3, a1), _mm512_sub_ps(a4, a2));
+    o[4 * os] = _mm512_fmadd_ps(two, _mm512_sub_ps(a1, a3), _mm512_sub_ps(a4, a2));
+    o[5 * os] = _mm512_fmadd_ps(four, a1, _mm512_fnmadd_ps(five, a3, a5));
+  } else {
+    const __m512 a0 = a[0], a1 = a[s], a2 = a[2 * s], a3 = a[3 * s];
+    o[0] = _mm512_sub_ps(a0, a2);
+    o[os] = _mm512_add_ps(a1, a2);
+    o[2 * os] = _mm512_sub_ps(a2, a1);
+    o[3 * os] = _mm512_sub_ps(a1, a3);
+  }
 }
 
-// A^T of F(4x4, 3x3) applied to six vectors m[0], m[s], ..., m[5s].
+// A^T of F(Tile x Tile, 3x3) applied to Tile + 2 vectors m[0], m[s], ...,
+// giving Tile.
+template <size_t Tile>
 __attribute__((target("avx512f"))) inline void output_1d(const __m512* m, size_t s, __m512* o, size_t os) {
-  const __m512 s12 = _mm512_add_ps(m[s], m[2 * s]), d12 = _mm512_sub_ps(m[s], m[2 * s]);
-  const __m512 s34 = _mm512_add_ps(m[3 * s], m[4 * s]), d34 = _mm512_sub_ps(m[3 * s], m[4 * s]);
-  o[0] = _mm512_add_ps(_mm512_add_ps(m[0], s12), s34);
-  o[os] = _mm512_fmadd_ps(_mm512_set1_ps(2.0f), d34, d12);
-  o[2 * os] = _mm512_fmadd_ps(_mm512_set1_ps(4.0f), s34, s12);
-  o[3 * os] = _mm512_add_ps(_mm512_fmadd_ps(_mm512_set1_ps(8.0f), d34, d12), m[5 * s]);
+  if constexpr (Tile == 4) {
+    const __m512 s12 = _mm512_add_ps(m[s], m[2 * s]), d12 = _mm512_sub_ps(m[s], m[2 * s]);
+    const __m512 s34 = _mm512_add_ps(m[3 * s], m[4 * s]), d34 = _mm512_sub_ps(m[3 * s], m[4 * s]);
+    o[0] = _mm512_add_ps(_mm512_add_ps(m[0], s12), s34);
+    o[os] = _mm512_fmadd_ps(_mm512_set1_ps(2.0f), d34, d12);
+    o[2 * os] = _mm512_fmadd_ps(_mm512_set1_ps(4.0f), s34, s12);
+    o[3 * os] = _mm512_add_ps(_mm512_fmadd_ps(_mm512_set1_ps(8.0f), d34, d12), m[5 * s]);
+  } else {
+    o[0] = _mm512_add_ps(_mm512_add_ps(m[0], m[s]), m[2 * s]);
+    o[os] = _mm512_sub_ps(_mm512_sub_ps(m[s], m[2 * s]), m[3 * s]);
+  }
 }
 
 // The same two transforms on 8-lane vectors, with AVX2 + FMA3.
+template <size_t Tile>
 __attribute__((target("avx2,fma"))) inline void input_1d(const __m256* a, size_t s, __m256* o, size_t os) {
-  const __m256 a0 = a[0], a1 = a[s], a2 = a[2 * s], a3 = a[3 * s], a4 = a[4 * s], a5 = a[5 * s];
-  const __m256 four = _mm256_set1_ps(4.0f), five = _mm256_set1_ps(5.0f), two = _mm256_set1_ps(2.0f);
-  o[0] = _mm256_fmadd_ps(four, a0, _mm256_fnmadd_ps(five, a2, a4));
-  o[os] = _mm256_fnmadd_ps(four, _mm256_add_ps(a1, a2), _mm256_add_ps(a3, a4));
-  o[2 * os] = _mm256_fmadd_ps(four, _mm256_sub_ps(a1, a2), _mm256_sub_ps(a4, a3));
-  o[3 * os] = _mm256_fmadd_ps(two, _mm256_sub_ps(a3, a1), _mm256_sub_ps(a4, a2));
-  o[4 * os] = _mm256_fmadd_ps(two, _mm256_sub_ps(a1, a3), _mm256_sub_ps(a4, a2));
-  o[5 * os] = _mm256_fmadd_ps(four, a1, _mm256_fnmadd_ps(five, a3, a5));
+  if constexpr (Tile == 4) {
+    const __m256 a0 = a[0], a1 = a[s], a2 = a[2 * s], a3 = a[3 * s], a4 = a[4 * s], a5 = a[5 * s];
+    const __m256 four = _mm256_set1_ps(4.0f), five = _mm256_set1_ps(5.0f), two = _mm256_set1_ps(2.0f);
+    o[0] = _mm256_fmadd_ps(four, a0, _mm256_fnmadd_ps(five, a2, a4));
+    o[os] = _mm256_fnmadd_ps(four, _mm256_add_ps(a1, a2), _mm256_add_ps(a3, a4));
+    o[2 * os] = _mm256_fmadd_ps(four, _mm256_sub_ps(a1, a2), _mm256_sub_ps(a4, a3));
+    o[3 * os] = _mm256_fmadd_ps(two, _mm256_sub_ps(a3, a1), _mm256_sub_ps(a4, a2));
+    o[4 * os] = _mm256_fmadd_ps(two, _mm256_sub_ps(a1, a3), _mm256_sub_ps(a4, a2));
+    o[5 * os] = _mm256_fmadd_ps(four, a1, _mm256_fnmadd_ps(five, a3, a5));
+  } else {
+    const __m256 a0 = a[0], a1 = a[s], a2 = a[2 * s], a3 = a[3 * s];
+    o[0] = _mm256_sub_ps(a0, a2);
+    o[os] = _mm256_add_ps(a1, a2);
+    o[2 * os] = _mm256_sub_ps(a2, a1);
+    o[3 * os] = _mm256_sub_ps(a1, a3);
+  }
 }
 
+template <size_t Tile>
 __attribute__((target("avx2,fma"))) inline void output_1d(const __m256* m, size_t s, __m256* o, size_t os) {
-  const __m256 s12 = _mm256_add_ps(m[s], m[2 * s]), d12 = _mm256_sub_ps(m[s], m[2 * s]);
-  const __m256 s34 = _mm256_add_ps(m[3 * s], m[4 * s]), d34 = _mm256_sub_ps(m[3 * s], m[4 * s]);
-  o[0] = _mm256_add_ps(_mm256_add_ps(m[0], s12), s34);
-  o[os] = _mm256_fmadd_ps(_mm256_set1_ps(2.0f), d34, d12);
-  o[2 * os] = _mm256_fmadd_ps(_mm256_set1_ps(4.0f), s34, s12);
-  o[3 * os] = _mm256_add_ps(_mm256_fmadd_ps(_mm256_set1_ps(8.0f), d34, d12), m[5 * s]);
+  if constexpr (Tile == 4) {
+    const __m256 s12 = _mm256_add_ps(m[s], m[2 * s]), d12 = _mm256_sub_ps(m[s], m[2 * s]);
+    const __m256 s34 = _mm256_add_ps(m[3 * s], m[4 * s]), d34 = _mm256_sub_ps(m[3 * s], m[4 * s]);
+    o[0] = _mm256_add_ps(_mm256_add_ps(m[0], s12), s34);
+    o[os] = _mm256_fmadd_ps(_mm256_set1_ps(2.0f), d34, d12);
+    o[2 * os] = _mm256_fmadd_ps(_mm256_set1_ps(4.0f), s34, s12);
+    o[3 * os] = _mm256_add_ps(_mm256_fmadd_ps(_mm256_set1_ps(8.0f), d34, d12), m[5 * s]);
+  } else {
+    o[0] = _mm256_add_ps(_mm256_add_ps(m[0], m[s]), m[2 * s]);
+    o[os] = _mm256_sub_ps(_mm256_sub_ps(m[s], m[2 * s]), m[3 * s]);
+  }
 }
 
 struct TileOrigin {
@@ -157,13 +195,14 @@ struct TileOrigin {
 TileOrigin tile_origin(const Winograd& w, size_t t) {
   const size_t per_image = w.tiles_h * w.tiles_w;
   const size_t n = t / per_image, ty = t % per_image / w.tiles_w, tx = t % w.tiles_w;
-  return {n, static_cast<ptrdiff_t>(ty * kTile), static_cast<ptrdiff_t>(tx * kTile)};
+  return {n, static_cast<ptrdiff_t>(ty * w.s.tile), static_cast<ptrdiff_t>(tx * w.s.tile)};
 }
 
-// Which rows and columns of a tile's 6x6 input window lie inside the image.
+// Which rows and columns of a tile's input window (w.alpha a side) lie
+// inside the image.
 struct Window {
   ptrdiff_t y0, x0;  // top-left input pixel (may be outside)
-  bool row_in[kAlpha], col_in[kAlpha];
+  bool row_in[kMaxAlpha], col_in[kMaxAlpha];
   // Floats from the image's start to window pixel (i, j), which is inside.
   size_t offset(size_t i, size_t j, const WinogradShape& s) const {
     return (static_cast<size_t>(y0 + static_cast<ptrdiff_t>(i)) * s.in_w +
@@ -177,7 +216,7 @@ Window window(const Winograd& w, TileOrigin t) {
   Window win;
   win.y0 = t.y - static_cast<ptrdiff_t>(s.pad_top);
   win.x0 = t.x - static_cast<ptrdiff_t>(s.pad_left);
-  for (size_t i = 0; i < kAlpha; ++i) {
+  for (size_t i = 0; i < w.alpha; ++i) {
     const ptrdiff_t y = win.y0 + static_cast<ptrdiff_t>(i), x = win.x0 + static_cast<ptrdiff_t>(i);
     win.row_in[i] = y >= 0 && y < static_cast<ptrdiff_t>(s.in_h);
     win.col_in[i] = x >= 0 && x < static_cast<ptrdiff_t>(s.in_w);
@@ -186,8 +225,10 @@ Window window(const Winograd& w, TileOrigin t) {
 }
 
 // V[point][b][c] for tiles [first, first + count) of the block.
+template <size_t Tile>
 __attribute__((target("avx512f"))) void transform_input(const Winograd& w, const float* x, size_t first,
                                                         size_t count, float* v) {
+  constexpr size_t A = Tile + 2, P = A * A;
   const WinogradShape& s = w.s;
   for (size_t b = 0; b < count; ++b) {
     const TileOrigin t = tile_origin(w, first + b);
@@ -196,22 +237,24 @@ __attribute__((target("avx512f"))) void transform_input(const Winograd& w, const
     for (size_t c = 0; c < w.in_c_pad; c += 16) {
       const size_t lanes = std::min<size_t>(16, s.in_c > c ? s.in_c - c : 0);
       const __mmask16 mask = static_cast<__mmask16>((uint32_t{1} << lanes) - 1);
-      __m512 d[kPoints], u[kPoints];
-      for (size_t i = 0; i < kAlpha; ++i)
-        for (size_t j = 0; j < kAlpha; ++j)
-          d[i * kAlpha + j] = win.row_in[i] && win.col_in[j]
-                                  ? _mm512_maskz_loadu_ps(mask, image + win.offset(i, j, s) + c)
-                                  : _mm512_setzero_ps();
-      for (size_t j = 0; j < kAlpha; ++j) input_1d(&d[j], kAlpha, &u[j], kAlpha);          // columns: B^T d
-      for (size_t i = 0; i < kAlpha; ++i) input_1d(&u[i * kAlpha], 1, &d[i * kAlpha], 1);  // rows: (B^T d) B
-      for (size_t p = 0; p < kPoints; ++p) _mm512_store_ps(v + (p * w.block + b) * w.in_c_pad + c, d[p]);
+      __m512 d[P], u[P];
+      for (size_t i = 0; i < A; ++i)
+        for (size_t j = 0; j < A; ++j)
+          d[i * A + j] = win.row_in[i] && win.col_in[j]
+                             ? _mm512_maskz_loadu_ps(mask, image + win.offset(i, j, s) + c)
+                             : _mm512_setzero_ps();
+      for (size_t j = 0; j < A; ++j) input_1d<Tile>(&d[j], A, &u[j], A);          // columns: B^T d
+      for (size_t i = 0; i < A; ++i) input_1d<Tile>(&u[i * A], 1, &d[i * A], 1);  // rows: (B^T d) B
+      for (size_t p = 0; p < P; ++p) _mm512_store_ps(v + (p * w.block + b) * w.in_c_pad + c, d[p]);
     }
   }
 }
 
 // transform_input 8 channels at a time, with AVX2 + FMA3.
+template <size_t Tile>
 __attribute__((target("avx2,fma"))) void transform_input_avx2(const Winograd& w, const float* x, size_t first,
                                                               size_t count, float* v) {
+  constexpr size_t A = Tile + 2, P = A * A;
   const WinogradShape& s = w.s;
   for (size_t b = 0; b < count; ++b) {
     const TileOrigin t = tile_origin(w, first + b);
@@ -220,33 +263,54 @@ __attribute__((target("avx2,fma"))) void transform_input_avx2(const Winograd& w,
     for (size_t c = 0; c < w.in_c_pad; c += 8) {
       const size_t lanes = std::min<size_t>(8, s.in_c > c ? s.in_c - c : 0);
       const __m256i mask = lanes_avx2(lanes);
-      __m256 d[kPoints], u[kPoints];
-      for (size_t i = 0; i < kAlpha; ++i)
-        for (size_t j = 0; j < kAlpha; ++j)
-          d[i * kAlpha + j] = win.row_in[i] && win.col_in[j]
-                                  ? _mm256_maskload_ps(image + win.offset(i, j, s) + c, mask)
-                                  : _mm256_setzero_ps();
-      for (size_t j = 0; j < kAlpha; ++j) input_1d(&d[j], kAlpha, &u[j], kAlpha);
-      for (size_t i = 0; i < kAlpha; ++i) input_1d(&u[i * kAlpha], 1, &d[i * kAlpha], 1);
-      for (size_t p = 0; p < kPoints; ++p) _mm256_store_ps(v + (p * w.block + b) * w.in_c_pad + c, d[p]);
+      __m256 d[P], u[P];
+      for (size_t i = 0; i < A; ++i)
+        for (size_t j = 0; j < A; ++j)
+          d[i * A + j] = win.row_in[i] && win.col_in[j]
+                             ? _mm256_maskload_ps(image + win.offset(i, j, s) + c, mask)
+                             : _mm256_setzero_ps();
+      for (size_t j = 0; j < A; ++j) input_1d<Tile>(&d[j], A, &u[j], A);
+      for (size_t i = 0; i < A; ++i) input_1d<Tile>(&u[i * A], 1, &d[i * A], 1);
+      for (size_t p = 0; p < P; ++p) _mm256_store_ps(v + (p * w.block + b) * w.in_c_pad + c, d[p]);
     }
   }
 }
 
+// The input transform of tiles [first, first + count) into the block's V at
+// v, on the widest instruction set there is.
+void input_transform(const Winograd& w, const float* x, size_t first, size_t count, float* v) {
+  const bool avx512 = native_avx512_available();
+  if (w.s.tile == 2)
+    avx512 ? transform_input<2>(w, x, first, count, v) : transform_input_avx2<2>(w, x, first, count, v);
+  else
+    avx512 ? transform_input<4>(w, x, first, count, v) : transform_input_avx2<4>(w, x, first, count, v);
+}
+
 // M[point][b][o] = sum over c of V[point][b][c] U[point][c][o], for the
-// output channels of panels [panel_begin, panel_end).
+// output channels of panels [panel_begin, panel_end). The weights stream
+// from memory where the tiles are few (each panel is read once per GEMM
+// tile of 12 rows): the first two GEMM tiles of a panel fetch the next
+// panel's weights, half each, as they compute.
 void multiply(const Winograd& w, size_t count, const float* v, float* m, size_t panel_begin,
               size_t panel_end) {
   const float* rows[kRows];
-  for (size_t p = 0; p < kPoints; ++p)
+  const auto panel_weights = [&](size_t p, size_t panel) {
+    return w.weights + (p * w.panels + panel) * w.panel_floats;
+  };
+  const size_t half = w.in_c_pad * kChannels / 2;
+  for (size_t p = 0; p < w.points; ++p)
     for (size_t panel = panel_begin; panel < panel_end; ++panel) {
-      const float* u = w.weights + (p * w.panels + panel) * w.panel_floats;
+      const float* u = panel_weights(p, panel);
+      const float* next = panel + 1 < panel_end ? panel_weights(p, panel + 1)
+                          : p + 1 < w.points    ? panel_weights(p + 1, panel_begin)
+                                                : nullptr;
       const size_t channels = std::min(kChannels, w.s.out_c - panel * kChannels);
       for (size_t r0 = 0; r0 < count; r0 += kRows) {
-        const size_t n = std::min(kRows, count - r0);
+        const size_t n = std::min(kRows, count - r0), tile = r0 / kRows;
         for (size_t r = 0; r < kRows; ++r) rows[r] = v + (p * w.block + r0 + std::min(r, n - 1)) * w.in_c_pad;
         native_gemm_panel(n, channels, w.in_c_pad, rows, u,
-                          m + (p * w.block + r0) * w.out_c_pad + panel * kChannels, w.out_c_pad);
+                          m + (p * w.block + r0) * w.out_c_pad + panel * kChannels, w.out_c_pad, -INFINITY,
+                          INFINITY, next != nullptr && tile < 2 ? next + kChannels + tile * half : nullptr);
       }
     }
 }
@@ -260,28 +324,29 @@ struct Store {
 };
 
 // One tile's 16 output channels from c: A^T m A + bias, then the epilogue.
-template <bool Residual, ConvActivation Act>
+template <size_t Tile, bool Residual, ConvActivation Act>
 __attribute__((target("avx512f"))) void transform_output_tile(const Winograd& w, const Store& st,
                                                               const float* m, size_t b, TileOrigin t) {
+  constexpr size_t A = Tile + 2, P = A * A;
   const WinogradShape& s = w.s;
   const NativeEpilogue& e = *st.e;
-  const size_t rows = std::min<size_t>(kTile, s.out_h - static_cast<size_t>(t.y));
-  const size_t cols = std::min<size_t>(kTile, s.out_w - static_cast<size_t>(t.x));
+  const size_t rows = std::min<size_t>(Tile, s.out_h - static_cast<size_t>(t.y));
+  const size_t cols = std::min<size_t>(Tile, s.out_w - static_cast<size_t>(t.x));
   const __m512 vlo = _mm512_set1_ps(st.lo), vhi = _mm512_set1_ps(st.hi);
   const __m512 rlo = _mm512_set1_ps(e.residual_lo), rhi = _mm512_set1_ps(e.residual_hi);
   for (size_t c = st.c_begin; c < st.c_end; c += 16) {
     const size_t lanes = std::min<size_t>(16, s.out_c - c);
     const __mmask16 mask = static_cast<__mmask16>((uint32_t{1} << lanes) - 1);
-    __m512 a[kPoints], u[kTile * kAlpha], o[kTile * kTile];
-    for (size_t p = 0; p < kPoints; ++p) a[p] = _mm512_load_ps(m + (p * w.block + b) * w.out_c_pad + c);
-    for (size_t j = 0; j < kAlpha; ++j) output_1d(&a[j], kAlpha, &u[j], kAlpha);        // A^T m: 4 x 6
-    for (size_t i = 0; i < kTile; ++i) output_1d(&u[i * kAlpha], 1, &o[i * kTile], 1);  // (A^T m) A: 4 x 4
+    __m512 a[P], u[Tile * A], o[Tile * Tile];
+    for (size_t p = 0; p < P; ++p) a[p] = _mm512_load_ps(m + (p * w.block + b) * w.out_c_pad + c);
+    for (size_t j = 0; j < A; ++j) output_1d<Tile>(&a[j], A, &u[j], A);                // A^T m: Tile x A
+    for (size_t i = 0; i < Tile; ++i) output_1d<Tile>(&u[i * A], 1, &o[i * Tile], 1);  // (A^T m) A
     const __m512 bias = _mm512_load_ps(w.bias.as<float>() + c);
     for (size_t i = 0; i < rows; ++i)
       for (size_t j = 0; j < cols; ++j) {
         const size_t pixel =
             (t.n * s.out_h + static_cast<size_t>(t.y) + i) * s.out_w + static_cast<size_t>(t.x) + j;
-        __m512 v = _mm512_min_ps(_mm512_max_ps(_mm512_add_ps(o[i * kTile + j], bias), vlo), vhi);
+        __m512 v = _mm512_min_ps(_mm512_max_ps(_mm512_add_ps(o[i * Tile + j], bias), vlo), vhi);
         if constexpr (Residual)
           v = _mm512_min_ps(
               _mm512_max_ps(_mm512_add_ps(v, _mm512_maskz_loadu_ps(mask, st.residual + pixel * s.out_c + c)),
@@ -296,27 +361,28 @@ __attribute__((target("avx512f"))) void transform_output_tile(const Winograd& w,
 }
 
 // transform_output_tile 8 channels at a time, with AVX2 + FMA3.
-template <bool Residual, ConvActivation Act>
+template <size_t Tile, bool Residual, ConvActivation Act>
 __attribute__((target("avx2,fma"))) void transform_output_tile_avx2(const Winograd& w, const Store& st,
                                                                     const float* m, size_t b, TileOrigin t) {
+  constexpr size_t A = Tile + 2, P = A * A;
   const WinogradShape& s = w.s;
   const NativeEpilogue& e = *st.e;
-  const size_t rows = std::min<size_t>(kTile, s.out_h - static_cast<size_t>(t.y));
-  const size_t cols = std::min<size_t>(kTile, s.out_w - static_cast<size_t>(t.x));
+  const size_t rows = std::min<size_t>(Tile, s.out_h - static_cast<size_t>(t.y));
+  const size_t cols = std::min<size_t>(Tile, s.out_w - static_cast<size_t>(t.x));
   const __m256 vlo = _mm256_set1_ps(st.lo), vhi = _mm256_set1_ps(st.hi);
   const __m256 rlo = _mm256_set1_ps(e.residual_lo), rhi = _mm256_set1_ps(e.residual_hi);
   for (size_t c = st.c_begin; c < st.c_end; c += 8) {
     const __m256i mask = lanes_avx2(std::min<size_t>(8, s.out_c - c));
-    __m256 a[kPoints], u[kTile * kAlpha], o[kTile * kTile];
-    for (size_t p = 0; p < kPoints; ++p) a[p] = _mm256_load_ps(m + (p * w.block + b) * w.out_c_pad + c);
-    for (size_t j = 0; j < kAlpha; ++j) output_1d(&a[j], kAlpha, &u[j], kAlpha);
-    for (size_t i = 0; i < kTile; ++i) output_1d(&u[i * kAlpha], 1, &o[i * kTile], 1);
+    __m256 a[P], u[Tile * A], o[Tile * Tile];
+    for (size_t p = 0; p < P; ++p) a[p] = _mm256_load_ps(m + (p * w.block + b) * w.out_c_pad + c);
+    for (size_t j = 0; j < A; ++j) output_1d<Tile>(&a[j], A, &u[j], A);
+    for (size_t i = 0; i < Tile; ++i) output_1d<Tile>(&u[i * A], 1, &o[i * Tile], 1);
     const __m256 bias = _mm256_load_ps(w.bias.as<float>() + c);
     for (size_t i = 0; i < rows; ++i)
       for (size_t j = 0; j < cols; ++j) {
         const size_t pixel =
             (t.n * s.out_h + static_cast<size_t>(t.y) + i) * s.out_w + static_cast<size_t>(t.x) + j;
-        __m256 v = _mm256_min_ps(_mm256_max_ps(_mm256_add_ps(o[i * kTile + j], bias), vlo), vhi);
+        __m256 v = _mm256_min_ps(_mm256_max_ps(_mm256_add_ps(o[i * Tile + j], bias), vlo), vhi);
         if constexpr (Residual)
           v = _mm256_min_ps(
               _mm256_max_ps(_mm256_add_ps(v, _mm256_maskload_ps(st.residual + pixel * s.out_c + c, mask)),
@@ -330,14 +396,14 @@ __attribute__((target("avx2,fma"))) void transform_output_tile_avx2(const Winogr
   }
 }
 
-template <bool Residual, ConvActivation Act>
+template <size_t Tile, bool Residual, ConvActivation Act>
 void transform_output(const Winograd& w, const Store& st, const float* m, size_t first, size_t count,
                       bool avx512) {
   for (size_t b = 0; b < count; ++b) {
     if (avx512)
-      transform_output_tile<Residual, Act>(w, st, m, b, tile_origin(w, first + b));
+      transform_output_tile<Tile, Residual, Act>(w, st, m, b, tile_origin(w, first + b));
     else
-      transform_output_tile_avx2<Residual, Act>(w, st, m, b, tile_origin(w, first + b));
+      transform_output_tile_avx2<Tile, Residual, Act>(w, st, m, b, tile_origin(w, first + b));
   }
 }
 
@@ -356,17 +422,19 @@ void store_output(const Winograd& w, const Store& st, const float* m, size_t fir
                   bool avx512) {
 #if defined(__x86_64__)
   using A = ConvActivation;
-  const auto out = [&]<bool Residual>() {
+  const auto out = [&]<size_t Tile, bool Residual>() {
     switch (st.e->activation) {
-      case A::kSwish: return transform_output<Residual, A::kSwish>(w, st, m, first, count, avx512);
-      case A::kHardSwish: return transform_output<Residual, A::kHardSwish>(w, st, m, first, count, avx512);
-      default: return transform_output<Residual, A::kNone>(w, st, m, first, count, avx512);
+      case A::kSwish: return transform_output<Tile, Residual, A::kSwish>(w, st, m, first, count, avx512);
+      case A::kHardSwish:
+        return transform_output<Tile, Residual, A::kHardSwish>(w, st, m, first, count, avx512);
+      default: return transform_output<Tile, Residual, A::kNone>(w, st, m, first, count, avx512);
     }
   };
-  if (st.residual != nullptr)
-    out.template operator()<true>();
+  const bool residual = st.residual != nullptr;
+  if (w.s.tile == 2)
+    residual ? out.template operator()<2, true>() : out.template operator()<2, false>();
   else
-    out.template operator()<false>();
+    residual ? out.template operator()<4, true>() : out.template operator()<4, false>();
 #else
   (void)w, (void)st, (void)m, (void)first, (void)count, (void)avx512;
 #endif
@@ -381,15 +449,12 @@ void run_chunk(void* context, size_t chunk) {
   const Store& st = task.store;
   const float* x = task.x;
   float* v = w.scratch.as<float>() + chunk * w.scratch_floats;
-  float* m = v + kPoints * w.block * w.in_c_pad;
+  float* m = v + w.points * w.block * w.in_c_pad;
   const size_t begin = chunk * w.chunk_tiles, end = std::min(w.tiles, begin + w.chunk_tiles);
   const bool avx512 = native_avx512_available();
   for (size_t first = begin; first < end; first += w.block) {
     const size_t count = std::min(w.block, end - first);
-    if (avx512)
-      transform_input(w, x, first, count, v);
-    else
-      transform_input_avx2(w, x, first, count, v);
+    input_transform(w, x, first, count, v);
     multiply(w, count, v, m, 0, w.panels);
     store_output(w, st, m, first, count, avx512);
   }
@@ -410,10 +475,7 @@ void transform_input_part(void* context, size_t part) {
   // V's tile b of the block is at v + (p * block + b) * in_c_pad: offset by
   // the part's first tile, its rows are the part's.
   float* v = w.scratch.as<float>() + first * w.in_c_pad;
-  if (native_avx512_available())
-    transform_input(w, task.x, first, end - first, v);
-  else
-    transform_input_avx2(w, task.x, first, end - first, v);
+  input_transform(w, task.x, first, end - first, v);
 #else
   (void)context, (void)part;
 #endif
@@ -426,7 +488,7 @@ void multiply_panel(void* context, size_t panel) {
   const Task& task = *static_cast<const Task*>(context);
   const Winograd& w = *task.w;
   const float* v = w.scratch.as<float>();
-  float* m = w.scratch.as<float>() + kPoints * w.block * w.in_c_pad;
+  float* m = w.scratch.as<float>() + w.points * w.block * w.in_c_pad;
   multiply(w, w.tiles, v, m, panel, panel + 1);
   Store st = task.store;
   st.c_begin = panel * kChannels;

@@ -1,28 +1,32 @@
 #pragma once
-// Winograd F(4x4, 3x3) for the backend's own convolution (native_conv.h),
-// NHWC, AVX-512F or AVX2 + FMA3. A 3x3 stride-1 convolution computes each
-// 4x4 block of output pixels ("tile") from its 6x6 input window with 36
-// products per input-output channel pair instead of 144: the window is
-// transformed (B^T d B), multiplied point by point with the filter
-// transformed ahead of time (G g G^T, one 36-point matrix per channel
-// pair), and transformed back (A^T m A). The 36 products over all channels
-// are 36 GEMMs — tiles x input channels times input x output channels — run
-// on native_conv's micro-kernel; the transforms work on 16 channels per
-// vector (8 with AVX2).
+// Winograd F(4x4, 3x3) and F(2x2, 3x3) for the backend's own convolution
+// (native_conv.h), NHWC, AVX-512F or AVX2 + FMA3. A 3x3 stride-1
+// convolution computes each m x m block of output pixels ("tile", m = 4 or
+// 2) from its (m + 2) x (m + 2) input window with (m + 2)^2 products per
+// input-output channel pair ("points": 36 or 16) instead of 9 m^2 (144 or
+// 36): the window is transformed (B^T d B), multiplied point by point with
+// the filter transformed ahead of time (G g G^T, one matrix per channel
+// pair), and transformed back (A^T m A). The products over all channels
+// are one GEMM per point — tiles x input channels times input x output
+// channels — run on native_conv's micro-kernel; the transforms work on 16
+// channels per vector (8 with AVX2). The variant is the shape's
+// (native_plan.h winograd_tile): F(4x4) where the tiles are many, F(2x2)
+// where few tiles would meet F(4x4)'s larger weights.
 //
 // Tiles are taken in blocks small enough that a block's transformed input
 // and products stay in L2; every thread owns a contiguous range of tiles and
 // its own scratch. Where few tiles meet many weights (winograd_splits_panels,
 // native_plan.h) the threads instead transform the input of all tiles into
 // one shared block, then take an output panel at a time, each streaming its
-// panels' share of the transformed weights. The output transform applies the bias and native_conv's
-// epilogue (clamp, residual, swish or hardswish) and stores into the output
-// or its slice of a concatenation.
+// panels' share of the transformed weights. The output transform applies
+// the bias and native_conv's epilogue (clamp, residual, swish or
+// hardswish) and stores into the output or its slice of a concatenation.
 //
-// Accuracy: the interpolation points 0, +-1, +-2 keep the transformed
-// values within a small factor of the inputs; against a double-precision
-// reference the results differ by at most ~5e-6 of each output's sum of
-// |x * w| (tests/runtime/backends/xnnpack/xnnpack_winograd_test.cpp).
+// Accuracy: the interpolation points 0, +-1, +-2 (F(2x2): 0, +-1) keep the
+// transformed values within a small factor of the inputs; against a
+// double-precision reference the results differ by at most ~5e-6 of each
+// output's sum of |x * w| under F(4x4), half that under F(2x2)
+// (tests/runtime/backends/xnnpack/xnnpack_winograd_test.cpp).
 
 #include <pthreadpool.h>
 
@@ -37,9 +41,12 @@
 
 namespace etc::xnnpack {
 
-// Which 3x3 convolutions run as Winograd (compile spec "winograd");
-// WinogradShape and winograd_pays are in native_plan.h.
-enum class WinogradMode { kOff, kAuto, kOn };
+// Which 3x3 convolutions run as Winograd, and as which variant (compile
+// spec "winograd"): none; those winograd_pays picks, each as the variant its
+// filter was transformed for ahead of time, else winograd_tile's; every one,
+// so; every one as F(2x2, 3x3); every one as F(4x4, 3x3). WinogradShape,
+// winograd_tile and winograd_pays are in native_plan.h.
+enum class WinogradMode { kOff, kAuto, kOn, kOn2x2, kOn4x4 };
 
 // Whether a checked node can run as Winograd: a one-group Convolution2d
 // with a 3x3 window, stride 1, dilation 1 and no flags.
@@ -51,14 +58,18 @@ struct WinogradDeleter {
 };
 using WinogradPtr = std::unique_ptr<Winograd, WinogradDeleter>;
 
-// Reads the transformed filter in place from `transformed`
-// (transform_winograd_filter's layout, native_plan.h: a program's
-// WinogradPanels constant), or, where that is null, transforms the filter
-// (OHWI, [out_c][3][3][in_c]) into memory of its own; copies the bias
-// (null: none); scratch for `threads` threads. Errors:
-// DelegateMemoryAllocationFailed.
+// Winograd F(shape.tile x shape.tile, 3x3) (tile 4 or 2). Reads the
+// transformed filter in place from `transformed` (transform_winograd_filter's
+// layout for that tile, native_plan.h: a program's WinogradPanels or
+// WinogradPanels2x2 constant), or, where that is null, transforms the
+// filter (OHWI, [out_c][3][3][in_c]) into memory of its own; copies the
+// bias (null: none); scratch for `threads` threads. Errors:
+// DelegateMemoryAllocationFailed, Internal (another tile).
 Result<WinogradPtr> compile_winograd(const WinogradShape& shape, const float* filter,
                                      const float* transformed, const float* bias, size_t threads);
+
+// The shape compile_winograd was given, its variant included.
+const WinogradShape& winograd_shape(const Winograd& w);
 
 // The transformed filter compile_winograd was given to read in place
 // (`transformed`), all of it; empty where it transformed the filter itself.

@@ -4,7 +4,8 @@
 // XNNPACK metadata parser. Little-endian, fixed layout:
 //
 //   byte 0      kStageMetadataVersion
-//   byte 1      StageRunsOn (0 XNNPACK, 1 native, 2 native Winograd)
+//   byte 1      StageRunsOn (0 XNNPACK, 1 native, 2 native Winograd
+//               F(4x4, 3x3), 3 native Winograd F(2x2, 3x3))
 //   bytes 2-3   the node's xnnpack_blob.fbs NodeType (uint16)
 //   bytes 4-5   blob nodes in the stage (uint16)
 //   bytes 6-7   F, debug ids folded into the node (uint16)
@@ -25,8 +26,9 @@ inline constexpr uint8_t kStageMetadataVersion = 1;
 inline constexpr size_t kStageMetadataHeaderBytes = 8;
 inline constexpr size_t kMaxFoldedIds = 8;
 
-// kWinograd: a native convolution computed as Winograd F(4x4, 3x3).
-enum class StageRunsOn : uint8_t { kXnnpack = 0, kNative = 1, kWinograd = 2 };
+// kWinograd: a native convolution computed as Winograd F(4x4, 3x3);
+// kWinograd2x2: as F(2x2, 3x3).
+enum class StageRunsOn : uint8_t { kXnnpack = 0, kNative = 1, kWinograd = 2, kWinograd2x2 = 3 };
 
 struct StageMetadata {
   StageRunsOn runs_on = StageRunsOn::kXnnpack;
@@ -56,7 +58,7 @@ inline std::vector<uint8_t> encode_stage_metadata(const StageMetadata& m) {
 
 // nullopt for bytes of another version or a size that does not match.
 inline std::optional<StageMetadata> decode_stage_metadata(const uint8_t* data, size_t size) {
-  if (data == nullptr || size < kStageMetadataHeaderBytes || data[0] != kStageMetadataVersion || data[1] > 2)
+  if (data == nullptr || size < kStageMetadataHeaderBytes || data[0] != kStageMetadataVersion || data[1] > 3)
     return std::nullopt;
   StageMetadata m;
   m.runs_on = static_cast<StageRunsOn>(data[1]);

@@ -71,17 +71,31 @@ Result<NativeConvolutions> native_convolution_spec(Span<const CompileSpecView> s
 }
 
 // Compile spec "winograd": "auto" (the default) runs a native 3x3
-// stride-1 convolution as Winograd F(4x4, 3x3) where the cost model says it
-// gains (native_winograd.h winograd_pays), "on" runs every such native
-// convolution so, "off" none.
+// stride-1 convolution as Winograd where the cost model says it gains
+// (native_plan.h winograd_pays), as F(4x4, 3x3) or F(2x2, 3x3)
+// (winograd_tile, or as its filter was transformed ahead of time); "on"
+// runs every such native convolution so; "2x2" and "4x4" every one as that
+// variant; "off" none.
 Result<WinogradMode> winograd_spec(Span<const CompileSpecView> specs) {
-  ETC_ASSIGN_OR_RETURN(const AutoOnOff value, auto_on_off_spec(specs, "winograd"));
-  switch (value) {
-    case AutoOnOff::kAuto: return WinogradMode::kAuto;
-    case AutoOnOff::kOn: return WinogradMode::kOn;
-    case AutoOnOff::kOff: break;
+  WinogradMode mode = WinogradMode::kAuto;
+  for (const CompileSpecView& spec : specs) {
+    if (spec.key != "winograd") continue;
+    const std::string value(reinterpret_cast<const char*>(spec.value.data()), spec.value.size());
+    if (value == "auto")
+      mode = WinogradMode::kAuto;
+    else if (value == "on")
+      mode = WinogradMode::kOn;
+    else if (value == "2x2")
+      mode = WinogradMode::kOn2x2;
+    else if (value == "4x4")
+      mode = WinogradMode::kOn4x4;
+    else if (value == "off")
+      mode = WinogradMode::kOff;
+    else
+      return fail(Error::InvalidArgument, "xnnpack: compile spec winograd is '", value,
+                  "', expected 'auto', 'on', '2x2', '4x4' or 'off'");
   }
-  return WinogradMode::kOff;
+  return mode;
 }
 
 // Whether `handle` was created for delegate inputs of these blob dims.

@@ -23,6 +23,16 @@ inline bool is_native_node(fb::NodeType type) {
   return type >= fb::NodeType::Concatenate && type <= fb::NodeType::MAX;
 }
 
+// The Winograd variant (output tile side, native_plan.h) of a filter
+// transformed ahead of time with packing `p`: 4 (WinogradPanels), 2
+// (WinogradPanels2x2), or 0 where `p` is no Winograd transform.
+inline size_t winograd_packing_tile(fb::WeightPacking p) {
+  return p == fb::WeightPacking::WinogradPanels ? 4 : p == fb::WeightPacking::WinogradPanels2x2 ? 2 : 0;
+}
+inline fb::WeightPacking winograd_packing(size_t tile) {
+  return tile == 2 ? fb::WeightPacking::WinogradPanels2x2 : fb::WeightPacking::WinogradPanels;
+}
+
 // Where the constant data starts: after the size-prefixed flatbuffer, rounded
 // up to kXnnpackConstantAlignment. `flatbuffer_size` excludes the prefix.
 inline size_t xnnpack_constant_base(size_t flatbuffer_size) {

@@ -199,8 +199,8 @@ TEST_CASE("the built-in metadata parsers read their backends' bytes and survive 
   CHECK(devtools::metadata_parser_for("demo")(demo.data(), 3, context).front().second.find("not demo") !=
         std::string::npos);
   // XNNPACK stage metadata: where the stage ran comes first.
-  for (const auto& [runs_on, name] :
-       std::vector<std::pair<uint8_t, std::string>>{{0, "xnnpack"}, {1, "native"}, {2, "native-winograd"}}) {
+  for (const auto& [runs_on, name] : std::vector<std::pair<uint8_t, std::string>>{
+           {0, "xnnpack"}, {1, "native"}, {2, "native-winograd"}, {3, "native-winograd-2x2"}}) {
     const std::vector<uint8_t> stage = {1, runs_on, 0, 0, 1, 0, 0, 0};
     const devtools::MetadataColumns columns =
         devtools::metadata_parser_for("xnnpack")(stage.data(), stage.size(), context);

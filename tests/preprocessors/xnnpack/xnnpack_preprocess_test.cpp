@@ -6,6 +6,7 @@
 #include <array>
 #include <catch2/catch.hpp>
 #include <cstring>
+#include <utility>
 
 #include "compiler/common/compile_error.h"
 #include "preprocessors/xnnpack/blob_writer.h"
@@ -318,8 +319,9 @@ TEST_CASE("xnnpack preprocess transforms the filters Winograd may run ahead of t
   // The form holds the plain filter's transform, bit for bit, and lies
   // with the packed constants after the plain ones.
   const std::vector<float> transformed = blob.data(last);
-  std::vector<float> want(xnnpack::winograd_filter_floats(64, 64));
-  xnnpack::transform_winograd_filter(plain.data(), 64, 64, want.data());
+  // F(4x4, 3x3): the variant winograd_tile takes for 16x16x64.
+  std::vector<float> want(xnnpack::winograd_filter_floats(64, 64, 4));
+  xnnpack::transform_winograd_filter(plain.data(), 64, 64, 4, want.data());
   REQUIRE(transformed.size() == want.size());
   CHECK(std::memcmp(transformed.data(), want.data(), want.size() * sizeof(float)) == 0);
   for (uint32_t t = 0; t < last; ++t)
@@ -338,6 +340,21 @@ TEST_CASE("xnnpack preprocess transforms the filters Winograd may run ahead of t
   CHECK(winograd_filters(on)[0] == -1);
   CHECK(winograd_filters(on)[1] >= 0);
   CHECK(winograd_filters(on)[2] == -1);
+  // winograd=2x2 and 4x4: that variant's transform.
+  for (const auto& [value, tile] : {std::pair<const char*, size_t>{"2x2", 2}, {"4x4", 4}}) {
+    INFO("winograd=" << value);
+    const Blob forced = compile(conv_chain(), {CompileSpec::from_string("winograd", value)});
+    REQUIRE(winograd_filters(forced)[1] >= 0);
+    const auto id = static_cast<uint32_t>(winograd_filters(forced)[1]);
+    CHECK(forced.tensor(id).packing() == xnnpack::winograd_packing(tile));
+    std::vector<float> want_forced(xnnpack::winograd_filter_floats(64, 64, tile));
+    xnnpack::transform_winograd_filter(plain.data(), 64, 64, tile, want_forced.data());
+    const std::vector<float> got = forced.data(id);
+    REQUIRE(got.size() == want_forced.size());
+    CHECK(std::memcmp(got.data(), want_forced.data(), got.size() * sizeof(float)) == 0);
+  }
+  CHECK_THROWS_WITH(compile(conv_chain(), {CompileSpec::from_string("winograd", "2")}),
+                    Catch::Contains("winograd='2' (expected auto, on, 2x2, 4x4 or off)"));
 }
 
 TEST_CASE("xnnpack blob writer fills every constant in its place, and reports a fill that fails",

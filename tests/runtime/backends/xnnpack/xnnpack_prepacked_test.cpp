@@ -15,6 +15,7 @@
 #include <catch2/catch.hpp>
 #include <functional>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "runtime/backends/xnnpack/native_plan.h"
@@ -167,48 +168,66 @@ TEST_CASE("xnnpack Winograd filters transformed ahead of time give the bits of f
     if (g.kh != 3 || g.kw != 3 || g.sh != 1 || g.sw != 1) continue;
     INFO(g.name);
     const ConvData d = random_data(g, ++seed);
-    for (int threads : {1, 2}) {
-      INFO(threads << " thread(s)");
-      const std::vector<float> at_init = run_conv(g, d, kWinograd, threads);
-      const std::vector<float> ahead = run_conv(g, d, kWinograd, threads, false, /*transformed=*/true);
-      CHECK(count_far(ahead, reference(g, d.x, d.filter, d.bias), 1e-4) == 0);
-      CHECK(count_different(ahead, at_init) == 0);
+    for (size_t tile : {4, 2}) {
+      INFO("F(" << tile << "x" << tile << ", 3x3)");
+      const std::vector<Spec>& specs = tile == 4 ? kWinograd4x4 : kWinograd2x2;
+      for (int threads : {1, 2}) {
+        INFO(threads << " thread(s)");
+        const std::vector<float> at_init = run_conv(g, d, specs, threads);
+        const std::vector<float> ahead = run_conv(g, d, specs, threads, false, tile);
+        CHECK(count_far(ahead, reference(g, d.x, d.filter, d.bias), 1e-4) == 0);
+        CHECK(count_different(ahead, at_init) == 0);
+      }
+      // The direct kernel and XNNPACK read the plain filter beside it.
+      CHECK(count_different(run_conv(g, d, kOn, 0, false, tile), run_conv(g, d, kOn)) == 0);
+      CHECK(count_different(run_conv(g, d, kOff, 0, false, tile), run_conv(g, d, kOff)) == 0);
     }
-    // The direct kernel and XNNPACK read the plain filter beside it.
-    CHECK(count_different(run_conv(g, d, kOn, 0, false, true), run_conv(g, d, kOn)) == 0);
-    CHECK(count_different(run_conv(g, d, kOff, 0, false, true), run_conv(g, d, kOff)) == 0);
+    // A filter transformed for the other variant than the spec names is
+    // not read: the filter is transformed at init for the one named.
+    CHECK(count_different(run_conv(g, d, kWinograd2x2, 1, false, 4), run_conv(g, d, kWinograd2x2, 1)) == 0);
+    CHECK(count_different(run_conv(g, d, kWinograd4x4, 1, false, 2), run_conv(g, d, kWinograd4x4, 1)) == 0);
   }
 }
 
 TEST_CASE("xnnpack reads a Winograd filter transformed ahead of time in place from the blob", "[xnnpack]") {
   REQUIRE(xnnpack::native_convolution_available());
-  const Geometry g{.h = 28, .w = 28, .c = 64, .o = 64, .kh = 3, .kw = 3, .pad = kPad1};
-  REQUIRE(xnnpack::winograd_pays({1, 28, 28, 64, 28, 28, 64, 1, 1}, 1));  // Winograd under "auto"
-  const ConvData d = random_data(g, 810);
-  const Shape in_shape = shape_of({1, 28, 28, 64}), out_shape = shape_of({1, 28, 28, 64});
-  // Transformed at init: the blob can go, and what it holds afterwards
-  // does not matter.
-  XnnpackRunner at_init(1);
-  REQUIRE(at_init.init(conv_blob(g, d)).ok());
-  CHECK(at_init.freed_by_init());
-  std::fill(at_init.blob().begin(), at_init.blob().end(), uint8_t{0});
-  std::vector<testing::XnnpackArg> args = {{in_shape, d.x}, testing::zeros(out_shape)};
-  REQUIRE(at_init.execute(args).ok());
-  CHECK(count_different(args[1].data, run_conv(g, d, kWinograd, 1)) == 0);
-  // Transformed ahead of time: the blob stays, and every run reads the
-  // transformed filter from it (zeros written there leave the bias alone
-  // in every output).
-  XnnpackRunner ahead(1);
-  REQUIRE(ahead.init(conv_blob(g, d, 0, false, /*transformed=*/true)).ok());
-  CHECK_FALSE(ahead.freed_by_init());
-  std::vector<testing::XnnpackArg> again = {{in_shape, d.x}, testing::zeros(out_shape)};
-  REQUIRE(ahead.execute(again).ok());
-  CHECK(count_different(again[1].data, args[1].data) == 0);
-  std::fill(ahead.blob().begin(), ahead.blob().end(), uint8_t{0});
-  REQUIRE(ahead.execute(again).ok());
-  size_t not_bias = 0;
-  for (size_t i = 0; i < again[1].data.size(); ++i) not_bias += again[1].data[i] != d.bias[i % 64];
-  CHECK(not_bias == 0);
+  // F(4x4, 3x3) at 28x28x64, F(2x2, 3x3) at 14x14x128: each the variant
+  // "auto" takes for its shape, and Winograd pays there.
+  for (const auto& [size, channels, tile] :
+       std::vector<std::tuple<uint32_t, uint32_t, size_t>>{{28, 64, 4}, {14, 128, 2}}) {
+    INFO("F(" << tile << "x" << tile << ", 3x3), " << size << "x" << size << "x" << channels);
+    const Geometry g{.h = size, .w = size, .c = channels, .o = channels, .kh = 3, .kw = 3, .pad = kPad1};
+    xnnpack::WinogradShape shape{1, size, size, channels, size, size, channels, 1, 1};
+    REQUIRE(xnnpack::winograd_tile(shape) == tile);
+    shape.tile = tile;
+    REQUIRE(xnnpack::winograd_pays(shape, 1));
+    const ConvData d = random_data(g, 810);
+    const Shape in_shape = shape_of({1, size, size, channels}),
+                out_shape = shape_of({1, size, size, channels});
+    // Transformed at init: the blob can go, and what it holds afterwards
+    // does not matter.
+    XnnpackRunner at_init(1);
+    REQUIRE(at_init.init(conv_blob(g, d)).ok());
+    CHECK(at_init.freed_by_init());
+    std::fill(at_init.blob().begin(), at_init.blob().end(), uint8_t{0});
+    std::vector<testing::XnnpackArg> args = {{in_shape, d.x}, testing::zeros(out_shape)};
+    REQUIRE(at_init.execute(args).ok());
+    CHECK(count_different(args[1].data, run_conv(g, d, tile == 4 ? kWinograd4x4 : kWinograd2x2, 1)) == 0);
+    // Transformed ahead of time: the blob stays, and every run reads the
+    // transformed filter from it (zeros written there leave the bias alone
+    // in every output).
+    XnnpackRunner ahead(1);
+    REQUIRE(ahead.init(conv_blob(g, d, 0, false, tile)).ok());
+    CHECK_FALSE(ahead.freed_by_init());
+    std::vector<testing::XnnpackArg> again = {{in_shape, d.x}, testing::zeros(out_shape)};
+    REQUIRE(ahead.execute(again).ok());
+    CHECK(count_different(again[1].data, args[1].data) == 0);
+    std::fill(ahead.blob().begin(), ahead.blob().end(), uint8_t{0});
+    REQUIRE(ahead.execute(again).ok());
+    size_t not_bias = 0;
+    for (size_t i = 0; i < again[1].data.size(); ++i) not_bias += again[1].data[i] != d.bias[i % channels];
+    CHECK(not_bias == 0);
+  }
 }
 
 // input -> conv(filter) -> output, where the test sets how `filter` is
@@ -289,30 +308,35 @@ std::vector<Damaged> damaged_blobs() {
   const std::vector<float> form = winograd_form(w3, d3);
   using Edit = std::function<void(XnnpackBlobBuilder&, testing::XnnpackNodeSpec&)>;
   const auto winograd = [&](std::vector<uint64_t> form_dims, const std::vector<float>& form_data,
-                            size_t shift = 0, const Edit& edit = {}) {
+                            size_t shift = 0, const Edit& edit = {},
+                            WeightPacking packing = WeightPacking::WinogradPanels) {
     XnnpackBlobBuilder b;
     const uint32_t x = b.input({1, 12, 12, 64}, 0);
     const uint32_t w = b.constant({80, 3, 3, 64}, d3.filter);
     auto& node =
         b.node(NodeType::Convolution2d, {x, w, b.constant({80}, d3.bias)}, {b.output({1, 12, 12, 80}, 0)});
     set_window(node, w3);
-    node.winograd_filter = static_cast<int32_t>(
-        b.packed_constant(std::move(form_dims), form_data, WeightPacking::WinogradPanels, shift));
+    node.winograd_filter =
+        static_cast<int32_t>(b.packed_constant(std::move(form_dims), form_data, packing, shift));
     if (edit) edit(b, node);
     return b.build();
   };
   {
     const std::vector<float> short_form(form.begin(), form.end() - 32);
     cases.push_back({"a Winograd filter one row short", winograd({80, 3, 3, 64}, short_form),
-                     "transformed for Winograd"});
+                     "transformed for Winograd F(4x4, 3x3)"});
   }
+  cases.push_back({"a filter transformed for F(4x4) marked F(2x2)",
+                   winograd({80, 3, 3, 64}, form, 0, {}, WeightPacking::WinogradPanels2x2),
+                   "transformed for Winograd F(2x2, 3x3) (" +
+                       std::to_string(xnnpack::winograd_filter_floats(80, 64, 2) * 4) + " bytes)"});
   cases.push_back({"a Winograd filter 4 bytes past a 64-byte boundary", winograd({80, 3, 3, 64}, form, 4),
                    "not a multiple of 64"});
   cases.push_back({"a Winograd filter of rank 2",
-                   winograd({80, 576}, std::vector<float>(xnnpack::winograd_filter_floats(80, 64))),
+                   winograd({80, 576}, std::vector<float>(xnnpack::winograd_filter_floats(80, 64, 4))),
                    "dims [out_c, 3, 3, in_c]"});
   cases.push_back({"a Winograd filter of other dims than the filter",
-                   winograd({80, 3, 3, 32}, std::vector<float>(xnnpack::winograd_filter_floats(80, 32))),
+                   winograd({80, 3, 3, 32}, std::vector<float>(xnnpack::winograd_filter_floats(80, 32, 4))),
                    "its plain filter (tensor 1) [80, 3, 3, 64]"});
   cases.push_back({"winograd_filter past the tensors",
                    winograd({80, 3, 3, 64}, form, 0,
@@ -343,7 +367,7 @@ std::vector<Damaged> damaged_blobs() {
         b.node(NodeType::Convolution2d, {x, w, b.constant({64}, d.bias)}, {b.output({1, 16, 16, 64}, 0)});
     set_window(node, g1);
     node.winograd_filter = static_cast<int32_t>(
-        b.packed_constant({64, 3, 3, 288}, std::vector<float>(xnnpack::winograd_filter_floats(64, 288)),
+        b.packed_constant({64, 3, 3, 288}, std::vector<float>(xnnpack::winograd_filter_floats(64, 288, 4)),
                           WeightPacking::WinogradPanels));
     cases.push_back({"a Winograd filter on a 1x1 convolution", b.build(), "runs as Winograd"});
   }

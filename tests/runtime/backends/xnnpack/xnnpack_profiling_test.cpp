@@ -165,6 +165,34 @@ TEST_CASE("xnnpack stage metadata says which convolutions run natively and which
   CHECK(std::abs(args[1].data[(14 * 28 + 14) * 64] - 5.76f * 0.64f) < 1e-4f);
 }
 
+TEST_CASE("xnnpack stage metadata says which Winograd variant a convolution runs as", "[xnnpack]") {
+  // x [1, 14, 14, 256] -> 3x3 conv (id 7, Winograd F(2x2, 3x3) by the cost
+  // model: few tiles, many channels) -> y.
+  XnnpackBlobBuilder b;
+  const uint32_t x = b.input({1, 14, 14, 256}, 0);
+  const uint32_t y = b.output({1, 14, 14, 256}, 0);
+  auto& c3 = b.node(NodeType::Convolution2d,
+                    {x, b.constant({256, 3, 3, 256}, std::vector<float>(256 * 9 * 256, 0.01f))}, {y});
+  c3.kernel = {3, 3};
+  c3.padding = {1, 1, 1, 1};
+  c3.group_input_channels = c3.group_output_channels = 256;
+  c3.debug_id = 7;
+  XnnpackRunner runner(1);
+  runner.options().delegate_detail = DelegateDetail::kPerNode;
+  REQUIRE(runner.init(b.build()).ok());
+  RecordingTracer tracer;
+  std::vector<XnnpackArg> args = {{Shape{1, 14, 14, 256}, std::vector<float>(14 * 14 * 256, 1.0f)},
+                                  zeros(Shape{1, 14, 14, 256})};
+  REQUIRE(runner.execute(args, &tracer).ok());
+  REQUIRE(tracer.ids == std::vector<int64_t>{7});
+  CHECK(tracer.metadata(0).runs_on == (xnnpack::native_convolution_available()
+                                           ? xnnpack::StageRunsOn::kWinograd2x2
+                                           : xnnpack::StageRunsOn::kXnnpack));
+  // Interior pixels: 9 taps x 256 channels x 0.01; a corner 4 taps.
+  CHECK(std::abs(args[1].data[(7 * 14 + 7) * 256] - 23.04f) < 1e-3f);
+  CHECK(std::abs(args[1].data[0] - 10.24f) < 1e-3f);
+}
+
 TEST_CASE("xnnpack stage metadata round-trips and rejects what it cannot read", "[xnnpack]") {
   xnnpack::StageMetadata m;
   m.runs_on = xnnpack::StageRunsOn::kNative;
@@ -181,13 +209,14 @@ TEST_CASE("xnnpack stage metadata round-trips and rejects what it cannot read", 
   CHECK(back->folded_ids == m.folded_ids);
   CHECK_FALSE(xnnpack::decode_stage_metadata(bytes.data(), bytes.size() - 1).has_value());
   CHECK_FALSE(xnnpack::decode_stage_metadata(bytes.data(), 4).has_value());
-  for (auto runs_on : {xnnpack::StageRunsOn::kXnnpack, xnnpack::StageRunsOn::kWinograd}) {
+  for (auto runs_on : {xnnpack::StageRunsOn::kXnnpack, xnnpack::StageRunsOn::kWinograd,
+                       xnnpack::StageRunsOn::kWinograd2x2}) {
     m.runs_on = runs_on;
     const std::vector<uint8_t> b = xnnpack::encode_stage_metadata(m);
     CHECK(xnnpack::decode_stage_metadata(b.data(), b.size())->runs_on == runs_on);
   }
   std::vector<uint8_t> unknown = bytes;
-  unknown[1] = 3;  // no such place to run
+  unknown[1] = 4;  // no such place to run
   CHECK_FALSE(xnnpack::decode_stage_metadata(unknown.data(), unknown.size()).has_value());
   std::vector<uint8_t> other = bytes;
   other[0] = 99;

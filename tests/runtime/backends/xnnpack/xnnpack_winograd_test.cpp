@@ -1,11 +1,12 @@
-// Winograd F(4x4, 3x3) in the XNNPACK backend's own convolution
-// (native_winograd.h): across geometries (partial tiles, padding on any
-// side or none, channel counts off the vector width, batches, several tile
-// blocks, NCHW boundaries) it stays within a small multiple of float
-// rounding of a double-precision reference, scaled by each output's sum of
-// |x * w|; it gives the same bits on 1 and 2 threads; it applies the
-// native epilogues (residual Add, swish, a slice of a concatenation);
-// compile spec "winograd" chooses it, and "auto" follows the cost model.
+// Winograd F(4x4, 3x3) and F(2x2, 3x3) in the XNNPACK backend's own
+// convolution (native_winograd.h): across geometries (partial tiles,
+// padding on any side or none, channel counts off the vector width,
+// batches, several tile blocks, few tiles with panels shared out, NCHW
+// boundaries) each stays within a small multiple of float rounding of a
+// double-precision reference, scaled by each output's sum of |x * w|; it
+// gives the same bits on 1 and 2 threads; it applies the native epilogues
+// (residual Add, swish, a slice of a concatenation); compile spec
+// "winograd" chooses it and its variant, and "auto" follows the cost model.
 #include <xnnpack.h>
 
 #include <algorithm>
@@ -30,9 +31,10 @@ using namespace testing::native_conv;
 using testing::XnnpackBlobBuilder;
 using xnnpack::fb::NodeType;
 
-// Observed worst error is 5.1e-6 of the magnitude, most cases below 3e-6
-// (F(4x4, 3x3) rounds each input through transforms with coefficients up
-// to 5 and 8).
+// Observed worst error under F(4x4, 3x3) is 5.1e-6 of the magnitude, most
+// cases below 3e-6 (it rounds each input through transforms with
+// coefficients up to 5 and 8); F(2x2, 3x3), whose coefficients are 1 and
+// 1/2, stays within half of that.
 constexpr double kTolerance = 1e-5;
 
 const std::array<uint32_t, 4> kPad1 = {1, 1, 1, 1};
@@ -115,6 +117,14 @@ std::vector<Geometry> winograd_sweep() {
        .kh = 3,
        .kw = 3,
        .pad = kPad1},
+      {.name = "4x4 pad 1, 256->128 (one or four tiles: panels shared out under either variant)",
+       .h = 4,
+       .w = 4,
+       .c = 256,
+       .o = 128,
+       .kh = 3,
+       .kw = 3,
+       .pad = kPad1},
       {.name = "7x7 pad 1, 160->80 (panels shared out, a 16-wide last one; partial tiles)",
        .h = 7,
        .w = 7,
@@ -126,14 +136,19 @@ std::vector<Geometry> winograd_sweep() {
   };
 }
 
-// Whether the backend builds node 0 of `blob` as Winograd for `mode`.
-bool builds_winograd(const std::vector<uint8_t>& blob, xnnpack::WinogradMode mode, size_t threads = 1) {
+// The Winograd variant (output tile side) the backend builds node 0 of
+// `blob` as for `mode`: 0 where it builds it direct.
+size_t built_tile(const std::vector<uint8_t>& blob, xnnpack::WinogradMode mode, size_t threads = 1) {
   auto view = xnnpack::read_xnnpack_blob(blob.data(), blob.size());
   REQUIRE(view.ok());
   const xnnpack::fb::Node& node = *view.get().graph->nodes()->Get(0);
   auto conv = xnnpack::compile_native_conv(view.get(), node, {mode, threads});
   REQUIRE(conv.ok());
-  return xnnpack::is_winograd(*conv.get());
+  return xnnpack::winograd_tile_of(*conv.get());
+}
+
+bool builds_winograd(const std::vector<uint8_t>& blob, xnnpack::WinogradMode mode, size_t threads = 1) {
+  return built_tile(blob, mode, threads) != 0;
 }
 
 TEST_CASE("xnnpack Winograd convolution stays within rounding of the reference across geometries",
@@ -142,30 +157,40 @@ TEST_CASE("xnnpack Winograd convolution stays within rounding of the reference a
   const xnnpack::NativeIsa isa = GENERATE(from_range(native_isas()));
   INFO(isa_name(isa));
   const NativeIsaCap cap(isa);
-  uint32_t seed = 900;
-  size_t split = 0;
-  for (const Geometry& g : winograd_sweep()) {
-    INFO(g.name);
-    const size_t tiles = g.n * ((g.oh() + 3) / 4) * ((g.ow() + 3) / 4);
-    split +=
-        xnnpack::winograd_splits_panels((g.c + 15) / 16 * 16, xnnpack::native_panel_padded(g.o), tiles, 2);
-    const ConvData d = random_data(g, ++seed);
-    const std::vector<uint8_t> blob = conv_blob(g, d);
-    CHECK(builds_winograd(blob, xnnpack::WinogradMode::kOn));
-    CHECK_FALSE(builds_winograd(blob, xnnpack::WinogradMode::kOff));
-    const std::vector<float> want = reference(g, d.x, d.filter, d.bias);
-    const std::vector<double> scale = magnitude(g, d.x, d.filter, d.bias);
-    const std::vector<float> one = run_conv(g, d, kWinograd, 1);
-    const std::vector<float> two = run_conv(g, d, kWinograd, 2);
-    CHECK(count_far_scaled(one, want, scale, kTolerance) == 0);
-    // Each tile is computed alike whichever thread takes it, and whether
-    // the threads share out tiles or panels.
-    CHECK(count_different(one, two) == 0);
-    // Not the direct kernel's bits: Winograd really ran.
-    CHECK(count_different(one, run_conv(g, d, kOn, 1)) > 0);
+  for (const size_t tile : {4, 2}) {
+    INFO("F(" << tile << "x" << tile << ", 3x3)");
+    const std::vector<Spec>& specs = tile == 4 ? kWinograd4x4 : kWinograd2x2;
+    const auto mode = tile == 4 ? xnnpack::WinogradMode::kOn4x4 : xnnpack::WinogradMode::kOn2x2;
+    const size_t points = xnnpack::winograd_points(tile);
+    uint32_t seed = 900;
+    size_t split = 0;
+    for (const Geometry& g : winograd_sweep()) {
+      INFO(g.name);
+      const size_t tiles = g.n * ((g.oh() + tile - 1) / tile) * ((g.ow() + tile - 1) / tile);
+      split += xnnpack::winograd_splits_panels(points, (g.c + 15) / 16 * 16,
+                                               xnnpack::native_panel_padded(g.o), tiles, 2);
+      const ConvData d = random_data(g, ++seed);
+      const std::vector<uint8_t> blob = conv_blob(g, d);
+      CHECK(built_tile(blob, mode) == tile);
+      CHECK_FALSE(builds_winograd(blob, xnnpack::WinogradMode::kOff));
+      const std::vector<float> want = reference(g, d.x, d.filter, d.bias);
+      const std::vector<double> scale = magnitude(g, d.x, d.filter, d.bias);
+      const std::vector<float> one = run_conv(g, d, specs, 1);
+      const std::vector<float> two = run_conv(g, d, specs, 2);
+      CHECK(count_far_scaled(one, want, scale, tile == 4 ? kTolerance : kTolerance / 2) == 0);
+      // Each tile is computed alike whichever thread takes it, and whether
+      // the threads share out tiles or panels.
+      CHECK(count_different(one, two) == 0);
+      // Not the direct kernel's bits, nor the other variant's: this one
+      // really ran.
+      CHECK(count_different(one, run_conv(g, d, kOn, 1)) > 0);
+      CHECK(count_different(one, run_conv(g, d, tile == 4 ? kWinograd2x2 : kWinograd4x4, 1)) > 0);
+    }
+    // Under F(4x4): 10x11 64->96, 14x14 256->256, 4x4 256->128 and 7x7
+    // 160->80 share panels out at 2 threads; under F(2x2), with more tiles
+    // and a third of the weights, 4x4 256->128 alone.
+    CHECK(split == (tile == 4 ? 4 : 1));
   }
-  // 10x11 64->96 and the last two share panels out at 2 threads.
-  CHECK(split == 3);
 }
 
 TEST_CASE("xnnpack Winograd applies to 3x3 stride-1 one-group convolutions only", "[xnnpack]") {
@@ -184,7 +209,9 @@ TEST_CASE("xnnpack Winograd applies to 3x3 stride-1 one-group convolutions only"
   one_by_three.pad = {0, 1, 0, 1};
   for (const Geometry& g : {stride2, dilated, five, one_by_three}) {
     INFO("kernel " << g.kh << "x" << g.kw << " stride " << g.sh << " dilation " << g.dh);
-    CHECK_FALSE(builds_winograd(conv_blob(g, random_data(g, 2)), xnnpack::WinogradMode::kOn));
+    for (const auto mode :
+         {xnnpack::WinogradMode::kOn, xnnpack::WinogradMode::kOn2x2, xnnpack::WinogradMode::kOn4x4})
+      CHECK_FALSE(builds_winograd(conv_blob(g, random_data(g, 2)), mode));
   }
 }
 
@@ -207,19 +234,64 @@ TEST_CASE("xnnpack Winograd auto follows the cost model", "[xnnpack]") {
   CHECK_FALSE(xnnpack::winograd_pays({1, 56, 56, 64, 56, 56, 8, 1, 1}, 1));
   // And the backend follows it under "auto".
   const Geometry big{.h = 28, .w = 28, .c = 64, .o = 64, .kh = 3, .kw = 3, .pad = kPad1};
-  CHECK(builds_winograd(conv_blob(big, random_data(big, 3)), xnnpack::WinogradMode::kAuto));
+  CHECK(built_tile(conv_blob(big, random_data(big, 3)), xnnpack::WinogradMode::kAuto) == 4);
   const Geometry thin{.h = 28, .w = 28, .c = 8, .o = 64, .kh = 3, .kw = 3, .pad = kPad1};
   CHECK_FALSE(builds_winograd(conv_blob(thin, random_data(thin, 4)), xnnpack::WinogradMode::kAuto));
 }
 
-TEST_CASE("xnnpack compile spec winograd accepts auto, on and off and refuses anything else", "[xnnpack]") {
+TEST_CASE("xnnpack Winograd auto takes F(2x2, 3x3) where F(4x4)'s weights would stream for few tiles",
+          "[xnnpack]") {
+  using xnnpack::WinogradShape;
+  // resnet's and googlenet's layers at 224x224.
+  const WinogradShape r56{1, 56, 56, 64, 56, 56, 64, 1, 1};
+  const WinogradShape r28{1, 28, 28, 128, 28, 28, 128, 1, 1};
+  const WinogradShape r14{1, 14, 14, 256, 14, 14, 256, 1, 1};
+  const WinogradShape g14{1, 14, 14, 112, 14, 14, 224, 1, 1};
+  const WinogradShape g28{1, 28, 28, 128, 28, 28, 192, 1, 1};
+  CHECK(xnnpack::winograd_tile(r56) == 4);
+  CHECK(xnnpack::winograd_tile(r28) == 4);
+  CHECK(xnnpack::winograd_tile(g28) == 4);
+  // 16 tiles of F(4x4) against 9.4 MB of its weights; 49 of F(2x2) against
+  // 4.2 MB.
+  CHECK(xnnpack::winograd_tile(r14) == 2);
+  CHECK(xnnpack::winograd_tile(g14) == 2);
+  for (size_t threads : {1, 2}) {
+    INFO(threads << " threads");
+    for (WinogradShape s : {r14, g14}) {
+      s.tile = 2;
+      CHECK(xnnpack::winograd_pays(s, threads));
+    }
+    // resnet's 7x7x512 layers stay direct under either variant.
+    for (size_t tile : {2, 4}) {
+      WinogradShape s{1, 7, 7, 512, 7, 7, 512, 1, 1};
+      s.tile = tile;
+      CHECK_FALSE(xnnpack::winograd_pays(s, threads));
+    }
+  }
+  // The backend takes it under "auto", and the compile spec's variant under
+  // "2x2" and "4x4".
+  const Geometry g{.h = 14, .w = 14, .c = 256, .o = 256, .kh = 3, .kw = 3, .pad = kPad1};
+  const std::vector<uint8_t> blob = conv_blob(g, random_data(g, 6));
+  CHECK(built_tile(blob, xnnpack::WinogradMode::kAuto) == 2);
+  CHECK(built_tile(blob, xnnpack::WinogradMode::kAuto, 2) == 2);
+  CHECK(built_tile(blob, xnnpack::WinogradMode::kOn) == 2);
+  CHECK(built_tile(blob, xnnpack::WinogradMode::kOn4x4) == 4);
+  // A filter transformed ahead of time sets the variant under "auto" and
+  // "on", not under a spec that names the other.
+  const std::vector<uint8_t> ahead4 = conv_blob(g, random_data(g, 6), 0, false, 4);
+  CHECK(built_tile(ahead4, xnnpack::WinogradMode::kOn) == 4);
+  CHECK(built_tile(ahead4, xnnpack::WinogradMode::kOn2x2) == 2);
+}
+
+TEST_CASE("xnnpack compile spec winograd accepts auto, on, off, 2x2 and 4x4 and refuses anything else",
+          "[xnnpack]") {
   const Geometry g{.h = 12, .w = 12, .c = 32, .o = 32, .kh = 3, .kw = 3, .pad = kPad1};
   const std::vector<uint8_t> blob = conv_blob(g, random_data(g, 5));
-  for (const std::string value : {"auto", "on", "off"}) {
+  for (const std::string value : {"auto", "on", "off", "2x2", "4x4"}) {
     SpecRunner runner;
     CHECK(runner.init(blob, {{"winograd", value}}).ok());
   }
-  for (const std::string value : {"yes", "On", ""}) {
+  for (const std::string value : {"yes", "On", "", "2", "3x3"}) {
     INFO("value '" << value << "'");
     SpecRunner runner;
     const Status s = runner.init(blob, {{"winograd", value}});
