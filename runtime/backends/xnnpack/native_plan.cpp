@@ -214,19 +214,21 @@ double direct_cycles(const WinogradShape& s, size_t threads) {
 
 // Cycles on one core of Winograd F(s.tile x s.tile, 3x3) on `s`: the GEMMs
 // (shorter rows per weight panel than the direct kernel's) at ~85% of the
-// FMA peak, plus ~50 cycles a GEMM call (per point per panel per 12 tiles:
-// loading and storing its sums, its row pointers), which tell on few input
-// channels. The points' weights come from L3 at the layer's start (the
-// model's other layers have been through the caches since; the direct
-// kernel's 9 taps take less time, hidden behind its longer arithmetic),
-// then again once per further block, from L2 when they fit (64 bytes a
-// cycle) or from L3 (16). The transforms cost about 120 and 100 cycles per
-// tile and 16 channels under F(4x4) (36 points), in proportion to the
-// points under F(2x2), and ~400 a tile whatever its channels (gathering its
-// rows, placing its outputs). Calibrated on googlenet's layers: its 16-48
+// FMA peak, plus ~150 cycles a GEMM call (per point per panel per 12 tiles:
+// loading, clamping and storing its sums, its row pointers), which tell on
+// few input channels: a call of 16 input channels computes for ~200. The points' weights come from L3 at the
+// layer's start (the model's other layers have been through the caches since; the direct kernel's 9 taps take
+// less time, hidden behind its longer arithmetic), then again once per further block, from L2 when they fit
+// (64 bytes a cycle) or from L3 (16). The transforms cost about 120 and 100 cycles per tile and 16 channels
+// under F(4x4) (36 points), in proportion to the points under F(2x2), and ~400 a tile whatever its channels
+// (gathering its rows, placing its outputs). Calibrated on googlenet's layers: its 16-48
 // -> 32-128 channel 3x3 layers at 7x7 and 14x14 ran 1.2-2.6x slower on
 // F(4x4) than direct on a Sapphire Rapids core, which the model without
-// the calls, the first stream and the fixed cost a tile put at 0.6-0.8x.
+// the calls, the first stream and the fixed cost a tile put at 0.6-0.8x;
+// and at ~50 cycles a call it still took its 16->32 layer at 28x28 (0.126
+// against 0.082 ms direct at 1 thread) and 32->64 at 14x14 (0.100 against
+// 0.081), where squeezenet's 16->64 at 55x55 (0.485 against 0.591) and
+// 32->128 at 27x27 (0.392 against 0.471) gain; 150 puts each on its side.
 double winograd_cycles(const WinogradShape& s, size_t threads) {
   const size_t points = winograd_points(s.tile);
   const size_t in_c_pad = round_up(s.in_c, 16), out_c_pad = native_panel_padded(s.out_c);
@@ -248,7 +250,7 @@ double winograd_cycles(const WinogradShape& s, size_t threads) {
   const double pts = static_cast<double>(points);
   const double panels = out_pad / kChannels;
   const double calls = pts * panels * share * static_cast<double>(ceil_div(chunk, kNativeGemmRows));
-  const double gemm = pts * static_cast<double>(chunk) * in_pad * out_pad * share / 32 / 0.85 + calls * 50;
+  const double gemm = pts * static_cast<double>(chunk) * in_pad * out_pad * share / 32 / 0.85 + calls * 150;
   const double weight_bytes = pts * in_pad * out_pad * sizeof(float);
   const double weights = weight_bytes * share / l3_rate + static_cast<double>(blocks - 1) * weight_bytes *
                                                               share / (weight_bytes > 1e6 ? l3_rate : 64);

@@ -232,6 +232,13 @@ TEST_CASE("xnnpack Winograd auto follows the cost model", "[xnnpack]") {
   // Few input or output channels: the transforms dominate.
   CHECK_FALSE(xnnpack::winograd_pays({1, 56, 56, 8, 56, 56, 64, 1, 1}, 1));
   CHECK_FALSE(xnnpack::winograd_pays({1, 56, 56, 64, 56, 56, 8, 1, 1}, 1));
+  // 16 input channels: googlenet's 16->32 layer at 28x28 stays direct (its
+  // GEMM calls cost as much as their arithmetic), squeezenet's 16->64 at
+  // 55x55 gains.
+  for (size_t threads : {1, 2}) {
+    CHECK_FALSE(xnnpack::winograd_pays({1, 28, 28, 16, 28, 28, 32, 1, 1}, threads));
+    CHECK(xnnpack::winograd_pays({1, 55, 55, 16, 55, 55, 64, 1, 1}, threads));
+  }
   // And the backend follows it under "auto".
   const Geometry big{.h = 28, .w = 28, .c = 64, .o = 64, .kh = 3, .kw = 3, .pad = kPad1};
   CHECK(built_tile(conv_blob(big, random_data(big, 3)), xnnpack::WinogradMode::kAuto) == 4);
