@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <initializer_list>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -32,26 +33,37 @@ std::string describe(const Argument& arg) {
          ": expected float32 " + dims + ", " + std::to_string(arg.tensor.numel) + " elements";
 }
 
-enum class AutoOnOff { kAuto, kOn, kOff };
-
-// The value of an "auto" | "on" | "off" compile spec named `key` (the last
-// one given wins); kAuto when absent.
-Result<AutoOnOff> auto_on_off_spec(Span<const CompileSpecView> specs, std::string_view key) {
-  AutoOnOff mode = AutoOnOff::kAuto;
+// The value of compile spec `key` (the last one given wins) as its index in
+// `values`; 0 when absent; InvalidArgument, naming the values, for another.
+Result<size_t> choice_spec(Span<const CompileSpecView> specs, std::string_view key,
+                           std::initializer_list<std::string_view> values) {
+  size_t choice = 0;
   for (const CompileSpecView& spec : specs) {
     if (spec.key != key) continue;
     const std::string value(reinterpret_cast<const char*>(spec.value.data()), spec.value.size());
-    if (value == "auto")
-      mode = AutoOnOff::kAuto;
-    else if (value == "on")
-      mode = AutoOnOff::kOn;
-    else if (value == "off")
-      mode = AutoOnOff::kOff;
-    else
-      return fail(Error::InvalidArgument, "xnnpack: compile spec ", key, " is '", value,
-                  "', expected 'auto', 'on' or 'off'");
+    const auto* found = std::find(values.begin(), values.end(), value);
+    if (found == values.end()) {
+      std::string expected;
+      for (const std::string_view* v = values.begin(); v != values.end(); ++v)
+        expected += (v == values.begin()     ? "'"
+                     : v + 1 == values.end() ? " or '"
+                                             : ", '") +
+                    std::string(*v) + "'";
+      return fail(Error::InvalidArgument, "xnnpack: compile spec ", key, " is '", value, "', expected ",
+                  expected);
+    }
+    choice = static_cast<size_t>(found - values.begin());
   }
-  return mode;
+  return choice;
+}
+
+enum class AutoOnOff { kAuto, kOn, kOff };
+
+// The value of an "auto" | "on" | "off" compile spec named `key`; kAuto
+// when absent.
+Result<AutoOnOff> auto_on_off_spec(Span<const CompileSpecView> specs, std::string_view key) {
+  ETC_ASSIGN_OR_RETURN(const size_t choice, choice_spec(specs, key, {"auto", "on", "off"}));
+  return static_cast<AutoOnOff>(choice);
 }
 
 // Compile spec "native_convolution": "auto" (the default) runs the
@@ -77,25 +89,11 @@ Result<NativeConvolutions> native_convolution_spec(Span<const CompileSpecView> s
 // runs every such native convolution so; "2x2" and "4x4" every one as that
 // variant; "off" none.
 Result<WinogradMode> winograd_spec(Span<const CompileSpecView> specs) {
-  WinogradMode mode = WinogradMode::kAuto;
-  for (const CompileSpecView& spec : specs) {
-    if (spec.key != "winograd") continue;
-    const std::string value(reinterpret_cast<const char*>(spec.value.data()), spec.value.size());
-    if (value == "auto")
-      mode = WinogradMode::kAuto;
-    else if (value == "on")
-      mode = WinogradMode::kOn;
-    else if (value == "2x2")
-      mode = WinogradMode::kOn2x2;
-    else if (value == "4x4")
-      mode = WinogradMode::kOn4x4;
-    else if (value == "off")
-      mode = WinogradMode::kOff;
-    else
-      return fail(Error::InvalidArgument, "xnnpack: compile spec winograd is '", value,
-                  "', expected 'auto', 'on', '2x2', '4x4' or 'off'");
-  }
-  return mode;
+  ETC_ASSIGN_OR_RETURN(const size_t choice,
+                       choice_spec(specs, "winograd", {"auto", "on", "2x2", "4x4", "off"}));
+  constexpr WinogradMode kModes[] = {WinogradMode::kAuto, WinogradMode::kOn, WinogradMode::kOn2x2,
+                                     WinogradMode::kOn4x4, WinogradMode::kOff};
+  return kModes[choice];
 }
 
 // Whether `handle` was created for delegate inputs of these blob dims.
