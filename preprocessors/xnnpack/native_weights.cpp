@@ -37,11 +37,13 @@ bool winograd_node_shape(const BlobWriter& blob, const NodeRecord& r, const Nati
   return true;
 }
 
-// The variant `r` runs as where it runs as Winograd.
+// The variant `r` runs as where it runs as Winograd (the compile spec's, or
+// WinogradShape's default where its shape is unknown).
 size_t winograd_node_tile(const BlobWriter& blob, const NodeRecord& r, const NativePacking& packing) {
   WinogradShape shape;
-  if (winograd_node_shape(blob, r, packing, shape)) return shape.tile;
-  return packing.winograd_tile != 0 ? packing.winograd_tile : WinogradShape{}.tile;
+  if (!winograd_node_shape(blob, r, packing, shape) && packing.winograd_tile != 0)
+    shape.tile = packing.winograd_tile;
+  return shape.tile;
 }
 
 // The most threads of kThreadCounts at which `r` may run as Winograd: 0

@@ -153,12 +153,13 @@ Result<NativeConvPtr> compile_native_conv(const BlobView& view, const fb::Node& 
     // filter's dims, a Winograd packing), else the one the shape takes.
     const TensorInfo* form =
         node.winograd_filter() >= 0 ? &view.tensors[static_cast<size_t>(node.winograd_filter())] : nullptr;
+    const size_t form_tile = form != nullptr ? winograd_packing_tile(form->packing) : 0;
     WinogradShape shape{c.batch, c.in_h, c.in_w, c.in_c, c.out_h, c.out_w, c.out_c, c.pad_top, c.pad_left};
     shape.tile = options.winograd == WinogradMode::kOn2x2   ? 2
                  : options.winograd == WinogradMode::kOn4x4 ? 4
-                 : form != nullptr                          ? winograd_packing_tile(form->packing)
+                 : form_tile != 0                           ? form_tile
                                                             : winograd_tile(shape);
-    if (form != nullptr && winograd_packing_tile(form->packing) != shape.tile) form = nullptr;
+    if (form_tile != shape.tile) form = nullptr;
     if (options.winograd != WinogradMode::kAuto || winograd_pays(shape, options.threads)) {
       // Packed for the direct kernel (Winograd pays at this thread count
       // but did not where it was compiled): the transform reads OHWI.

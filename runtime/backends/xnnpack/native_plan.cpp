@@ -212,23 +212,32 @@ double direct_cycles(const WinogradShape& s, size_t threads) {
          0.93 / static_cast<double>(threads);
 }
 
+// Cycles on one core of Winograd's input and output transforms, per tile of
+// F(tile x tile, 3x3): about 120 and 100 cycles per 16 channels under
+// F(4x4) (36 points), in proportion to the points under F(2x2), and ~400 a
+// tile whatever its channels (gathering its rows, placing its outputs).
+double transform_cycles_per_tile(size_t tile, double in_pad, double out_pad) {
+  const double per_point = static_cast<double>(winograd_points(tile)) / 36;
+  return per_point * (in_pad / 16 * 120 + out_pad / 16 * 100) + 400;
+}
+
 // Cycles on one core of Winograd F(s.tile x s.tile, 3x3) on `s`: the GEMMs
 // (shorter rows per weight panel than the direct kernel's) at ~85% of the
 // FMA peak, plus ~150 cycles a GEMM call (per point per panel per 12 tiles:
 // loading, clamping and storing its sums, its row pointers), which tell on
-// few input channels: a call of 16 input channels computes for ~200. The points' weights come from L3 at the
-// layer's start (the model's other layers have been through the caches since; the direct kernel's 9 taps take
-// less time, hidden behind its longer arithmetic), then again once per further block, from L2 when they fit
-// (64 bytes a cycle) or from L3 (16). The transforms cost about 120 and 100 cycles per tile and 16 channels
-// under F(4x4) (36 points), in proportion to the points under F(2x2), and ~400 a tile whatever its channels
-// (gathering its rows, placing its outputs). Calibrated on googlenet's layers: its 16-48
-// -> 32-128 channel 3x3 layers at 7x7 and 14x14 ran 1.2-2.6x slower on
-// F(4x4) than direct on a Sapphire Rapids core, which the model without
-// the calls, the first stream and the fixed cost a tile put at 0.6-0.8x;
-// and at ~50 cycles a call it still took its 16->32 layer at 28x28 (0.126
-// against 0.082 ms direct at 1 thread) and 32->64 at 14x14 (0.100 against
-// 0.081), where squeezenet's 16->64 at 55x55 (0.485 against 0.591) and
-// 32->128 at 27x27 (0.392 against 0.471) gain; 150 puts each on its side.
+// few input channels: a call of 16 input channels computes for ~200. The
+// points' weights come from L3 at the layer's start (the model's other
+// layers have been through the caches since; the direct kernel's 9 taps
+// take less time, hidden behind its longer arithmetic), then again once per
+// further block, from L2 when they fit (64 bytes a cycle) or from L3 (16);
+// and the transforms. Calibrated on googlenet's layers: its 16-48 -> 32-128
+// channel 3x3 layers at 7x7 and 14x14 ran 1.2-2.6x slower on F(4x4) than
+// direct on a Sapphire Rapids core, which the model without the calls, the
+// first stream and the fixed cost a tile put at 0.6-0.8x; and at ~50 cycles
+// a call it still took its 16->32 layer at 28x28 (0.126 against 0.082 ms
+// direct at 1 thread) and 32->64 at 14x14 (0.100 against 0.081), where
+// squeezenet's 16->64 at 55x55 (0.485 against 0.591) and 32->128 at 27x27
+// (0.392 against 0.471) gain; 150 puts each on its side.
 double winograd_cycles(const WinogradShape& s, size_t threads) {
   const size_t points = winograd_points(s.tile);
   const size_t in_c_pad = round_up(s.in_c, 16), out_c_pad = native_panel_padded(s.out_c);
@@ -254,22 +263,17 @@ double winograd_cycles(const WinogradShape& s, size_t threads) {
   const double weight_bytes = pts * in_pad * out_pad * sizeof(float);
   const double weights = weight_bytes * share / l3_rate + static_cast<double>(blocks - 1) * weight_bytes *
                                                               share / (weight_bytes > 1e6 ? l3_rate : 64);
-  const double per_point = pts / 36;
-  const double transforms = static_cast<double>(chunk) * share *
-                            (in_pad / 16 * 120 * per_point + out_pad / 16 * 100 * per_point + 400);
+  const double transforms =
+      static_cast<double>(chunk) * share * transform_cycles_per_tile(s.tile, in_pad, out_pad);
   return gemm + weights + transforms;
 }
-
-}  // namespace
-
-namespace {
 
 // Cycles on one core of Winograd F(tile x tile, 3x3) on `s` where its
 // weights come from memory: the GEMMs (tiles in steps of 4 rows) at ~85%
 // of the FMA peak, or streaming the transformed weights at ~4 bytes a
-// cycle, whichever takes longer, plus the transforms (as winograd_cycles).
-// The rate is what resnet50's 14x14x256 layers reached under F(4x4) (1.5-1.6
-// ms for 9.4 MB on a Sapphire Rapids core, against ~0.7 ms of arithmetic).
+// cycle, whichever takes longer, plus the transforms. The rate is what
+// resnet50's 14x14x256 layers reached under F(4x4) (1.5-1.6 ms for 9.4 MB
+// on a Sapphire Rapids core, against ~0.7 ms of arithmetic).
 double winograd_stream_cycles(const WinogradShape& s, size_t tile) {
   const double points = static_cast<double>(winograd_points(tile));
   const size_t tiles = s.batch * ceil_div(s.out_h, tile) * ceil_div(s.out_w, tile);
@@ -277,9 +281,8 @@ double winograd_stream_cycles(const WinogradShape& s, size_t tile) {
   const double out_pad = static_cast<double>(native_panel_padded(s.out_c));
   const double gemm = points * static_cast<double>(round_up(tiles, 4)) * in_pad * out_pad / 32 / 0.85;
   const double stream = points * in_pad * out_pad * sizeof(float) / 4;
-  const double transforms =
-      static_cast<double>(tiles) * (points / 36 * (in_pad / 16 * 120 + out_pad / 16 * 100) + 400);
-  return std::max(gemm, stream) + transforms;
+  return std::max(gemm, stream) +
+         static_cast<double>(tiles) * transform_cycles_per_tile(tile, in_pad, out_pad);
 }
 
 }  // namespace

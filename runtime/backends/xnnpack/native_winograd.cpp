@@ -27,8 +27,6 @@ size_t ceil_div(size_t v, size_t m) { return (v + m - 1) / m; }
 
 struct Winograd {
   WinogradShape s;       // s.tile: output pixels per tile side
-  size_t alpha = 0;      // input window side, s.tile + 2
-  size_t points = 0;     // alpha * alpha products per channel pair
   size_t in_c_pad = 0;   // input channels rounded up to 16 (zero lanes)
   size_t out_c_pad = 0;  // output channels as the panels pad them
   size_t panels = 0, panel_floats = 0;
@@ -45,6 +43,8 @@ struct Winograd {
   AlignedBuffer bias;              // out_c_pad floats, zero when the node has none
   AlignedBuffer scratch;           // per chunk: V [point][block][in_c_pad], M [point][block][out_c_pad]
   size_t scratch_floats = 0;       // per chunk
+  // Products per tile and channel pair: (s.tile + 2)^2.
+  size_t points() const { return winograd_points(s.tile); }
 };
 
 void WinogradDeleter::operator()(Winograd* w) const { delete w; }
@@ -73,8 +73,6 @@ Result<WinogradPtr> compile_winograd(const WinogradShape& shape, const float* fi
   WinogradPtr ptr(new Winograd);
   Winograd& w = *ptr;
   w.s = shape;
-  w.alpha = shape.tile + 2;
-  w.points = winograd_points(shape.tile);
   w.in_c_pad = round_up(shape.in_c, 16);
   w.out_c_pad = native_panel_padded(shape.out_c);
   w.panels = ceil_div(shape.out_c, kChannels);
@@ -83,12 +81,13 @@ Result<WinogradPtr> compile_winograd(const WinogradShape& shape, const float* fi
   w.tiles_w = ceil_div(shape.out_w, shape.tile);
   w.tiles = shape.batch * w.tiles_h * w.tiles_w;
   w.threads = std::max<size_t>(threads, 1);
-  w.split_panels = winograd_splits_panels(w.points, w.in_c_pad, w.out_c_pad, w.tiles, threads);
+  w.split_panels = winograd_splits_panels(w.points(), w.in_c_pad, w.out_c_pad, w.tiles, threads);
   w.chunks = w.split_panels ? 1 : std::clamp<size_t>(threads, 1, w.tiles);
   w.chunk_tiles = ceil_div(w.tiles, w.chunks);
   w.chunks = ceil_div(w.tiles, w.chunk_tiles);
-  w.block = w.split_panels ? w.tiles : winograd_block_tiles(w.points, w.in_c_pad, w.out_c_pad, w.chunk_tiles);
-  w.scratch_floats = w.points * w.block * (w.in_c_pad + w.out_c_pad);
+  w.block =
+      w.split_panels ? w.tiles : winograd_block_tiles(w.points(), w.in_c_pad, w.out_c_pad, w.chunk_tiles);
+  w.scratch_floats = w.points() * w.block * (w.in_c_pad + w.out_c_pad);
   // transform_winograd_filter writes every float, the zero lanes too.
   if (transformed == nullptr)
     w.packed =
@@ -198,7 +197,7 @@ TileOrigin tile_origin(const Winograd& w, size_t t) {
   return {n, static_cast<ptrdiff_t>(ty * w.s.tile), static_cast<ptrdiff_t>(tx * w.s.tile)};
 }
 
-// Which rows and columns of a tile's input window (w.alpha a side) lie
+// Which rows and columns of a tile's input window (s.tile + 2 a side) lie
 // inside the image.
 struct Window {
   ptrdiff_t y0, x0;  // top-left input pixel (may be outside)
@@ -216,7 +215,7 @@ Window window(const Winograd& w, TileOrigin t) {
   Window win;
   win.y0 = t.y - static_cast<ptrdiff_t>(s.pad_top);
   win.x0 = t.x - static_cast<ptrdiff_t>(s.pad_left);
-  for (size_t i = 0; i < w.alpha; ++i) {
+  for (size_t i = 0; i < s.tile + 2; ++i) {
     const ptrdiff_t y = win.y0 + static_cast<ptrdiff_t>(i), x = win.x0 + static_cast<ptrdiff_t>(i);
     win.row_in[i] = y >= 0 && y < static_cast<ptrdiff_t>(s.in_h);
     win.col_in[i] = x >= 0 && x < static_cast<ptrdiff_t>(s.in_w);
@@ -298,11 +297,11 @@ void multiply(const Winograd& w, size_t count, const float* v, float* m, size_t 
     return w.weights + (p * w.panels + panel) * w.panel_floats;
   };
   const size_t half = w.in_c_pad * kChannels / 2;
-  for (size_t p = 0; p < w.points; ++p)
+  for (size_t p = 0; p < w.points(); ++p)
     for (size_t panel = panel_begin; panel < panel_end; ++panel) {
       const float* u = panel_weights(p, panel);
       const float* next = panel + 1 < panel_end ? panel_weights(p, panel + 1)
-                          : p + 1 < w.points    ? panel_weights(p + 1, panel_begin)
+                          : p + 1 < w.points()  ? panel_weights(p + 1, panel_begin)
                                                 : nullptr;
       const size_t channels = std::min(kChannels, w.s.out_c - panel * kChannels);
       for (size_t r0 = 0; r0 < count; r0 += kRows) {
@@ -449,7 +448,7 @@ void run_chunk(void* context, size_t chunk) {
   const Store& st = task.store;
   const float* x = task.x;
   float* v = w.scratch.as<float>() + chunk * w.scratch_floats;
-  float* m = v + w.points * w.block * w.in_c_pad;
+  float* m = v + w.points() * w.block * w.in_c_pad;
   const size_t begin = chunk * w.chunk_tiles, end = std::min(w.tiles, begin + w.chunk_tiles);
   const bool avx512 = native_avx512_available();
   for (size_t first = begin; first < end; first += w.block) {
@@ -488,7 +487,7 @@ void multiply_panel(void* context, size_t panel) {
   const Task& task = *static_cast<const Task*>(context);
   const Winograd& w = *task.w;
   const float* v = w.scratch.as<float>();
-  float* m = w.scratch.as<float>() + w.points * w.block * w.in_c_pad;
+  float* m = w.scratch.as<float>() + w.points() * w.block * w.in_c_pad;
   multiply(w, w.tiles, v, m, panel, panel + 1);
   Store st = task.store;
   st.c_begin = panel * kChannels;
