@@ -332,24 +332,37 @@ Status create_stages(const BlobView& view, const std::vector<const void*>& const
   return Status::Ok();
 }
 
-// Convolutions that scale their weights per run (a folded gate) write them,
-// one at a time, into one buffer, not one each.
-Status share_scaled_weights(XnnpackHandle& handle) {
-  std::vector<NativeConv*> scaled;
+// Memory the native convolutions write as they run and do not keep between
+// runs: the weights scaled by a folded gate, and Winograd's transformed
+// input and products. The stages run one at a time, so each kind is one
+// buffer for the delegate, as large as its largest user needs, not one
+// buffer each (resnet50's sixteen Winograd layers kept ~13 MB of scratch,
+// ~1.8 MB is enough).
+template <typename Floats, typename Share>
+Status share_buffer(XnnpackHandle& handle, Floats floats_of, Share share, const char* what) {
+  std::vector<NativeConv*> users;
   size_t floats = 0;
   for (StageRun& run : handle.runs)
     if (auto* op = std::get_if<NativeOp>(&run.work))
-      if (auto* conv = std::get_if<ConvolutionOp>(op);
-          conv != nullptr && scaled_weights_floats(*conv->conv) > 0) {
-        scaled.push_back(conv->conv.get());
-        floats = std::max(floats, scaled_weights_floats(*conv->conv));
+      if (auto* conv = std::get_if<ConvolutionOp>(op); conv != nullptr && floats_of(*conv->conv) > 0) {
+        users.push_back(conv->conv.get());
+        floats = std::max(floats, floats_of(*conv->conv));
       }
-  if (scaled.empty()) return Status::Ok();
+  if (users.empty()) return Status::Ok();
   AlignedBuffer buffer = zeroed_floats(floats);
-  if (!buffer) return out_of_memory("scaled convolution weights");
-  for (NativeConv* conv : scaled) share_scaled_weights(*conv, buffer.as<float>());
+  if (!buffer) return out_of_memory(what);
+  for (NativeConv* conv : users) share(*conv, buffer.as<float>());
   handle.owned.push_back(std::move(buffer));
   return Status::Ok();
+}
+
+Status share_run_buffers(XnnpackHandle& handle) {
+  ETC_TRY(share_buffer(
+      handle, [](const NativeConv& c) { return scaled_weights_floats(c); },
+      [](NativeConv& c, float* m) { share_scaled_weights(c, m); }, "scaled convolution weights"));
+  return share_buffer(
+      handle, [](const NativeConv& c) { return winograd_scratch_floats(c); },
+      [](NativeConv& c, float* m) { share_winograd_scratch(c, m); }, "Winograd scratch");
 }
 
 }  // namespace
@@ -368,7 +381,7 @@ Result<std::unique_ptr<XnnpackHandle>> create_instance(const BlobView& view, con
       for (size_t n = stage.first_node; n < stage.end_node; ++n) not_xnnpack[n] = true;
   handle->packing = std::make_unique<PackingPool>(packing_pool_bytes(view, not_xnnpack));
   ETC_TRY(create_stages(view, constant_data, plan, options.winograd, *handle));
-  ETC_TRY(share_scaled_weights(*handle));
+  ETC_TRY(share_run_buffers(*handle));
   if (options.detail == DelegateDetail::kNodeOutputs) ETC_TRY(prepare_output_logging(view, plan, *handle));
   return handle;
 }

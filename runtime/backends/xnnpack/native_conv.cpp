@@ -109,6 +109,14 @@ void share_scaled_weights(NativeConv& conv, float* memory) {
   conv.weights = memory;
 }
 
+size_t winograd_scratch_floats(const NativeConv& conv) {
+  return conv.winograd != nullptr ? winograd_scratch_floats(*conv.winograd) : 0;
+}
+
+void share_winograd_scratch(NativeConv& conv, float* memory) {
+  if (conv.winograd != nullptr) share_winograd_scratch(*conv.winograd, memory);
+}
+
 Result<NativeConvPtr> compile_native_conv(const BlobView& view, const fb::Node& node,
                                           const NativeConvOptions& options) {
   NativeConvPtr conv(new NativeConv);

@@ -68,7 +68,7 @@ AlignedBuffer zeroed_floats(size_t count);
 
 // How compile_native_conv builds a convolution: whether 3x3 stride-1
 // convolutions may run as Winograd (native_winograd.h), and for how many
-// threads (the Winograd scratch is per thread).
+// threads (the Winograd scratch has a part per thread).
 struct NativeConvOptions {
   WinogradMode winograd = WinogradMode::kAuto;
   size_t threads = 1;
@@ -105,6 +105,12 @@ Status scale_input(NativeConv& conv, uint32_t x, uint32_t s);
 // Floats the scaled weights take (0 without scale_input).
 size_t scaled_weights_floats(const NativeConv& conv);
 void share_scaled_weights(NativeConv& conv, float* memory);
+
+// Floats of scratch a Winograd convolution writes as it runs (0 for a
+// direct one), and where: memory given before its first run, which the
+// convolutions of one delegate share (native_winograd.h).
+size_t winograd_scratch_floats(const NativeConv& conv);
+void share_winograd_scratch(NativeConv& conv, float* memory);
 
 // Makes a convolution with padded rows (few input channels and a window
 // wider than one pixel: native_plan.h native_padded_rows) read its input as

@@ -41,8 +41,10 @@ struct Winograd {
   AlignedBuffer packed;            // the transformed filter, where it was not given
   const float* weights = nullptr;  // [point][panel]: 32 zero biases, then in_c_pad x 32
   AlignedBuffer bias;              // out_c_pad floats, zero when the node has none
-  AlignedBuffer scratch;           // per chunk: V [point][block][in_c_pad], M [point][block][out_c_pad]
-  size_t scratch_floats = 0;       // per chunk
+  // Per chunk: V [point][block][in_c_pad], M [point][block][out_c_pad];
+  // given by share_winograd_scratch.
+  float* scratch = nullptr;
+  size_t scratch_floats = 0;  // per chunk
   // Products per tile and channel pair: (s.tile + 2)^2.
   size_t points() const { return winograd_points(s.tile); }
 };
@@ -50,6 +52,10 @@ struct Winograd {
 void WinogradDeleter::operator()(Winograd* w) const { delete w; }
 
 const WinogradShape& winograd_shape(const Winograd& w) { return w.s; }
+
+size_t winograd_scratch_floats(const Winograd& w) { return w.chunks * w.scratch_floats; }
+
+void share_winograd_scratch(Winograd& w, float* memory) { w.scratch = memory; }
 
 std::span<const float> winograd_weights_in_place(const Winograd& w) {
   if (w.packed) return {};
@@ -93,10 +99,9 @@ Result<WinogradPtr> compile_winograd(const WinogradShape& shape, const float* fi
     w.packed =
         AlignedBuffer::allocate(winograd_filter_floats(shape.out_c, shape.in_c, shape.tile) * sizeof(float));
   w.bias = zeroed_floats(w.out_c_pad);
-  w.scratch = zeroed_floats(w.chunks * w.scratch_floats);
-  if ((transformed == nullptr && !w.packed) || !w.bias || !w.scratch)
+  if ((transformed == nullptr && !w.packed) || !w.bias)
     return fail(Error::DelegateMemoryAllocationFailed, "xnnpack: cannot allocate a Winograd convolution's ",
-                "transformed weights or scratch");
+                "transformed weights");
   if (bias != nullptr) std::memcpy(w.bias.data(), bias, shape.out_c * sizeof(float));
   if (transformed == nullptr) {
     transform_winograd_filter(filter, shape.out_c, shape.in_c, shape.tile, w.packed.as<float>());
@@ -447,7 +452,7 @@ void run_chunk(void* context, size_t chunk) {
   const Winograd& w = *task.w;
   const Store& st = task.store;
   const float* x = task.x;
-  float* v = w.scratch.as<float>() + chunk * w.scratch_floats;
+  float* v = w.scratch + chunk * w.scratch_floats;
   float* m = v + w.points() * w.block * w.in_c_pad;
   const size_t begin = chunk * w.chunk_tiles, end = std::min(w.tiles, begin + w.chunk_tiles);
   const bool avx512 = native_avx512_available();
@@ -473,7 +478,7 @@ void transform_input_part(void* context, size_t part) {
   if (first >= end) return;
   // V's tile b of the block is at v + (p * block + b) * in_c_pad: offset by
   // the part's first tile, its rows are the part's.
-  float* v = w.scratch.as<float>() + first * w.in_c_pad;
+  float* v = w.scratch + first * w.in_c_pad;
   input_transform(w, task.x, first, end - first, v);
 #else
   (void)context, (void)part;
@@ -486,8 +491,8 @@ void multiply_panel(void* context, size_t panel) {
 #if defined(__x86_64__)
   const Task& task = *static_cast<const Task*>(context);
   const Winograd& w = *task.w;
-  const float* v = w.scratch.as<float>();
-  float* m = w.scratch.as<float>() + w.points() * w.block * w.in_c_pad;
+  const float* v = w.scratch;
+  float* m = w.scratch + w.points() * w.block * w.in_c_pad;
   multiply(w, w.tiles, v, m, panel, panel + 1);
   Store st = task.store;
   st.c_begin = panel * kChannels;

@@ -15,7 +15,7 @@
 //
 // Tiles are taken in blocks small enough that a block's transformed input
 // and products stay in L2; every thread owns a contiguous range of tiles and
-// its own scratch. Where few tiles meet many weights (winograd_splits_panels,
+// its own part of the scratch. Where few tiles meet many weights (winograd_splits_panels,
 // native_plan.h) the threads instead transform the input of all tiles into
 // one shared block, then take an output panel at a time, each streaming its
 // panels' share of the transformed weights. The output transform applies
@@ -63,10 +63,17 @@ using WinogradPtr = std::unique_ptr<Winograd, WinogradDeleter>;
 // layout for that tile, native_plan.h: a program's WinogradPanels or
 // WinogradPanels2x2 constant), or, where that is null, transforms the
 // filter (OHWI, [out_c][3][3][in_c]) into memory of its own; copies the
-// bias (null: none); scratch for `threads` threads. Errors:
+// bias (null: none); plans its scratch for `threads` threads. Errors:
 // DelegateMemoryAllocationFailed, Internal (another tile).
 Result<WinogradPtr> compile_winograd(const WinogradShape& shape, const float* filter,
                                      const float* transformed, const float* bias, size_t threads);
+
+// The scratch a run writes (the transformed input and the products of a
+// block of tiles per thread), winograd_scratch_floats floats, is memory
+// given before the first run by share_winograd_scratch: the convolutions
+// of one delegate run one at a time and share it.
+size_t winograd_scratch_floats(const Winograd& w);
+void share_winograd_scratch(Winograd& w, float* memory);
 
 // The shape compile_winograd was given, its variant included.
 const WinogradShape& winograd_shape(const Winograd& w);

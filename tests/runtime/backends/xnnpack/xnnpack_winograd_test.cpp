@@ -193,6 +193,27 @@ TEST_CASE("xnnpack Winograd convolution stays within rounding of the reference a
   }
 }
 
+// The scratch a convolution asks the delegate for (which its Winograd
+// convolutions share): a part per thread for Winograd, none when direct.
+size_t scratch_floats(const std::vector<uint8_t>& blob, xnnpack::WinogradMode mode, size_t threads) {
+  auto view = xnnpack::read_xnnpack_blob(blob.data(), blob.size());
+  REQUIRE(view.ok());
+  auto conv = xnnpack::compile_native_conv(view.get(), *view.get().graph->nodes()->Get(0), {mode, threads});
+  REQUIRE(conv.ok());
+  return xnnpack::winograd_scratch_floats(*conv.get());
+}
+
+TEST_CASE("xnnpack Winograd convolutions ask for scratch, a part per thread; direct ones for none",
+          "[xnnpack]") {
+  const Geometry g{.h = 28, .w = 28, .c = 64, .o = 64, .kh = 3, .kw = 3, .pad = kPad1};
+  const std::vector<uint8_t> blob = conv_blob(g, random_data(g, 5));
+  CHECK(scratch_floats(blob, xnnpack::WinogradMode::kOff, 1) == 0);
+  const size_t one = scratch_floats(blob, xnnpack::WinogradMode::kOn4x4, 1);
+  // At least one tile's 36 transformed input and product vectors.
+  CHECK(one >= 36 * (64 + 64));
+  CHECK(scratch_floats(blob, xnnpack::WinogradMode::kOn4x4, 2) > one);
+}
+
 TEST_CASE("xnnpack Winograd applies to 3x3 stride-1 one-group convolutions only", "[xnnpack]") {
   const Geometry base{.h = 12, .w = 12, .c = 32, .o = 32, .kh = 3, .kw = 3, .pad = kPad1};
   CHECK(builds_winograd(conv_blob(base, random_data(base, 1)), xnnpack::WinogradMode::kOn));
@@ -322,6 +343,7 @@ TEST_CASE("xnnpack Winograd convolution applies the residual, swish and concaten
   // -> y1 (swish folded in).
   // x -> conv C (3x3 pad 1, 48->16) -> c; Concatenate(c, x) -> cat (conv C
   // writes channels 0..15 of cat in place); Clamp [-100, 100] -> y2.
+  // The three share one scratch, each run after another wrote it.
   const Geometry ga{.h = 9, .w = 10, .c = 48, .o = 48, .kh = 3, .kw = 3, .pad = kPad1, .lo = -2, .hi = 2};
   const Geometry gb{.h = 9, .w = 10, .c = 48, .o = 32, .kh = 3, .kw = 3, .pad = kPad1};
   const Geometry gc{.h = 9, .w = 10, .c = 48, .o = 16, .kh = 3, .kw = 3, .pad = kPad1};
