@@ -336,7 +336,7 @@ Status create_stages(const BlobView& view, const std::vector<const void*>& const
 // runs: the weights scaled by a folded gate, and Winograd's transformed
 // input and products. The stages run one at a time, so each kind is one
 // buffer for the delegate, as large as its largest user needs, not one
-// buffer each (resnet50's sixteen Winograd layers kept ~13 MB of scratch,
+// buffer each (resnet50's eleven Winograd layers kept ~13 MB of scratch,
 // ~1.8 MB is enough).
 template <typename Floats, typename Share>
 Status share_buffer(XnnpackHandle& handle, Floats floats_of, Share share, const char* what) {
