@@ -350,6 +350,77 @@ void conv_tile(void* context, size_t tile, size_t panel) {
 
 void conv_panel(void* context, size_t panel, size_t tile) { conv_tile(context, tile, panel); }
 
+#if defined(__x86_64__)
+template <bool Residual, ConvActivation Act>
+void run_pair(const NativeConv& c, const float* const* a, const float* w0, float* out, const Epilogue& e,
+              const float* prefetch0, const float* prefetch1) {
+  for (size_t h = 0; h < 2; ++h) {
+    Epilogue eh = e;
+    eh.prefetch = h == 0 ? prefetch0 : prefetch1;
+    if (Residual) eh.residual = e.residual + h * 6 * c.out_c;
+    native_kernel::micro_kernel_pair<Residual, Act>(c.kernel_taps(), c.tap_depth(), a + 6 * h, w0,
+                                                    w0 + c.panel_floats, out + h * 6 * c.out_stride,
+                                                    c.out_stride, eh);
+  }
+}
+#endif
+
+// Panels 2 * pair and 2 * pair + 1 of one tile: as two 6 x 64 halves where
+// the tile is whole and both panels are, else panel by panel.
+void conv_panel_pair(void* context, size_t pair, size_t tile) {
+#if defined(__x86_64__)
+  const ConvTask& task = *static_cast<const ConvTask*>(context);
+  const NativeConv& c = *task.conv;
+  const size_t p0 = 2 * pair;
+  const size_t rows = std::min(kRows, task.pixels - tile * kRows);
+  if (rows < kRows || p0 + 1 >= c.panels || c.out_c < (p0 + 2) * kChannels) {
+    conv_tile(context, tile, p0);
+    if (p0 + 1 < c.panels) conv_tile(context, tile, p0 + 1);
+    return;
+  }
+  const float* rows_at[kRows];
+  const float* const* a = rows_at;
+  if (c.rows_contiguous())
+    contiguous_rows(task.x, tile * kRows, rows, c.in_c, rows_at);
+  else
+    a = &c.indirection[tile * c.kernel_taps() * kRows];
+  const float* w0 = c.weights + p0 * c.panel_floats;
+  float* out = task.y + (task.first_pixel + tile * kRows) * c.out_stride + c.out_offset + p0 * kChannels;
+  Epilogue e{c.lo, c.hi, nullptr, c.out_c, c.residual_lo, c.residual_hi};
+  e.affine = c.affine, e.scale = c.scale, e.shift = c.shift;
+  if (task.residual != nullptr)
+    e.residual = task.residual + (task.first_pixel + tile * kRows) * c.out_c + p0 * kChannels;
+  const float* pf0 = nullptr;
+  const float* pf1 = nullptr;
+  if (task.panel_major && (tile == 1 || tile == 2) && p0 + 1 + tile < c.panels) {
+    pf0 = c.weights + (p0 + 1 + tile) * c.panel_floats;
+    pf1 = pf0 + c.panel_floats / 2;
+  } else if (!task.panel_major && p0 == 0 && c.rows_contiguous() && (tile + 1) * kRows < task.pixels) {
+    pf0 = task.x + (task.first_pixel + (tile + 1) * kRows) * c.in_c;
+  }
+  if ((tile + 1) * kRows < task.pixels)
+    prefetch_tile(out + kRows * c.out_stride, c.out_stride,
+                  e.residual != nullptr ? e.residual + kRows * c.out_c : nullptr, c.out_c,
+                  std::min(kRows, task.pixels - (tile + 1) * kRows), 2 * kChannels);
+  using A = ConvActivation;
+  const auto go = [&]<bool Residual>() {
+    switch (c.activation) {
+      case A::kSwish: return run_pair<Residual, A::kSwish>(c, a, w0, out, e, pf0, pf1);
+      case A::kHardSwish: return run_pair<Residual, A::kHardSwish>(c, a, w0, out, e, pf0, pf1);
+      default: return run_pair<Residual, A::kNone>(c, a, w0, out, e, pf0, pf1);
+    }
+  };
+  if (e.residual != nullptr)
+    go.template operator()<true>();
+  else
+    go.template operator()<false>();
+#else
+  (void)context, (void)pair, (void)tile;
+#endif
+}
+
+void conv_tile_pair(void* context, size_t tile, size_t pair) { conv_panel_pair(context, pair, tile); }
+
 // One panel of one group of tiles of a convolution whose reduction is cut
 // (NativeDepthSplit): segment by segment, each over the group's tiles, the
 // partial sums of the group kept on the stack between segments.
@@ -491,8 +562,15 @@ void run_native_conv(NativeConv& conv, float* const* data, pthreadpool_t pool) {
   task.panel_major = weight_floats > input_floats;
   const auto run = [&] {
     const size_t tiles = (task.pixels + kRows - 1) / kRows;
-    if (task.panel_major)
+    // With AVX-512, panels two at a time (conv_panel_pair).
+    const bool pairs = native_isa() == NativeIsa::kAvx512 && conv.panels >= 2;
+    const size_t pair_count = (conv.panels + 1) / 2;
+    if (task.panel_major && pairs)
+      pthreadpool_parallelize_2d(pool, conv_panel_pair, &task, pair_count, tiles, 0);
+    else if (task.panel_major)
       pthreadpool_parallelize_2d(pool, conv_panel, &task, conv.panels, tiles, 0);
+    else if (pairs)
+      pthreadpool_parallelize_2d(pool, conv_tile_pair, &task, tiles, pair_count, 0);
     else
       pthreadpool_parallelize_2d(pool, conv_tile, &task, tiles, conv.panels, 0);
   };

@@ -2,8 +2,9 @@
 // The backend's own NHWC convolution for CPUs with AVX-512F or AVX2 + FMA3:
 // an implicit GEMM (XNNPACK's indirection scheme) whose micro-kernel
 // computes 12 output pixels x 32 output channels, in 24 accumulators with
-// AVX-512 (x 16 in 12 for a narrow last panel) and as four blocks of 6 x 16
-// in 12 with AVX2. XNNPACK's own AVX-512 kernel keeps 7 accumulators, fewer
+// AVX-512 (x 16 in 12 for a narrow last panel; a whole tile of two whole
+// panels as two halves of 6 x 64) and as four blocks of 6 x 16 in 12 with
+// AVX2. XNNPACK's own AVX-512 kernel keeps 7 accumulators, fewer
 // than two FMA pipes of latency 4 need; its AVX2 kernel, as Debian builds
 // it, keeps one accumulator in memory. Used for blob Convolution2d nodes
 // with one group and FullyConnected nodes (a 1x1 convolution over the rows

@@ -25,9 +25,10 @@
 namespace etc::xnnpack::native_kernel {
 
 // GCC 12 reports the undefined pass-through operand inside _mm512_max_ps and
-// _mm512_min_ps as maybe-uninitialized.
+// _mm512_min_ps as maybe-uninitialized (or uninitialized, once inlined).
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
 // What happens to a tile's sums before they are stored.
 struct Epilogue {
   float lo, hi;                    // clamp of the convolution
@@ -163,6 +164,79 @@ __attribute__((target("avx512f"))) void micro_kernel(size_t rows, size_t channel
     _mm512_mask_storeu_ps(y + r * y_stride, m0, v0);
     if constexpr (Wide) _mm512_mask_storeu_ps(y + r * y_stride + 16, m1, v1);
   }
+}
+
+// One reduction step of the 6 x 64 tile: each row's input times the step's
+// 32 weights of each of the two panels.
+__attribute__((target("avx512f"), always_inline)) inline void step_pair(__m512 (&acc)[6][4],
+                                                                        const float* const* end, ptrdiff_t k,
+                                                                        const float* w0, const float* w1) {
+  const __m512 b0 = _mm512_load_ps(w0), b1 = _mm512_load_ps(w0 + 16), b2 = _mm512_load_ps(w1),
+               b3 = _mm512_load_ps(w1 + 16);
+#pragma GCC unroll 6
+  for (size_t r = 0; r < 6; ++r) {
+    const __m512 v = broadcast512_at(end[r], k);
+    acc[r][0] = _mm512_fmadd_ps(v, b0, acc[r][0]);
+    acc[r][1] = _mm512_fmadd_ps(v, b1, acc[r][1]);
+    acc[r][2] = _mm512_fmadd_ps(v, b2, acc[r][2]);
+    acc[r][3] = _mm512_fmadd_ps(v, b3, acc[r][3]);
+  }
+}
+
+// 6 rows x 64 channels: two whole adjacent panels (w0 and w1, each 32
+// biases then depth x 32 weights per tap) read side by side, 24
+// accumulators, four weight vectors and six broadcasts a step (ten loads
+// for 24 FMAs where the 12 x 32 tile needs fourteen). Rows a[t *
+// kNativeGemmRows + r], r < 6; all 64 channels stored, at y (and read from
+// e.residual with Residual) with a row y_stride (residual_stride) floats
+// apart. `prefetch`: depth lines of a later panel, one a step.
+template <bool Residual, ConvActivation Act>
+__attribute__((target("avx512f"))) void micro_kernel_pair(size_t taps, size_t in_c, const float* const* a,
+                                                          const float* w0, const float* w1, float* y,
+                                                          size_t y_stride, const Epilogue& e) {
+  constexpr size_t R = 6;
+  __m512 acc[R][4];
+  {
+    const __m512 c0 = _mm512_load_ps(w0), c1 = _mm512_load_ps(w0 + 16), c2 = _mm512_load_ps(w1),
+                 c3 = _mm512_load_ps(w1 + 16);
+#pragma GCC unroll 6
+    for (size_t r = 0; r < R; ++r) acc[r][0] = c0, acc[r][1] = c1, acc[r][2] = c2, acc[r][3] = c3;
+  }
+  w0 += kNativeGemmChannels;
+  w1 += kNativeGemmChannels;
+  const char* prefetch = reinterpret_cast<const char*>(e.prefetch);
+  const ptrdiff_t depth = static_cast<ptrdiff_t>(in_c);
+  for (size_t t = 0; t < taps; ++t) {
+    const float* end[R];
+#pragma GCC unroll 6
+    for (size_t r = 0; r < R; ++r) end[r] = a[t * kNativeGemmRows + r] + depth;
+    if (prefetch != nullptr) {
+      for (ptrdiff_t k = -depth; k < 0;
+           ++k, w0 += kNativeGemmChannels, w1 += kNativeGemmChannels, prefetch += 64) {
+        _mm_prefetch(prefetch, _MM_HINT_T1);
+        step_pair(acc, end, k, w0, w1);
+      }
+    } else {
+      for (ptrdiff_t k = -depth; k < 0; ++k, w0 += kNativeGemmChannels, w1 += kNativeGemmChannels)
+        step_pair(acc, end, k, w0, w1);
+    }
+  }
+  const __m512 vlo = _mm512_set1_ps(e.lo), vhi = _mm512_set1_ps(e.hi);
+#pragma GCC unroll 6
+  for (size_t r = 0; r < R; ++r)
+#pragma GCC unroll 4
+    for (size_t j = 0; j < 4; ++j) {
+      __m512 v = _mm512_min_ps(_mm512_max_ps(acc[r][j], vlo), vhi);
+      if constexpr (Residual)
+        v = _mm512_min_ps(
+            _mm512_max_ps(_mm512_add_ps(v, _mm512_loadu_ps(e.residual + r * e.residual_stride + 16 * j)),
+                          _mm512_set1_ps(e.residual_lo)),
+            _mm512_set1_ps(e.residual_hi));
+      if constexpr (Act == ConvActivation::kSwish) v = swish_ps(v);
+      if constexpr (Act == ConvActivation::kHardSwish) v = hardswish_ps(v);
+      if (e.affine) v = _mm512_fmadd_ps(v, _mm512_set1_ps(e.scale), _mm512_set1_ps(e.shift));
+      _mm512_storeu_ps(y + r * y_stride + 16 * j, v);
+    }
 }
 
 // One vector of sums (8 lanes, `lanes` of them stored) through the
