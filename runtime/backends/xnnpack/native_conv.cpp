@@ -312,37 +312,60 @@ void prefetch_tile(const float* y, size_t y_stride, const float* residual, size_
 }
 #endif
 
+#if defined(__x86_64__)
+// What a call of the kernel on tile `tile` from panel `panel` on reads and
+// writes: its rows (rows_at, or the indirection's), its output and its
+// epilogue, without a prefetch.
+struct TileCall {
+  const float* const* a;
+  float* out;
+  Epilogue e;
+};
+
+TileCall tile_call(const ConvTask& task, size_t tile, size_t panel, const float* (&rows_at)[kRows]) {
+  const NativeConv& c = *task.conv;
+  TileCall call{rows_at,
+                task.y + (task.first_pixel + tile * kRows) * c.out_stride + c.out_offset + panel * kChannels,
+                Epilogue{c.lo, c.hi, nullptr, c.out_c, c.residual_lo, c.residual_hi}};
+  // Rows past the last pixel repeat it; their results are not stored.
+  if (c.rows_contiguous())
+    contiguous_rows(task.x, tile * kRows, std::min(kRows, task.pixels - tile * kRows), c.in_c, rows_at);
+  else
+    call.a = &c.indirection[tile * c.kernel_taps() * kRows];
+  call.e.affine = c.affine, call.e.scale = c.scale, call.e.shift = c.shift;
+  if (task.residual != nullptr)
+    call.e.residual = task.residual + (task.first_pixel + tile * kRows) * c.out_c + panel * kChannels;
+  return call;
+}
+
+// The next tile's `channels` outputs from `call`'s first, and their
+// residual, brought in for the call that computes them.
+void prefetch_next_tile(const ConvTask& task, size_t tile, const TileCall& call, size_t channels) {
+  const NativeConv& c = *task.conv;
+  if ((tile + 1) * kRows < task.pixels)
+    prefetch_tile(call.out + kRows * c.out_stride, c.out_stride,
+                  call.e.residual != nullptr ? call.e.residual + kRows * c.out_c : nullptr, c.out_c,
+                  std::min(kRows, task.pixels - (tile + 1) * kRows), channels);
+}
+#endif
+
 void conv_tile(void* context, size_t tile, size_t panel) {
 #if defined(__x86_64__)
-  const auto& [conv, x, y, residual, first_pixel, pixels, panel_major] =
-      *static_cast<const ConvTask*>(context);
-  const NativeConv& c = *conv;
-  const size_t rows = std::min(kRows, pixels - tile * kRows);
+  const ConvTask& task = *static_cast<const ConvTask*>(context);
+  const NativeConv& c = *task.conv;
+  const size_t rows = std::min(kRows, task.pixels - tile * kRows);
   const size_t channels = std::min(kChannels, c.out_c - panel * kChannels);
-  // Rows past the last pixel repeat it; their results are not stored.
   const float* rows_at[kRows];
-  const float* const* a = rows_at;
-  if (c.rows_contiguous()) {
-    contiguous_rows(x, tile * kRows, rows, c.in_c, rows_at);
-  } else {
-    a = &c.indirection[tile * c.kernel_taps() * kRows];
-  }
-  const float* w = c.weights + panel * c.panel_floats;
-  float* out = y + (first_pixel + tile * kRows) * c.out_stride + c.out_offset + panel * kChannels;
-  Epilogue e{c.lo, c.hi, nullptr, c.out_c, c.residual_lo, c.residual_hi};
-  e.affine = c.affine, e.scale = c.scale, e.shift = c.shift;
-  if (panel_major && (tile == 1 || tile == 2) && panel + 1 < c.panels)
-    e.prefetch = c.weights + (panel + 1) * c.panel_floats + (tile - 1) * (c.panel_floats / 2);
-  else if (!panel_major && panel == 0 && c.rows_contiguous() && (tile + 1) * kRows < pixels)
-    e.prefetch = x + (first_pixel + (tile + 1) * kRows) * c.in_c;
-  if (residual != nullptr) e.residual = residual + (first_pixel + tile * kRows) * c.out_c + panel * kChannels;
+  TileCall call = tile_call(task, tile, panel, rows_at);
+  if (task.panel_major && (tile == 1 || tile == 2) && panel + 1 < c.panels)
+    call.e.prefetch = c.weights + (panel + 1) * c.panel_floats + (tile - 1) * (c.panel_floats / 2);
+  else if (!task.panel_major && panel == 0 && c.rows_contiguous() && (tile + 1) * kRows < task.pixels)
+    call.e.prefetch = task.x + (task.first_pixel + (tile + 1) * kRows) * c.in_c;
   // The next tile of this panel: the following call in panel-major order,
   // the panels' count of calls later in tile-major order.
-  if ((tile + 1) * kRows < pixels)
-    prefetch_tile(out + kRows * c.out_stride, c.out_stride,
-                  residual != nullptr ? e.residual + kRows * c.out_c : nullptr, c.out_c,
-                  std::min(kRows, pixels - (tile + 1) * kRows), channels);
-  run_tile(c, rows, channels, c.kernel_taps(), c.tap_depth(), a, w, out, e, residual != nullptr);
+  prefetch_next_tile(task, tile, call, channels);
+  run_tile(c, rows, channels, c.kernel_taps(), c.tap_depth(), call.a, c.weights + panel * c.panel_floats,
+           call.out, call.e, task.residual != nullptr);
 #else
   (void)context, (void)tile, (void)panel;
 #endif
@@ -379,17 +402,7 @@ void conv_panel_pair(void* context, size_t pair, size_t tile) {
     return;
   }
   const float* rows_at[kRows];
-  const float* const* a = rows_at;
-  if (c.rows_contiguous())
-    contiguous_rows(task.x, tile * kRows, rows, c.in_c, rows_at);
-  else
-    a = &c.indirection[tile * c.kernel_taps() * kRows];
-  const float* w0 = c.weights + p0 * c.panel_floats;
-  float* out = task.y + (task.first_pixel + tile * kRows) * c.out_stride + c.out_offset + p0 * kChannels;
-  Epilogue e{c.lo, c.hi, nullptr, c.out_c, c.residual_lo, c.residual_hi};
-  e.affine = c.affine, e.scale = c.scale, e.shift = c.shift;
-  if (task.residual != nullptr)
-    e.residual = task.residual + (task.first_pixel + tile * kRows) * c.out_c + p0 * kChannels;
+  const TileCall call = tile_call(task, tile, p0, rows_at);
   const float* pf0 = nullptr;
   const float* pf1 = nullptr;
   if (task.panel_major && (tile == 1 || tile == 2) && p0 + 1 + tile < c.panels) {
@@ -398,10 +411,11 @@ void conv_panel_pair(void* context, size_t pair, size_t tile) {
   } else if (!task.panel_major && p0 == 0 && c.rows_contiguous() && (tile + 1) * kRows < task.pixels) {
     pf0 = task.x + (task.first_pixel + (tile + 1) * kRows) * c.in_c;
   }
-  if ((tile + 1) * kRows < task.pixels)
-    prefetch_tile(out + kRows * c.out_stride, c.out_stride,
-                  e.residual != nullptr ? e.residual + kRows * c.out_c : nullptr, c.out_c,
-                  std::min(kRows, task.pixels - (tile + 1) * kRows), 2 * kChannels);
+  prefetch_next_tile(task, tile, call, 2 * kChannels);
+  const float* const* a = call.a;
+  const float* w0 = c.weights + p0 * c.panel_floats;
+  float* out = call.out;
+  const Epilogue& e = call.e;
   using A = ConvActivation;
   const auto go = [&]<bool Residual>() {
     switch (c.activation) {

@@ -78,6 +78,23 @@ __attribute__((target("avx512f"), always_inline)) inline void step_avx512(__m512
   }
 }
 
+// One vector of sums through the epilogue with AVX-512: the clamp, with
+// Residual the residual's lanes m (read at `residual`) and its clamp, the
+// activation, the affine.
+template <bool Residual, ConvActivation Act>
+__attribute__((target("avx512f"), always_inline)) inline __m512 finish512(__m512 sum, const float* residual,
+                                                                          __mmask16 m, const Epilogue& e) {
+  __m512 v = _mm512_min_ps(_mm512_max_ps(sum, _mm512_set1_ps(e.lo)), _mm512_set1_ps(e.hi));
+  if constexpr (Residual)
+    v = _mm512_min_ps(
+        _mm512_max_ps(_mm512_add_ps(v, _mm512_maskz_loadu_ps(m, residual)), _mm512_set1_ps(e.residual_lo)),
+        _mm512_set1_ps(e.residual_hi));
+  if constexpr (Act == ConvActivation::kSwish) v = swish_ps(v);
+  if constexpr (Act == ConvActivation::kHardSwish) v = hardswish_ps(v);
+  if (e.affine) v = _mm512_fmadd_ps(v, _mm512_set1_ps(e.scale), _mm512_set1_ps(e.shift));
+  return v;
+}
+
 // rows x channels (rows <= R <= 12, channels <= 32) outputs: bias + sum
 // over taps and input channels, clamped to [lo, hi], then with Residual the
 // residual added and clamped again, then the activation Act. The
@@ -133,7 +150,6 @@ __attribute__((target("avx512f"))) void micro_kernel(size_t rows, size_t channel
     }
     return;
   }
-  const __m512 vlo = _mm512_set1_ps(e.lo), vhi = _mm512_set1_ps(e.hi);
   const __mmask16 m0 = channels >= 16 ? 0xFFFF : static_cast<__mmask16>((1u << channels) - 1);
   const __mmask16 m1 = channels >= 32   ? 0xFFFF
                        : channels <= 16 ? 0
@@ -141,26 +157,9 @@ __attribute__((target("avx512f"))) void micro_kernel(size_t rows, size_t channel
 #pragma GCC unroll 12
   for (size_t r = 0; r < R; ++r) {
     if (r >= rows) break;
-    __m512 v0 = _mm512_min_ps(_mm512_max_ps(acc[r][0], vlo), vhi);
-    __m512 v1 = _mm512_min_ps(_mm512_max_ps(acc[r][1], vlo), vhi);
-    if constexpr (Residual) {
-      const float* res = e.residual + r * e.residual_stride;
-      const __m512 rlo = _mm512_set1_ps(e.residual_lo), rhi = _mm512_set1_ps(e.residual_hi);
-      v0 = _mm512_min_ps(_mm512_max_ps(_mm512_add_ps(v0, _mm512_maskz_loadu_ps(m0, res)), rlo), rhi);
-      if constexpr (Wide)
-        v1 = _mm512_min_ps(_mm512_max_ps(_mm512_add_ps(v1, _mm512_maskz_loadu_ps(m1, res + 16)), rlo), rhi);
-    }
-    if constexpr (Act == ConvActivation::kSwish) {
-      v0 = swish_ps(v0);
-      if constexpr (Wide) v1 = swish_ps(v1);
-    } else if constexpr (Act == ConvActivation::kHardSwish) {
-      v0 = hardswish_ps(v0);
-      if constexpr (Wide) v1 = hardswish_ps(v1);
-    }
-    if (e.affine) {
-      v0 = _mm512_fmadd_ps(v0, _mm512_set1_ps(e.scale), _mm512_set1_ps(e.shift));
-      if constexpr (Wide) v1 = _mm512_fmadd_ps(v1, _mm512_set1_ps(e.scale), _mm512_set1_ps(e.shift));
-    }
+    const float* res = Residual ? e.residual + r * e.residual_stride : nullptr;
+    const __m512 v0 = finish512<Residual, Act>(acc[r][0], res, m0, e);
+    const __m512 v1 = Wide ? finish512<Residual, Act>(acc[r][1], Residual ? res + 16 : nullptr, m1, e) : v0;
     _mm512_mask_storeu_ps(y + r * y_stride, m0, v0);
     if constexpr (Wide) _mm512_mask_storeu_ps(y + r * y_stride + 16, m1, v1);
   }
@@ -221,20 +220,12 @@ __attribute__((target("avx512f"))) void micro_kernel_pair(size_t taps, size_t in
         step_pair(acc, end, k, w0, w1);
     }
   }
-  const __m512 vlo = _mm512_set1_ps(e.lo), vhi = _mm512_set1_ps(e.hi);
 #pragma GCC unroll 6
   for (size_t r = 0; r < R; ++r)
 #pragma GCC unroll 4
     for (size_t j = 0; j < 4; ++j) {
-      __m512 v = _mm512_min_ps(_mm512_max_ps(acc[r][j], vlo), vhi);
-      if constexpr (Residual)
-        v = _mm512_min_ps(
-            _mm512_max_ps(_mm512_add_ps(v, _mm512_loadu_ps(e.residual + r * e.residual_stride + 16 * j)),
-                          _mm512_set1_ps(e.residual_lo)),
-            _mm512_set1_ps(e.residual_hi));
-      if constexpr (Act == ConvActivation::kSwish) v = swish_ps(v);
-      if constexpr (Act == ConvActivation::kHardSwish) v = hardswish_ps(v);
-      if (e.affine) v = _mm512_fmadd_ps(v, _mm512_set1_ps(e.scale), _mm512_set1_ps(e.shift));
+      const float* res = Residual ? e.residual + r * e.residual_stride + 16 * j : nullptr;
+      const __m512 v = finish512<Residual, Act>(acc[r][j], res, 0xFFFF, e);
       _mm512_storeu_ps(y + r * y_stride + 16 * j, v);
     }
 }
