@@ -31,7 +31,7 @@ void log_outputs(const XnnpackHandle& handle, const StageRun& run, EventTracer* 
     for (size_t d = 0; d < out.rank; ++d) shape.push_back(static_cast<int64_t>(out.dims[d]));
     if (out.nhwc) {
       const size_t n = out.dims[0], hw = out.dims[1] * out.dims[2], c = out.dims[3];
-      nhwc_to_nchw(data, handle.log_buffer, n, c, hw);
+      nhwc_to_nchw(data, handle.log_buffer, n, c, hw, handle.pool.get());
       data = handle.log_buffer;
       shape = Shape{static_cast<int64_t>(n), static_cast<int64_t>(c), static_cast<int64_t>(out.dims[1]),
                     static_cast<int64_t>(out.dims[2])};

@@ -256,13 +256,15 @@ class XnnpackBackend final : public BackendInterface {
     for (size_t a = 0; a < args.size(); ++a) {
       const Argument& arg = handle.args[a];
       if (arg.is_input && arg.staging != nullptr)
-        nchw_to_nhwc(args[a]->to_tensor().data_as<const float>(), arg.staging, arg.n, arg.c, arg.hw);
+        nchw_to_nhwc(args[a]->to_tensor().data_as<const float>(), arg.staging, arg.n, arg.c, arg.hw,
+                     handle.pool.get());
     }
     ETC_TRY(run_stages(handle, context));
     for (size_t a = 0; a < args.size(); ++a) {
       const Argument& arg = handle.args[a];
       if (!arg.is_input && arg.staging != nullptr)
-        nhwc_to_nchw(arg.staging, args[a]->to_tensor().data_as<float>(), arg.n, arg.c, arg.hw);
+        nhwc_to_nchw(arg.staging, args[a]->to_tensor().data_as<float>(), arg.n, arg.c, arg.hw,
+                     handle.pool.get());
     }
     return Status::Ok();
   }

@@ -1,5 +1,6 @@
 // NCHW <-> NHWC conversion at the XNNPACK partition boundary against a naive
-// per-element reference, for sizes that leave partial tiles.
+// per-element reference, for sizes that leave partial tiles, on each
+// instruction set's path and split between threads.
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <chrono>
@@ -7,11 +8,15 @@
 #include <vector>
 
 #include "runtime/backends/xnnpack/layout.h"
+#include "runtime/backends/xnnpack/threadpool.h"
+#include "tests/support/native_conv_fixtures.h"
 
 namespace etc {
 namespace {
 
-void check_layout(size_t n, size_t c, size_t h, size_t w) {
+using testing::native_conv::NativeIsaCap;
+
+void check_layout(size_t n, size_t c, size_t h, size_t w, pthreadpool_t pool = nullptr) {
   const size_t hw = h * w, total = n * c * hw;
   std::vector<float> nchw(total);
   for (size_t i = 0; i < total; ++i) nchw[i] = static_cast<float>(i) * 0.5f - 3.0f;
@@ -20,14 +25,25 @@ void check_layout(size_t n, size_t c, size_t h, size_t w) {
     for (size_t ch = 0; ch < c; ++ch)
       for (size_t p = 0; p < hw; ++p) want[(b * hw + p) * c + ch] = nchw[(b * c + ch) * hw + p];
   std::vector<float> nhwc(total, -1.0f);
-  xnnpack::nchw_to_nhwc(nchw.data(), nhwc.data(), n, c, hw);
+  xnnpack::nchw_to_nhwc(nchw.data(), nhwc.data(), n, c, hw, pool);
   CHECK(nhwc == want);
   std::vector<float> back(total, -1.0f);
-  xnnpack::nhwc_to_nchw(nhwc.data(), back.data(), n, c, hw);
+  xnnpack::nhwc_to_nchw(nhwc.data(), back.data(), n, c, hw, pool);
   CHECK(back == nchw);
 }
 
+// Each instruction set the blocks are written for (16x16 with AVX-512, 4x4
+// tiles otherwise), on this CPU.
+std::vector<xnnpack::NativeIsa> layout_isas() {
+  std::vector<xnnpack::NativeIsa> isas{xnnpack::NativeIsa::kNone};
+  if (xnnpack::native_isa() == xnnpack::NativeIsa::kAvx512) isas.push_back(xnnpack::NativeIsa::kAvx512);
+  return isas;
+}
+
 TEST_CASE("xnnpack boundary layout conversion matches a naive transpose", "[xnnpack]") {
+  const xnnpack::NativeIsa isa = GENERATE(from_range(layout_isas()));
+  const NativeIsaCap cap(isa);
+  INFO("instruction set " << static_cast<int>(isa));
   check_layout(1, 3, 7, 5);
   check_layout(2, 17, 33, 1);
   check_layout(2, 17, 3, 11);
@@ -46,6 +62,24 @@ TEST_CASE("xnnpack boundary layout conversion matches a naive transpose", "[xnnp
   check_layout(2, 9, 64, 16);
   check_layout(1, 70, 32, 64);
   check_layout(2, 9, 2, 2);
+  // Whole 16x16 blocks with ragged edges on both sides, and 1024 channels
+  // (rows 4 KiB apart on the NHWC side).
+  check_layout(1, 35, 17, 3);
+  check_layout(1, 1024, 14, 14);
+}
+
+TEST_CASE("xnnpack boundary layout conversion splits a large plane between threads", "[xnnpack]") {
+  const xnnpack::NativeIsa isa = GENERATE(from_range(layout_isas()));
+  const NativeIsaCap cap(isa);
+  INFO("instruction set " << static_cast<int>(isa));
+  auto pool = xnnpack::SharedThreadpool::acquire(3);
+  REQUIRE(pool.ok());
+  // Planes past the threshold, in parts of 64 x 256 with ragged last parts
+  // on either side; a small one runs on the caller's thread.
+  check_layout(1, 1024, 14, 14, pool->get());
+  check_layout(2, 70, 33, 31, pool->get());
+  check_layout(1, 300, 29, 7, pool->get());
+  check_layout(1, 8, 5, 5, pool->get());
 }
 
 // A benchmark, not a test: the boundary conversion of a 64x56x56 activation.
