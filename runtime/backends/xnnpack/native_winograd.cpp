@@ -228,28 +228,47 @@ Window window(const Winograd& w, TileOrigin t) {
   return win;
 }
 
+// Whether every pixel of the window lies inside the image.
+template <size_t A>
+bool window_inside(const Window& win) {
+  for (size_t i = 0; i < A; ++i)
+    if (!win.row_in[i] || !win.col_in[i]) return false;
+  return true;
+}
+
 // V[point][b][c] for tiles [first, first + count) of the block.
 template <size_t Tile>
 __attribute__((target("avx512f"))) void transform_input(const Winograd& w, const float* x, size_t first,
                                                         size_t count, float* v) {
   constexpr size_t A = Tile + 2, P = A * A;
   const WinogradShape& s = w.s;
+  const size_t point_stride = w.block * w.in_c_pad, row_stride = s.in_w * s.in_c;
   for (size_t b = 0; b < count; ++b) {
     const TileOrigin t = tile_origin(w, first + b);
     const Window win = window(w, t);
     const float* image = x + t.n * s.in_h * s.in_w * s.in_c;
+    const bool inside = window_inside<A>(win);
+    const float* corner = inside ? image + win.offset(0, 0, s) : nullptr;
     for (size_t c = 0; c < w.in_c_pad; c += 16) {
       const size_t lanes = std::min<size_t>(16, s.in_c > c ? s.in_c - c : 0);
       const __mmask16 mask = static_cast<__mmask16>((uint32_t{1} << lanes) - 1);
       __m512 d[P], u[P];
-      for (size_t i = 0; i < A; ++i)
-        for (size_t j = 0; j < A; ++j)
-          d[i * A + j] = win.row_in[i] && win.col_in[j]
-                             ? _mm512_maskz_loadu_ps(mask, image + win.offset(i, j, s) + c)
-                             : _mm512_setzero_ps();
+      if (inside) {
+#pragma GCC unroll 36
+        for (size_t k = 0; k < P; ++k)
+          d[k] = _mm512_maskz_loadu_ps(mask, corner + (k / A) * row_stride + (k % A) * s.in_c + c);
+      } else {
+        for (size_t i = 0; i < A; ++i)
+          for (size_t j = 0; j < A; ++j)
+            d[i * A + j] = win.row_in[i] && win.col_in[j]
+                               ? _mm512_maskz_loadu_ps(mask, image + win.offset(i, j, s) + c)
+                               : _mm512_setzero_ps();
+      }
       for (size_t j = 0; j < A; ++j) input_1d<Tile>(&d[j], A, &u[j], A);          // columns: B^T d
       for (size_t i = 0; i < A; ++i) input_1d<Tile>(&u[i * A], 1, &d[i * A], 1);  // rows: (B^T d) B
-      for (size_t p = 0; p < P; ++p) _mm512_store_ps(v + (p * w.block + b) * w.in_c_pad + c, d[p]);
+      float* to = v + b * w.in_c_pad + c;
+#pragma GCC unroll 36
+      for (size_t p = 0; p < P; ++p) _mm512_store_ps(to + p * point_stride, d[p]);
     }
   }
 }
@@ -260,22 +279,33 @@ __attribute__((target("avx2,fma"))) void transform_input_avx2(const Winograd& w,
                                                               size_t count, float* v) {
   constexpr size_t A = Tile + 2, P = A * A;
   const WinogradShape& s = w.s;
+  const size_t point_stride = w.block * w.in_c_pad, row_stride = s.in_w * s.in_c;
   for (size_t b = 0; b < count; ++b) {
     const TileOrigin t = tile_origin(w, first + b);
     const Window win = window(w, t);
     const float* image = x + t.n * s.in_h * s.in_w * s.in_c;
+    const bool inside = window_inside<A>(win);
+    const float* corner = inside ? image + win.offset(0, 0, s) : nullptr;
     for (size_t c = 0; c < w.in_c_pad; c += 8) {
       const size_t lanes = std::min<size_t>(8, s.in_c > c ? s.in_c - c : 0);
       const __m256i mask = lanes_avx2(lanes);
       __m256 d[P], u[P];
-      for (size_t i = 0; i < A; ++i)
-        for (size_t j = 0; j < A; ++j)
-          d[i * A + j] = win.row_in[i] && win.col_in[j]
-                             ? _mm256_maskload_ps(image + win.offset(i, j, s) + c, mask)
-                             : _mm256_setzero_ps();
+      if (inside) {
+#pragma GCC unroll 36
+        for (size_t k = 0; k < P; ++k)
+          d[k] = _mm256_maskload_ps(corner + (k / A) * row_stride + (k % A) * s.in_c + c, mask);
+      } else {
+        for (size_t i = 0; i < A; ++i)
+          for (size_t j = 0; j < A; ++j)
+            d[i * A + j] = win.row_in[i] && win.col_in[j]
+                               ? _mm256_maskload_ps(image + win.offset(i, j, s) + c, mask)
+                               : _mm256_setzero_ps();
+      }
       for (size_t j = 0; j < A; ++j) input_1d<Tile>(&d[j], A, &u[j], A);
       for (size_t i = 0; i < A; ++i) input_1d<Tile>(&u[i * A], 1, &d[i * A], 1);
-      for (size_t p = 0; p < P; ++p) _mm256_store_ps(v + (p * w.block + b) * w.in_c_pad + c, d[p]);
+      float* to = v + b * w.in_c_pad + c;
+#pragma GCC unroll 36
+      for (size_t p = 0; p < P; ++p) _mm256_store_ps(to + p * point_stride, d[p]);
     }
   }
 }
@@ -338,11 +368,14 @@ __attribute__((target("avx512f"))) void transform_output_tile(const Winograd& w,
   const size_t cols = std::min<size_t>(Tile, s.out_w - static_cast<size_t>(t.x));
   const __m512 vlo = _mm512_set1_ps(st.lo), vhi = _mm512_set1_ps(st.hi);
   const __m512 rlo = _mm512_set1_ps(e.residual_lo), rhi = _mm512_set1_ps(e.residual_hi);
+  const size_t point_stride = w.block * w.out_c_pad;
+  const float* from = m + b * w.out_c_pad;
   for (size_t c = st.c_begin; c < st.c_end; c += 16) {
     const size_t lanes = std::min<size_t>(16, s.out_c - c);
     const __mmask16 mask = static_cast<__mmask16>((uint32_t{1} << lanes) - 1);
     __m512 a[P], u[Tile * A], o[Tile * Tile];
-    for (size_t p = 0; p < P; ++p) a[p] = _mm512_load_ps(m + (p * w.block + b) * w.out_c_pad + c);
+#pragma GCC unroll 36
+    for (size_t p = 0; p < P; ++p) a[p] = _mm512_load_ps(from + p * point_stride + c);
     for (size_t j = 0; j < A; ++j) output_1d<Tile>(&a[j], A, &u[j], A);                // A^T m: Tile x A
     for (size_t i = 0; i < Tile; ++i) output_1d<Tile>(&u[i * A], 1, &o[i * Tile], 1);  // (A^T m) A
     const __m512 bias = _mm512_load_ps(w.bias.as<float>() + c);
@@ -375,10 +408,13 @@ __attribute__((target("avx2,fma"))) void transform_output_tile_avx2(const Winogr
   const size_t cols = std::min<size_t>(Tile, s.out_w - static_cast<size_t>(t.x));
   const __m256 vlo = _mm256_set1_ps(st.lo), vhi = _mm256_set1_ps(st.hi);
   const __m256 rlo = _mm256_set1_ps(e.residual_lo), rhi = _mm256_set1_ps(e.residual_hi);
+  const size_t point_stride = w.block * w.out_c_pad;
+  const float* from = m + b * w.out_c_pad;
   for (size_t c = st.c_begin; c < st.c_end; c += 8) {
     const __m256i mask = lanes_avx2(std::min<size_t>(8, s.out_c - c));
     __m256 a[P], u[Tile * A], o[Tile * Tile];
-    for (size_t p = 0; p < P; ++p) a[p] = _mm256_load_ps(m + (p * w.block + b) * w.out_c_pad + c);
+#pragma GCC unroll 36
+    for (size_t p = 0; p < P; ++p) a[p] = _mm256_load_ps(from + p * point_stride + c);
     for (size_t j = 0; j < A; ++j) output_1d<Tile>(&a[j], A, &u[j], A);
     for (size_t i = 0; i < Tile; ++i) output_1d<Tile>(&u[i * A], 1, &o[i * Tile], 1);
     const __m256 bias = _mm256_load_ps(w.bias.as<float>() + c);
