@@ -54,6 +54,7 @@ inline void transpose_4x4(const float* src, size_t src_stride, float* dst, size_
 // (GCC 12 warns of the undefined vector its shuffle intrinsics start from.)
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 __attribute__((target("avx512f"))) void transpose_16x16(const float* src, size_t src_stride, float* dst,
                                                         size_t dst_stride) {
   __m512 r[16], t[16];
