@@ -263,7 +263,7 @@ struct ConvTask {
   // them from memory overlaps computing (resnet's 512-channel 3x3 layers
   // stream 9.4 MB each); a panel's lone tile (a fully connected node over
   // one row) fetches half of it, the hardware prefetchers the rest
-  // (mobilenet_v3_small's classifier, 6.3 MB of weights for one row: 13-15%
+  // (mobilenet_v3_small's classifier, 6.3 MB of weights for one row: 8-15%
   // faster at 1 thread). Tile by tile otherwise: a tile's first panel
   // prefetches the next tile's input rows where they are contiguous (a 1x1
   // convolution's input of megabytes, written by the layer before, comes
