@@ -1,9 +1,10 @@
 #pragma once
 // The native convolution's state (native_conv.h keeps it opaque), shared by
-// its compile and run (native_conv.cpp) and by where the kernel's input
-// rows come from (native_conv_rows.cpp): the indirection tables, the
-// zero-bordered band copies of padded-row convolutions, and the rows of a
-// pointwise convolution read straight from its input.
+// its compile (native_conv.cpp), its run (native_conv_run.cpp) and where
+// the kernel's input rows come from (native_conv_rows.cpp): the
+// indirection tables, the zero-bordered band copies of padded-row
+// convolutions, and the rows of a pointwise convolution read straight from
+// its input.
 
 #include <pthreadpool.h>
 

@@ -8,7 +8,7 @@
 // accumulators, two weight vectors and a broadcast), each block's rows
 // read from L1 for both halves of the panel, in chunks of the reduction;
 // a tile of at most two rows takes all 32 channels in one pass. Header-only templates, included by
-// native_conv.cpp alone; x86-64 only.
+// native_conv_run.cpp alone; x86-64 only.
 
 #if defined(__x86_64__)
 #include <immintrin.h>
@@ -41,7 +41,7 @@ struct Epilogue {
   // Last, with affine: y * scale + shift.
   bool affine = false;
   float scale = 1, shift = 0;
-  // A reduction cut into segments (native_conv.cpp): the sums start from
+  // A reduction cut into segments (native_conv_run.cpp): the sums start from
   // partial_in instead of the bias when it is set, and go raw to
   // partial_out, skipping the rest of the epilogue and y, when that is set.
   // Both hold a whole tile, row r at r * kNativeGemmChannels, 64-byte

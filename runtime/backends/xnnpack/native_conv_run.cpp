@@ -1,0 +1,382 @@
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+#include "runtime/backends/xnnpack/native_conv_state.h"
+#include "runtime/backends/xnnpack/native_gemm_kernel.h"
+
+// Running a compiled native convolution (native_conv.cpp compiles it): its
+// tiles and panels through the micro-kernels over the pool, in the order
+// the shape calls for.
+namespace etc::xnnpack {
+namespace {
+
+#if defined(__x86_64__)
+using native_kernel::Epilogue;
+using native_kernel::run_panel;
+#endif
+
+constexpr size_t kRows = kNativeGemmRows;          // output pixels per micro-kernel call
+constexpr size_t kChannels = kNativeGemmChannels;  // output channels per panel
+
+}  // namespace
+
+namespace {
+
+struct ConvTask {
+  const NativeConv* conv;
+  const float* x;  // the input, read by rows_contiguous() convolutions
+  float* y;
+  const float* residual;
+  // The output pixels this task computes: [first_pixel, first_pixel +
+  // pixels), tile 0 starting at the first (one band of a padded-row
+  // convolution, else all).
+  size_t first_pixel = 0, pixels = 0;
+  // Panel by panel (each panel's tiles in turn): the second and third tiles
+  // of a panel prefetch the next panel's weights, half each, so reading
+  // them from memory overlaps computing (resnet's 512-channel 3x3 layers
+  // stream 9.4 MB each); a panel's lone tile (a fully connected node over
+  // one row) fetches half of it, the hardware prefetchers the rest
+  // (mobilenet_v3_small's classifier, 6.3 MB of weights for one row: 8-15%
+  // faster at 1 thread). Tile by tile otherwise: a tile's first panel
+  // prefetches the next tile's input rows where they are contiguous (a 1x1
+  // convolution's input of megabytes, written by the layer before, comes
+  // from L3 or memory: resnet50's 56x56 ones 16-27% faster at 1 thread).
+  bool panel_major = false;
+};
+
+#if defined(__x86_64__)
+// One tile of one panel through the kernel, with the convolution's
+// activation and, when `residual`, e.residual.
+void run_tile(const NativeConv& c, size_t rows, size_t channels, size_t taps, size_t depth,
+              const float* const* a, const float* w, float* out, const Epilogue& e, bool residual) {
+  using A = ConvActivation;
+  const auto panel_fn = [&]<bool Residual>() {
+    switch (c.activation) {
+      case A::kSwish:
+        return run_panel<Residual, A::kSwish>(rows, channels, taps, depth, a, w, out, c.out_stride, e);
+      case A::kHardSwish:
+        return run_panel<Residual, A::kHardSwish>(rows, channels, taps, depth, a, w, out, c.out_stride, e);
+      default: return run_panel<Residual, A::kNone>(rows, channels, taps, depth, a, w, out, c.out_stride, e);
+    }
+  };
+  if (residual)
+    panel_fn.template operator()<true>();
+  else
+    panel_fn.template operator()<false>();
+}
+#endif
+
+#if defined(__x86_64__)
+// Brings the lines of `rows` rows of `channels` outputs at y (y_stride
+// floats apart) towards the core for writing, and those of the residual
+// rows the same tile reads, when there are any. A tile's output and
+// residual rows lie a whole row of channels apart, one or two lines each,
+// more streams than the hardware prefetcher follows: fetched one tile
+// ahead, resnet50's 64->256 1x1 convolutions at 56x56 (3.2 MB out, 3.2 MB
+// of residual in) ran 13-25% faster in isolation on a Zen 3 core.
+void prefetch_tile(const float* y, size_t y_stride, const float* residual, size_t residual_stride,
+                   size_t rows, size_t channels) {
+  const size_t bytes = channels * sizeof(float);
+  for (size_t r = 0; r < rows; ++r)
+    for (size_t b = 0; b < bytes; b += 64) {
+      // prefetchw: the line comes ready to be written (a no-op where the
+      // CPU lacks it).
+      asm volatile("prefetchw %0" ::"m"(*(reinterpret_cast<const char*>(y + r * y_stride) + b)));
+      if (residual != nullptr)
+        _mm_prefetch(reinterpret_cast<const char*>(residual + r * residual_stride) + b, _MM_HINT_T0);
+    }
+}
+#endif
+
+#if defined(__x86_64__)
+// What a call of the kernel on tile `tile` from panel `panel` on reads and
+// writes: its rows (rows_at, or the indirection's), its output and its
+// epilogue, without a prefetch.
+struct TileCall {
+  const float* const* a;
+  float* out;
+  Epilogue e;
+};
+
+TileCall tile_call(const ConvTask& task, size_t tile, size_t panel, const float* (&rows_at)[kRows]) {
+  const NativeConv& c = *task.conv;
+  TileCall call{rows_at,
+                task.y + (task.first_pixel + tile * kRows) * c.out_stride + c.out_offset + panel * kChannels,
+                Epilogue{c.lo, c.hi, nullptr, c.out_c, c.residual_lo, c.residual_hi}};
+  // Rows past the last pixel repeat it; their results are not stored.
+  if (c.rows_contiguous())
+    contiguous_rows(task.x, tile * kRows, std::min(kRows, task.pixels - tile * kRows), c.in_c, rows_at);
+  else
+    call.a = &c.indirection[tile * c.kernel_taps() * kRows];
+  call.e.affine = c.affine, call.e.scale = c.scale, call.e.shift = c.shift;
+  if (task.residual != nullptr)
+    call.e.residual = task.residual + (task.first_pixel + tile * kRows) * c.out_c + panel * kChannels;
+  return call;
+}
+
+// The next tile's `channels` outputs from `call`'s first, and their
+// residual, brought in for the call that computes them.
+void prefetch_next_tile(const ConvTask& task, size_t tile, const TileCall& call, size_t channels) {
+  const NativeConv& c = *task.conv;
+  if ((tile + 1) * kRows < task.pixels)
+    prefetch_tile(call.out + kRows * c.out_stride, c.out_stride,
+                  call.e.residual != nullptr ? call.e.residual + kRows * c.out_c : nullptr, c.out_c,
+                  std::min(kRows, task.pixels - (tile + 1) * kRows), channels);
+}
+#endif
+
+void conv_tile(void* context, size_t tile, size_t panel) {
+#if defined(__x86_64__)
+  const ConvTask& task = *static_cast<const ConvTask*>(context);
+  const NativeConv& c = *task.conv;
+  const size_t rows = std::min(kRows, task.pixels - tile * kRows);
+  const size_t channels = std::min(kChannels, c.out_c - panel * kChannels);
+  const float* rows_at[kRows];
+  TileCall call = tile_call(task, tile, panel, rows_at);
+  if (task.panel_major && (tile == 1 || tile == 2) && panel + 1 < c.panels)
+    call.e.prefetch = c.weights + (panel + 1) * c.panel_floats + (tile - 1) * (c.panel_floats / 2);
+  else if (task.panel_major && task.pixels <= kRows && panel + 1 < c.panels)
+    call.e.prefetch = c.weights + (panel + 1) * c.panel_floats;  // a lone tile: half the next panel
+  else if (!task.panel_major && panel == 0 && c.rows_contiguous() && (tile + 1) * kRows < task.pixels)
+    call.e.prefetch = task.x + (task.first_pixel + (tile + 1) * kRows) * c.in_c;
+  // The next tile of this panel: the following call in panel-major order,
+  // the panels' count of calls later in tile-major order.
+  prefetch_next_tile(task, tile, call, channels);
+  run_tile(c, rows, channels, c.kernel_taps(), c.tap_depth(), call.a, c.weights + panel * c.panel_floats,
+           call.out, call.e, task.residual != nullptr);
+#else
+  (void)context, (void)tile, (void)panel;
+#endif
+}
+
+void conv_panel(void* context, size_t panel, size_t tile) { conv_tile(context, tile, panel); }
+
+#if defined(__x86_64__)
+template <bool Residual, ConvActivation Act>
+void run_pair(const NativeConv& c, const float* const* a, const float* w0, float* out, const Epilogue& e,
+              const float* prefetch0, const float* prefetch1) {
+  for (size_t h = 0; h < 2; ++h) {
+    Epilogue eh = e;
+    eh.prefetch = h == 0 ? prefetch0 : prefetch1;
+    if (Residual) eh.residual = e.residual + h * 6 * c.out_c;
+    native_kernel::micro_kernel_pair<Residual, Act>(c.kernel_taps(), c.tap_depth(), a + 6 * h, w0,
+                                                    w0 + c.panel_floats, out + h * 6 * c.out_stride,
+                                                    c.out_stride, eh);
+  }
+}
+#endif
+
+// Panels 2 * pair and 2 * pair + 1 of one tile: as two 6 x 64 halves where
+// the tile is whole and both panels are, else panel by panel.
+void conv_panel_pair(void* context, size_t pair, size_t tile) {
+#if defined(__x86_64__)
+  const ConvTask& task = *static_cast<const ConvTask*>(context);
+  const NativeConv& c = *task.conv;
+  const size_t p0 = 2 * pair;
+  const size_t rows = std::min(kRows, task.pixels - tile * kRows);
+  if (rows < kRows || p0 + 1 >= c.panels || c.out_c < (p0 + 2) * kChannels) {
+    conv_tile(context, tile, p0);
+    if (p0 + 1 < c.panels) conv_tile(context, tile, p0 + 1);
+    return;
+  }
+  const float* rows_at[kRows];
+  const TileCall call = tile_call(task, tile, p0, rows_at);
+  const float* pf0 = nullptr;
+  const float* pf1 = nullptr;
+  if (task.panel_major && (tile == 1 || tile == 2) && p0 + 1 + tile < c.panels) {
+    pf0 = c.weights + (p0 + 1 + tile) * c.panel_floats;
+    pf1 = pf0 + c.panel_floats / 2;
+  } else if (task.panel_major && task.pixels <= kRows && p0 + 2 < c.panels) {
+    pf0 = c.weights + (p0 + 2) * c.panel_floats;  // a lone tile: the next pair's first panel
+    pf1 = pf0 + c.panel_floats / 2;
+  } else if (!task.panel_major && p0 == 0 && c.rows_contiguous() && (tile + 1) * kRows < task.pixels) {
+    pf0 = task.x + (task.first_pixel + (tile + 1) * kRows) * c.in_c;
+  }
+  prefetch_next_tile(task, tile, call, 2 * kChannels);
+  const float* const* a = call.a;
+  const float* w0 = c.weights + p0 * c.panel_floats;
+  float* out = call.out;
+  const Epilogue& e = call.e;
+  using A = ConvActivation;
+  const auto go = [&]<bool Residual>() {
+    switch (c.activation) {
+      case A::kSwish: return run_pair<Residual, A::kSwish>(c, a, w0, out, e, pf0, pf1);
+      case A::kHardSwish: return run_pair<Residual, A::kHardSwish>(c, a, w0, out, e, pf0, pf1);
+      default: return run_pair<Residual, A::kNone>(c, a, w0, out, e, pf0, pf1);
+    }
+  };
+  if (e.residual != nullptr)
+    go.template operator()<true>();
+  else
+    go.template operator()<false>();
+#else
+  (void)context, (void)pair, (void)tile;
+#endif
+}
+
+void conv_tile_pair(void* context, size_t tile, size_t pair) { conv_panel_pair(context, pair, tile); }
+
+// One panel of one group of tiles of a convolution whose reduction is cut
+// (NativeDepthSplit): segment by segment, each over the group's tiles, the
+// partial sums of the group kept on the stack between segments.
+void conv_segmented(void* context, size_t panel, size_t group) {
+#if defined(__x86_64__)
+  const ConvTask& task = *static_cast<const ConvTask*>(context);
+  const NativeConv& c = *task.conv;
+  alignas(64) float partial[kNativeGroupTiles * kRows * kChannels];
+  const size_t first_tile = group * c.split.group_tiles;
+  const size_t tiles = std::min(c.split.group_tiles, c.tiles - first_tile);
+  const size_t channels = std::min(kChannels, c.out_c - panel * kChannels);
+  const float* panel_weights = c.weights + panel * c.panel_floats;
+  const ReductionCut cut{c.split.segment_taps, c.split.segment_depth};
+  for_each_piece(c.taps(), c.in_c, cut, [&](const ReductionPiece& p) {
+    // The weights the group reads next (the next segment's, or after the
+    // last the next panel's first), fetched while this segment computes:
+    // the group's first two tiles each walk half of them, a line a step.
+    // Without it the first tile of every segment waited on memory for its
+    // weights (resnet's 3x3 512-channel layers stream 9.4 MB each).
+    const size_t steps = p.taps * p.depth;
+    const float* next = piece_weights(panel_weights, p, c.in_c) + kChannels + steps * kChannels;
+    if (p.last) next = panel + 1 < c.panels ? c.weights + (panel + 1) * c.panel_floats + kChannels : nullptr;
+    for (size_t i = 0; i < tiles; ++i) {
+      const size_t tile = first_tile + i;
+      const size_t rows = std::min(kRows, task.pixels - tile * kRows);
+      const float* rows_at[kRows];
+      const float* const* a = rows_at;
+      if (c.rows_contiguous())
+        contiguous_rows(task.x, tile * kRows, rows, c.in_c, rows_at);
+      else
+        a = c.indirection.data() + tile * c.taps() * kRows;
+      const float* shifted[kRows];
+      Epilogue e{c.lo, c.hi, nullptr, c.out_c, c.residual_lo, c.residual_hi};
+      e.affine = c.affine, e.scale = c.scale, e.shift = c.shift;
+      if (task.residual != nullptr) e.residual = task.residual + tile * kRows * c.out_c + panel * kChannels;
+      if (next != nullptr && i < 2) e.prefetch = next + i * (steps * kChannels / 2);
+      float* out = task.y + tile * kRows * c.out_stride + c.out_offset + panel * kChannels;
+      run_tile(c, rows, channels, p.taps, p.depth, piece_rows(a, p, c.in_c, shifted),
+               piece_weights(panel_weights, p, c.in_c), out,
+               native_kernel::piece_epilogue(e, p, partial + i * kRows * kChannels),
+               task.residual != nullptr);
+    }
+  });
+#else
+  (void)context, (void)panel, (void)group;
+#endif
+}
+
+}  // namespace
+
+void native_gemm_panel(size_t rows, size_t channels, size_t depth, const float* const* a, const float* w,
+                       float* y, size_t y_stride, float lo, float hi, const float* prefetch) {
+#if defined(__x86_64__)
+  const Epilogue e{lo, hi, nullptr, 0, -INFINITY, INFINITY, prefetch};
+  run_panel<false, ConvActivation::kNone>(rows, channels, 1, depth, a, w, y, y_stride, e);
+#else
+  (void)rows, (void)channels, (void)depth, (void)a, (void)w, (void)y, (void)y_stride, (void)lo, (void)hi,
+      (void)prefetch;
+#endif
+}
+
+namespace {
+
+// The packed weights times s: weight (tap, input channel i) of every panel
+// by s[i]; biases unchanged.
+void scale_weights(NativeConv& c, const float* s) {
+  const size_t depth = c.taps() * c.in_c;
+  for (size_t p = 0; p < c.panels; ++p) {
+    const float* from = c.panels_data + p * c.panel_floats;
+    float* to = c.scaled + p * c.panel_floats;
+    std::memcpy(to, from, kChannels * sizeof(float));
+    for (size_t k = 0; k < depth; ++k) {
+      const float f = s[k % c.in_c];
+      for (size_t j = 0; j < kChannels; ++j)
+        to[kChannels + k * kChannels + j] = from[kChannels + k * kChannels + j] * f;
+    }
+  }
+}
+
+}  // namespace
+
+void run_native_pointwise(const NativeConv& conv, const float* x, size_t first, size_t count, float* y) {
+#if defined(__x86_64__)
+  const NativeConv& c = conv;
+  Epilogue e{c.lo, c.hi, nullptr, 0, -INFINITY, INFINITY};
+  e.affine = c.affine, e.scale = c.scale, e.shift = c.shift;
+  const float* a[kRows];
+  for (size_t done = 0; done < count; done += kRows) {
+    const size_t rows = std::min(kRows, count - done);
+    contiguous_rows(x, first + done, rows, c.in_c, a);
+    for (size_t panel = 0; panel < c.panels; ++panel) {
+      const size_t channels = std::min(kChannels, c.out_c - panel * kChannels);
+      const float* w = c.weights + panel * c.panel_floats;
+      float* out = y + done * c.out_c + panel * kChannels;
+      switch (c.activation) {
+        case ConvActivation::kSwish:
+          run_panel<false, ConvActivation::kSwish>(rows, channels, 1, c.in_c, a, w, out, c.out_c, e);
+          break;
+        case ConvActivation::kHardSwish:
+          run_panel<false, ConvActivation::kHardSwish>(rows, channels, 1, c.in_c, a, w, out, c.out_c, e);
+          break;
+        default: run_panel<false, ConvActivation::kNone>(rows, channels, 1, c.in_c, a, w, out, c.out_c, e);
+      }
+    }
+  }
+#else
+  (void)conv, (void)x, (void)first, (void)count, (void)y;
+#endif
+}
+
+void run_native_conv(NativeConv& conv, float* const* data, pthreadpool_t pool) {
+  if (conv.input_scale >= 0) scale_weights(conv, data[conv.input_scale]);
+  const float* x = data[conv.input];
+  if (conv.winograd != nullptr) {
+    run_winograd(*conv.winograd, conv, conv.lo, conv.hi, x, data[conv.output],
+                 conv.has_residual ? data[conv.residual] : nullptr, pool);
+    return;
+  }
+  if (!conv.padded_rows && !conv.rows_contiguous() && x != conv.indirection_input) build_indirection(conv, x);
+  ConvTask task{&conv, x, data[conv.output], conv.has_residual ? data[conv.residual] : nullptr};
+  if (conv.split.segment_taps != 0) {
+    task.pixels = conv.pixels();
+    const size_t groups = (conv.tiles + conv.split.group_tiles - 1) / conv.split.group_tiles;
+    pthreadpool_parallelize_2d(pool, conv_segmented, &task, conv.panels, groups, 0);
+    return;
+  }
+  // Walk the larger operand once: tile by tile when the input is the larger
+  // (each tile's rows stay in cache while every panel streams past), panel by
+  // panel when the weights are (resnet's 512-channel 3x3 layers: 9.4 MB of
+  // weights against 100 KB of input would otherwise stream once per tile).
+  const size_t weight_floats = conv.panels * conv.panel_floats;
+  const size_t input_floats = conv.batch * conv.in_h * conv.in_w * conv.in_c;
+  task.panel_major = weight_floats > input_floats;
+  const auto run = [&] {
+    const size_t tiles = (task.pixels + kRows - 1) / kRows;
+    // With AVX-512, panels two at a time (conv_panel_pair).
+    const bool pairs = native_isa() == NativeIsa::kAvx512 && conv.panels >= 2;
+    const size_t pair_count = (conv.panels + 1) / 2;
+    if (task.panel_major && pairs)
+      pthreadpool_parallelize_2d(pool, conv_panel_pair, &task, pair_count, tiles, 0);
+    else if (task.panel_major)
+      pthreadpool_parallelize_2d(pool, conv_panel, &task, conv.panels, tiles, 0);
+    else if (pairs)
+      pthreadpool_parallelize_2d(pool, conv_tile_pair, &task, tiles, pair_count, 0);
+    else
+      pthreadpool_parallelize_2d(pool, conv_tile, &task, tiles, conv.panels, 0);
+  };
+  if (!conv.padded_rows) {
+    task.pixels = conv.pixels();
+    run();
+    return;
+  }
+  // Band by band: its rows copied, then its tiles computed.
+  for (size_t n = 0; n < conv.batch; ++n)
+    for (size_t oy = 0; oy < conv.out_h; oy += conv.band_rows) {
+      fill_band(conv, x, n, oy * conv.stride_h, pool);
+      task.first_pixel = (n * conv.out_h + oy) * conv.out_w;
+      task.pixels = std::min(conv.band_rows, conv.out_h - oy) * conv.out_w;
+      run();
+    }
+}
+
+}  // namespace etc::xnnpack
