@@ -169,13 +169,12 @@ void transpose_plane(const float* src, float* dst, size_t rows, size_t cols, pth
     case 4: return interleave_rows<4>(src, dst, cols);
     default: break;
   }
-  const Plane plane{src, dst, rows, cols};
+  Plane plane{src, dst, rows, cols};
   if (pool == nullptr || rows * cols < kParallelFloats) {
     transpose_part(plane, 0, rows, 0, cols);
     return;
   }
-  pthreadpool_parallelize_2d_tile_2d(pool, transpose_part_task, const_cast<Plane*>(&plane), rows, cols,
-                                     kPartRows, kPartCols, 0);
+  pthreadpool_parallelize_2d_tile_2d(pool, transpose_part_task, &plane, rows, cols, kPartRows, kPartCols, 0);
 }
 
 void nchw_to_nhwc(const float* src, float* dst, size_t n, size_t c, size_t hw, pthreadpool_t pool) {

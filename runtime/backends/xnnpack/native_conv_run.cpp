@@ -126,6 +126,16 @@ void prefetch_next_tile(const ConvTask& task, size_t tile, const TileCall& call,
 }
 #endif
 
+// Which half of the next panel's weights (of the next pair's panels, on
+// the pair path) tile `tile` of a panel-major walk fetches as it computes:
+// the second and third tiles half each, a panel's lone tile the first; -1:
+// none.
+int next_weights_half(const ConvTask& task, size_t tile) {
+  if (!task.panel_major) return -1;
+  if (tile == 1 || tile == 2) return static_cast<int>(tile) - 1;
+  return tile == 0 && task.pixels <= kRows ? 0 : -1;
+}
+
 void conv_tile(void* context, size_t tile, size_t panel) {
 #if defined(__x86_64__)
   const ConvTask& task = *static_cast<const ConvTask*>(context);
@@ -134,10 +144,10 @@ void conv_tile(void* context, size_t tile, size_t panel) {
   const size_t channels = std::min(kChannels, c.out_c - panel * kChannels);
   const float* rows_at[kRows];
   TileCall call = tile_call(task, tile, panel, rows_at);
-  if (task.panel_major && (tile == 1 || tile == 2) && panel + 1 < c.panels)
-    call.e.prefetch = c.weights + (panel + 1) * c.panel_floats + (tile - 1) * (c.panel_floats / 2);
-  else if (task.panel_major && task.pixels <= kRows && panel + 1 < c.panels)
-    call.e.prefetch = c.weights + (panel + 1) * c.panel_floats;  // a lone tile: half the next panel
+  const int half = next_weights_half(task, tile);
+  if (half >= 0 && panel + 1 < c.panels)
+    call.e.prefetch =
+        c.weights + (panel + 1) * c.panel_floats + static_cast<size_t>(half) * (c.panel_floats / 2);
   else if (!task.panel_major && panel == 0 && c.rows_contiguous() && (tile + 1) * kRows < task.pixels)
     call.e.prefetch = task.x + (task.first_pixel + (tile + 1) * kRows) * c.in_c;
   // The next tile of this panel: the following call in panel-major order,
@@ -184,11 +194,10 @@ void conv_panel_pair(void* context, size_t pair, size_t tile) {
   const TileCall call = tile_call(task, tile, p0, rows_at);
   const float* pf0 = nullptr;
   const float* pf1 = nullptr;
-  if (task.panel_major && (tile == 1 || tile == 2) && p0 + 1 + tile < c.panels) {
-    pf0 = c.weights + (p0 + 1 + tile) * c.panel_floats;
-    pf1 = pf0 + c.panel_floats / 2;
-  } else if (task.panel_major && task.pixels <= kRows && p0 + 2 < c.panels) {
-    pf0 = c.weights + (p0 + 2) * c.panel_floats;  // a lone tile: the next pair's first panel
+  const int half = next_weights_half(task, tile);
+  if (half >= 0 && p0 + 2 + static_cast<size_t>(half) < c.panels) {
+    // The two halves of the tile fetch one of the next pair's panels.
+    pf0 = c.weights + (p0 + 2 + static_cast<size_t>(half)) * c.panel_floats;
     pf1 = pf0 + c.panel_floats / 2;
   } else if (!task.panel_major && p0 == 0 && c.rows_contiguous() && (tile + 1) * kRows < task.pixels) {
     pf0 = task.x + (task.first_pixel + (tile + 1) * kRows) * c.in_c;
