@@ -287,6 +287,21 @@ void native_gemm_panel(size_t rows, size_t channels, size_t depth, const float* 
 #endif
 }
 
+void native_gemm_pair(size_t depth, const float* const* a, const float* w0, size_t panel_floats, float* y,
+                      size_t y_stride, const float* prefetch0, const float* prefetch1) {
+#if defined(__x86_64__)
+  Epilogue e{-INFINITY, INFINITY, nullptr, 0, -INFINITY, INFINITY};
+  for (size_t h = 0; h < 2; ++h) {
+    e.prefetch = h == 0 ? prefetch0 : prefetch1;
+    native_kernel::micro_kernel_pair<false, ConvActivation::kNone>(1, depth, a + 6 * h, w0, w0 + panel_floats,
+                                                                   y + h * 6 * y_stride, y_stride, e);
+  }
+#else
+  (void)depth, (void)a, (void)w0, (void)panel_floats, (void)y, (void)y_stride, (void)prefetch0,
+      (void)prefetch1;
+#endif
+}
+
 namespace {
 
 // The packed weights times s: weight (tap, input channel i) of every panel
