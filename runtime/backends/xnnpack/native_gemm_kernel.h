@@ -36,8 +36,11 @@ struct Epilogue {
   size_t residual_stride;          // floats between the residual's pixels
   float residual_lo, residual_hi;  // clamp after the addition
   // Weights of a later panel to bring towards the core while this tile
-  // computes, one 64-byte line per reduction step; null when none.
+  // computes, one 64-byte line per reduction step; null when none. The
+  // 6 x 64 kernel steps prefetch_step bytes instead (at most 64: less
+  // fetches each line more than once, for a fetch spread over more tiles).
   const float* prefetch = nullptr;
+  size_t prefetch_step = 64;
   // Last, with affine: y * scale + shift.
   bool affine = false;
   float scale = 1, shift = 0;
@@ -188,7 +191,7 @@ __attribute__((target("avx512f"), always_inline)) inline void step_pair(__m512 (
 // for 24 FMAs where the 12 x 32 tile needs fourteen). Rows a[t *
 // kNativeGemmRows + r], r < 6; all 64 channels stored, at y (and read from
 // e.residual with Residual) with a row y_stride (residual_stride) floats
-// apart. `prefetch`: depth lines of a later panel, one a step.
+// apart. `prefetch`: a line of a later panel each step, prefetch_step bytes apart.
 template <bool Residual, ConvActivation Act>
 __attribute__((target("avx512f"))) void micro_kernel_pair(size_t taps, size_t in_c, const float* const* a,
                                                           const float* w0, const float* w1, float* y,
@@ -211,7 +214,7 @@ __attribute__((target("avx512f"))) void micro_kernel_pair(size_t taps, size_t in
     for (size_t r = 0; r < R; ++r) end[r] = a[t * kNativeGemmRows + r] + depth;
     if (prefetch != nullptr) {
       for (ptrdiff_t k = -depth; k < 0;
-           ++k, w0 += kNativeGemmChannels, w1 += kNativeGemmChannels, prefetch += 64) {
+           ++k, w0 += kNativeGemmChannels, w1 += kNativeGemmChannels, prefetch += e.prefetch_step) {
         _mm_prefetch(prefetch, _MM_HINT_T1);
         step_pair(acc, end, k, w0, w1);
       }
