@@ -18,9 +18,18 @@ using native_kernel::run_panel;
 
 constexpr size_t kRows = kNativeGemmRows;          // output pixels per micro-kernel call
 constexpr size_t kChannels = kNativeGemmChannels;  // output channels per panel
-// The most tiles of a pair of panels among which the next pair's weights
-// are fetched (each a line every other step at most).
-constexpr size_t kPairFetchParts = 4;
+// The most tiles among which a fetch of the weights read next is shared,
+// each fetching a line every other step at most.
+constexpr size_t kMaxFetchParts = 4;
+
+// How many tiles share a fetch where `tiles` whole tiles could: at least
+// two (the 12 x 32 kernels then fetch a line a step, half the panel a
+// call), at most kMaxFetchParts.
+size_t fetch_parts(size_t tiles) { return std::clamp<size_t>(tiles, 2, kMaxFetchParts); }
+
+// The bytes between a kernel call's successive fetches where it fetches
+// one of `parts` parts of `lines` lines a reduction step (a panel has two).
+size_t fetch_step(size_t parts, size_t lines) { return (64 * lines + parts - 1) / parts; }
 
 }  // namespace
 
@@ -145,7 +154,7 @@ struct WeightsPart {
 WeightsPart next_weights_part(const ConvTask& task, size_t tile, size_t max_parts) {
   if (!task.panel_major) return {};
   const size_t whole = task.pixels / kRows;
-  const size_t parts = std::clamp<size_t>(whole > 0 ? whole - 1 : 0, 2, max_parts);
+  const size_t parts = std::min(fetch_parts(whole > 0 ? whole - 1 : 0), max_parts);
   if (tile >= 1 && tile <= parts) return {static_cast<int>(tile) - 1, parts};
   if (tile == 0 && task.pixels <= kRows) return {0, 2};
   return {};
@@ -212,15 +221,15 @@ void conv_panel_pair(void* context, size_t pair, size_t tile) {
   const float* pf0 = nullptr;
   const float* pf1 = nullptr;
   size_t step = 64;
-  const WeightsPart part = next_weights_part(task, tile, kPairFetchParts);
+  const WeightsPart part = next_weights_part(task, tile, kMaxFetchParts);
   const size_t next_panels = c.panels > p0 + 2 ? std::min<size_t>(2, c.panels - p0 - 2) : 0;
   if (part.index >= 0 && next_panels > 0) {
-    // The next pair's weights (2 lines of a panel a step) in `parts` parts,
-    // each fetched half by half by the tile's two calls.
+    // The next pair's weights in `parts` parts, each fetched half by half
+    // by the tile's two calls: next_panels lines a step each.
     const size_t part_floats = next_panels * c.panel_floats / part.parts;
     pf0 = c.weights + (p0 + 2) * c.panel_floats + static_cast<size_t>(part.index) * part_floats;
     pf1 = pf0 + part_floats / 2;
-    step = (64 * next_panels + part.parts - 1) / part.parts;
+    step = fetch_step(part.parts, next_panels);
   } else if (!task.panel_major && p0 == 0 && c.rows_contiguous() && (tile + 1) * kRows < task.pixels) {
     pf0 = task.x + (task.first_pixel + (tile + 1) * kRows) * c.in_c;
   }
@@ -264,10 +273,13 @@ void conv_segmented(void* context, size_t panel, size_t group) {
   for_each_piece(c.taps(), c.in_c, cut, [&](const ReductionPiece& p) {
     // The weights the group reads next (the next segment's, or after the
     // last the next panel's first), fetched while this segment computes:
-    // the group's first two tiles each walk half of them, a line a step.
-    // Without it the first tile of every segment waited on memory for its
-    // weights (resnet's 3x3 512-channel layers stream 9.4 MB each).
+    // the group's whole tiles, up to four, each walk a part of them (a
+    // line every other step where there are four: resnet18's 7x7x512 3x3
+    // layers 2-3% faster at 1 and 2 threads than over two tiles a line a
+    // step, resnet50's level). Without it the first tile of every segment
+    // waited on memory for its weights (those layers stream 9.4 MB each).
     const size_t steps = p.taps * p.depth;
+    const size_t parts = fetch_parts(std::min(tiles, (task.pixels - first_tile * kRows) / kRows));
     const float* next = piece_weights(panel_weights, p, c.in_c) + kChannels + steps * kChannels;
     if (p.last) next = panel + 1 < c.panels ? c.weights + (panel + 1) * c.panel_floats + kChannels : nullptr;
     for (size_t i = 0; i < tiles; ++i) {
@@ -283,7 +295,10 @@ void conv_segmented(void* context, size_t panel, size_t group) {
       Epilogue e{c.lo, c.hi, nullptr, c.out_c, c.residual_lo, c.residual_hi};
       e.affine = c.affine, e.scale = c.scale, e.shift = c.shift;
       if (task.residual != nullptr) e.residual = task.residual + tile * kRows * c.out_c + panel * kChannels;
-      if (next != nullptr && i < 2) e.prefetch = next + i * (steps * kChannels / 2);
+      if (next != nullptr && i < parts) {
+        e.prefetch = next + i * (steps * kChannels / parts);
+        e.prefetch_step = fetch_step(parts, 2);
+      }
       float* out = task.y + tile * kRows * c.out_stride + c.out_offset + panel * kChannels;
       run_tile(c, rows, channels, p.taps, p.depth, piece_rows(a, p, c.in_c, shifted),
                piece_weights(panel_weights, p, c.in_c), out,

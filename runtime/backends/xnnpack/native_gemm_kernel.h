@@ -35,11 +35,12 @@ struct Epilogue {
   const float* residual;           // Residual: added after the clamp, same indexing as the sums
   size_t residual_stride;          // floats between the residual's pixels
   float residual_lo, residual_hi;  // clamp after the addition
-  // Weights of a later panel to bring towards the core while this tile
-  // computes, one 64-byte line per reduction step; null when none. The
-  // 6 x 64 kernel steps prefetch_step bytes instead (at most 64: less
-  // fetches each line more than once, for a fetch spread over more tiles).
-  const float* prefetch = nullptr;
+  // Memory to bring towards the core while this tile computes (weights of
+  // a later panel, or a later tile's rows), a 64-byte line per reduction
+  // step, the lines prefetch_step bytes apart (at most 64: less fetches a
+  // line more than once, so that several tiles share a fetch); null when
+  // none.
+  const void* prefetch = nullptr;
   size_t prefetch_step = 64;
   // Last, with affine: y * scale + shift.
   bool affine = false;
@@ -116,7 +117,7 @@ __attribute__((target("avx512f"))) void micro_kernel(size_t rows, size_t channel
   // Wide: 32 channels in two vectors; otherwise at most 16 in one (the panel
   // keeps its 32-float stride; its upper half is not read).
   __m512 acc[R][2];
-  const char* prefetch = reinterpret_cast<const char*>(e.prefetch);
+  const char* prefetch = static_cast<const char*>(e.prefetch);
   if (e.partial_in != nullptr) {
 #pragma GCC unroll 12
     for (size_t r = 0; r < R; ++r) {
@@ -137,7 +138,7 @@ __attribute__((target("avx512f"))) void micro_kernel(size_t rows, size_t channel
     // A step a turn, in two loops so that the one without a later panel to
     // fetch tests nothing but its index.
     if (prefetch != nullptr) {
-      for (ptrdiff_t k = -depth; k < 0; ++k, w += kNativeGemmChannels, prefetch += 64) {
+      for (ptrdiff_t k = -depth; k < 0; ++k, w += kNativeGemmChannels, prefetch += e.prefetch_step) {
         _mm_prefetch(prefetch, _MM_HINT_T1);
         step_avx512<R, Wide>(acc, end, k, w);
       }
@@ -206,7 +207,7 @@ __attribute__((target("avx512f"))) void micro_kernel_pair(size_t taps, size_t in
   }
   w0 += kNativeGemmChannels;
   w1 += kNativeGemmChannels;
-  const char* prefetch = reinterpret_cast<const char*>(e.prefetch);
+  const char* prefetch = static_cast<const char*>(e.prefetch);
   const ptrdiff_t depth = static_cast<ptrdiff_t>(in_c);
   for (size_t t = 0; t < taps; ++t) {
     const float* end[R];
@@ -317,8 +318,8 @@ __attribute__((target("avx2,fma"))) void block_avx2(size_t rows, size_t channels
     size_t k = 0;
     for (; k + 4 <= in_c; k += 4, w += 4 * kNativeGemmChannels) {
       if (prefetch != nullptr) {
-        for (size_t u = 0; u < 4; ++u) _mm_prefetch(prefetch + 64 * u, _MM_HINT_T1);
-        prefetch += 4 * 64;
+        for (size_t u = 0; u < 4; ++u) _mm_prefetch(prefetch + e.prefetch_step * u, _MM_HINT_T1);
+        prefetch += 4 * e.prefetch_step;
       }
       step_avx2<RB, 0>(acc, row, k, w);
       step_avx2<RB, 1>(acc, row, k, w + kNativeGemmChannels);
@@ -328,7 +329,7 @@ __attribute__((target("avx2,fma"))) void block_avx2(size_t rows, size_t channels
     for (; k < in_c; ++k, w += kNativeGemmChannels) {
       if (prefetch != nullptr) {
         _mm_prefetch(prefetch, _MM_HINT_T1);
-        prefetch += 64;
+        prefetch += e.prefetch_step;
       }
       step_avx2<RB, 0>(acc, row, k, w);
     }
@@ -369,14 +370,14 @@ __attribute__((target("avx2,fma"))) void narrow_tile_avx2(size_t rows, size_t ch
     for (size_t j = 0; j < 4; ++j) acc[0][j] = acc[1][j] = _mm256_load_ps(w + 8 * j);
   }
   w += kNativeGemmChannels;
-  const char* prefetch = reinterpret_cast<const char*>(e.prefetch);
+  const char* prefetch = static_cast<const char*>(e.prefetch);
   for (size_t t = 0; t < taps; ++t) {
     const float* row0 = a[t * kNativeGemmRows];
     const float* row1 = a[t * kNativeGemmRows + 1];
     for (size_t k = 0; k < in_c; ++k) {
       if (prefetch != nullptr) {
         _mm_prefetch(prefetch, _MM_HINT_T1);
-        prefetch += 64;
+        prefetch += e.prefetch_step;
       }
       const __m256 v0 = _mm256_broadcast_ss(row0 + k), v1 = _mm256_broadcast_ss(row1 + k);
 #pragma GCC unroll 4
@@ -409,7 +410,7 @@ template <size_t R, bool Residual, ConvActivation Act>
 void tile_avx2_whole(size_t rows, size_t channels, size_t taps, size_t in_c, const float* const* a,
                      const float* w, float* y, size_t y_stride, const Epilogue& e) {
   constexpr size_t RB = R > 6 ? R / 2 : R;
-  const char* prefetch = reinterpret_cast<const char*>(e.prefetch);
+  const char* prefetch = static_cast<const char*>(e.prefetch);
   for (size_t r0 = 0; r0 < rows; r0 += RB) {
     const size_t n = rows - r0 < RB ? rows - r0 : RB;
     for (size_t h = 0; h * 16 < channels; ++h) {
@@ -452,11 +453,11 @@ void tile_avx2(size_t rows, size_t channels, size_t taps, size_t in_c, const flo
     return tile_avx2_whole<R, Residual, Act>(rows, channels, taps, in_c, a, w, y, y_stride, e);
   alignas(64) float part[kNativeGemmRows * kNativeGemmChannels];
   const float* shifted[kNativeGemmRows];
-  const float* prefetch = e.prefetch;
+  const char* prefetch = static_cast<const char*>(e.prefetch);
   for_each_piece(taps, in_c, cut_reduction(taps, in_c, kAvx2ChunkSteps), [&](const ReductionPiece& p) {
     Epilogue pe = piece_epilogue(e, p, part);
     pe.prefetch = prefetch;
-    if (prefetch != nullptr) prefetch += p.taps * p.depth * 16;  // one 64-byte line a step
+    if (prefetch != nullptr) prefetch += p.taps * p.depth * e.prefetch_step;  // a line a step
     tile_avx2_whole<R, Residual, Act>(rows, channels, p.taps, p.depth, piece_rows(a, p, in_c, shifted),
                                       piece_weights(w, p, in_c), y, y_stride, pe);
   });
