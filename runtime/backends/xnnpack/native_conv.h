@@ -57,11 +57,12 @@ bool can_run_natively(const fb::Node& node);
 // apart, = rows a[0], ..., a[rows - 1] of `depth` floats times a packed
 // panel w (32 biases, then depth x 32 weights), clamped to [lo, hi]. `a`
 // holds 12 readable rows whatever `rows` is. `prefetch`, where set: depth
-// 64-byte lines from there (of a panel read next) are brought towards the
-// core as the reduction goes. Needs native_convolution_available().
+// 64-byte lines from there (of a panel read next), prefetch_step bytes
+// apart (native_fetch_step), are brought towards the core as the reduction
+// goes. Needs native_convolution_available().
 void native_gemm_panel(size_t rows, size_t channels, size_t depth, const float* const* a, const float* w,
                        float* y, size_t y_stride, float lo = -INFINITY, float hi = INFINITY,
-                       const float* prefetch = nullptr);
+                       const float* prefetch = nullptr, size_t prefetch_step = 64);
 
 // 12 rows x 64 channels of y (rows y_stride floats apart) = rows a[0],
 // ..., a[11] of `depth` floats times two packed panels, w0 and the one
@@ -69,10 +70,11 @@ void native_gemm_panel(size_t rows, size_t channels, size_t depth, const float* 
 // a whole tile, as two halves of 6 rows against both panels' weights read
 // side by side (ten loads for 24 multiply-adds instead of fourteen), the
 // same sums bit for bit. prefetch0 and prefetch1, where set: the halves
-// each bring depth 64-byte lines from there towards the core. Needs
-// native_avx512_available().
+// each bring depth 64-byte lines from there, prefetch_step bytes apart,
+// towards the core. Needs native_avx512_available().
 void native_gemm_pair(size_t depth, const float* const* a, const float* w0, size_t panel_floats, float* y,
-                      size_t y_stride, const float* prefetch0 = nullptr, const float* prefetch1 = nullptr);
+                      size_t y_stride, const float* prefetch0 = nullptr, const float* prefetch1 = nullptr,
+                      size_t prefetch_step = 64);
 
 // Zeroed floats, zero up to the next 64-byte boundary too (padding rows and
 // idle panel lanes read as zeros); empty when out of memory.

@@ -18,18 +18,6 @@ using native_kernel::run_panel;
 
 constexpr size_t kRows = kNativeGemmRows;          // output pixels per micro-kernel call
 constexpr size_t kChannels = kNativeGemmChannels;  // output channels per panel
-// The most tiles among which a fetch of the weights read next is shared,
-// each fetching a line every other step at most.
-constexpr size_t kMaxFetchParts = 4;
-
-// How many tiles share a fetch where `tiles` whole tiles could: at least
-// two (the 12 x 32 kernels then fetch a line a step, half the panel a
-// call), at most kMaxFetchParts.
-size_t fetch_parts(size_t tiles) { return std::clamp<size_t>(tiles, 2, kMaxFetchParts); }
-
-// The bytes between a kernel call's successive fetches where it fetches
-// one of `parts` parts of `lines` lines a reduction step (a panel has two).
-size_t fetch_step(size_t parts, size_t lines) { return (64 * lines + parts - 1) / parts; }
 
 }  // namespace
 
@@ -154,7 +142,7 @@ struct WeightsPart {
 WeightsPart next_weights_part(const ConvTask& task, size_t tile, size_t max_parts) {
   if (!task.panel_major) return {};
   const size_t whole = task.pixels / kRows;
-  const size_t parts = std::min(fetch_parts(whole > 0 ? whole - 1 : 0), max_parts);
+  const size_t parts = std::min(native_fetch_parts(whole > 0 ? whole - 1 : 0), max_parts);
   if (tile >= 1 && tile <= parts) return {static_cast<int>(tile) - 1, parts};
   if (tile == 0 && task.pixels <= kRows) return {0, 2};
   return {};
@@ -221,7 +209,7 @@ void conv_panel_pair(void* context, size_t pair, size_t tile) {
   const float* pf0 = nullptr;
   const float* pf1 = nullptr;
   size_t step = 64;
-  const WeightsPart part = next_weights_part(task, tile, kMaxFetchParts);
+  const WeightsPart part = next_weights_part(task, tile, kNativeMaxFetchParts);
   const size_t next_panels = c.panels > p0 + 2 ? std::min<size_t>(2, c.panels - p0 - 2) : 0;
   if (part.index >= 0 && next_panels > 0) {
     // The next pair's weights in `parts` parts, each fetched half by half
@@ -229,7 +217,7 @@ void conv_panel_pair(void* context, size_t pair, size_t tile) {
     const size_t part_floats = next_panels * c.panel_floats / part.parts;
     pf0 = c.weights + (p0 + 2) * c.panel_floats + static_cast<size_t>(part.index) * part_floats;
     pf1 = pf0 + part_floats / 2;
-    step = fetch_step(part.parts, next_panels);
+    step = native_fetch_step(part.parts, next_panels);
   } else if (!task.panel_major && p0 == 0 && c.rows_contiguous() && (tile + 1) * kRows < task.pixels) {
     pf0 = task.x + (task.first_pixel + (tile + 1) * kRows) * c.in_c;
   }
@@ -279,7 +267,7 @@ void conv_segmented(void* context, size_t panel, size_t group) {
     // step, resnet50's level). Without it the first tile of every segment
     // waited on memory for its weights (those layers stream 9.4 MB each).
     const size_t steps = p.taps * p.depth;
-    const size_t parts = fetch_parts(std::min(tiles, (task.pixels - first_tile * kRows) / kRows));
+    const size_t parts = native_fetch_parts(std::min(tiles, (task.pixels - first_tile * kRows) / kRows));
     const float* next = piece_weights(panel_weights, p, c.in_c) + kChannels + steps * kChannels;
     if (p.last) next = panel + 1 < c.panels ? c.weights + (panel + 1) * c.panel_floats + kChannels : nullptr;
     for (size_t i = 0; i < tiles; ++i) {
@@ -297,7 +285,7 @@ void conv_segmented(void* context, size_t panel, size_t group) {
       if (task.residual != nullptr) e.residual = task.residual + tile * kRows * c.out_c + panel * kChannels;
       if (next != nullptr && i < parts) {
         e.prefetch = next + i * (steps * kChannels / parts);
-        e.prefetch_step = fetch_step(parts, 2);
+        e.prefetch_step = native_fetch_step(parts, 2);
       }
       float* out = task.y + tile * kRows * c.out_stride + c.out_offset + panel * kChannels;
       run_tile(c, rows, channels, p.taps, p.depth, piece_rows(a, p, c.in_c, shifted),
@@ -314,20 +302,23 @@ void conv_segmented(void* context, size_t panel, size_t group) {
 }  // namespace
 
 void native_gemm_panel(size_t rows, size_t channels, size_t depth, const float* const* a, const float* w,
-                       float* y, size_t y_stride, float lo, float hi, const float* prefetch) {
+                       float* y, size_t y_stride, float lo, float hi, const float* prefetch,
+                       size_t prefetch_step) {
 #if defined(__x86_64__)
-  const Epilogue e{lo, hi, nullptr, 0, -INFINITY, INFINITY, prefetch};
+  Epilogue e{lo, hi, nullptr, 0, -INFINITY, INFINITY, prefetch};
+  e.prefetch_step = prefetch_step;
   run_panel<false, ConvActivation::kNone>(rows, channels, 1, depth, a, w, y, y_stride, e);
 #else
   (void)rows, (void)channels, (void)depth, (void)a, (void)w, (void)y, (void)y_stride, (void)lo, (void)hi,
-      (void)prefetch;
+      (void)prefetch, (void)prefetch_step;
 #endif
 }
 
 void native_gemm_pair(size_t depth, const float* const* a, const float* w0, size_t panel_floats, float* y,
-                      size_t y_stride, const float* prefetch0, const float* prefetch1) {
+                      size_t y_stride, const float* prefetch0, const float* prefetch1, size_t prefetch_step) {
 #if defined(__x86_64__)
   Epilogue e{-INFINITY, INFINITY, nullptr, 0, -INFINITY, INFINITY};
+  e.prefetch_step = prefetch_step;
   for (size_t h = 0; h < 2; ++h) {
     e.prefetch = h == 0 ? prefetch0 : prefetch1;
     native_kernel::micro_kernel_pair<false, ConvActivation::kNone>(1, depth, a + 6 * h, w0, w0 + panel_floats,
@@ -335,7 +326,7 @@ void native_gemm_pair(size_t depth, const float* const* a, const float* w0, size
   }
 #else
   (void)depth, (void)a, (void)w0, (void)panel_floats, (void)y, (void)y_stride, (void)prefetch0,
-      (void)prefetch1;
+      (void)prefetch1, (void)prefetch_step;
 #endif
 }
 

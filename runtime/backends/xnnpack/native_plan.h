@@ -15,6 +15,24 @@ namespace etc::xnnpack {
 inline constexpr size_t kNativeGemmRows = 12;
 inline constexpr size_t kNativeGemmChannels = 32;
 
+// Weights read next are fetched while tiles compute, each of a few tiles
+// fetching a part (its calls stepping less than a line a reduction step
+// where the parts are more than two): at most this many parts, each a line
+// every other step at most.
+inline constexpr size_t kNativeMaxFetchParts = 4;
+
+// How many tiles share such a fetch where `tiles` whole tiles could: at
+// least two (the 12 x 32 kernels then fetch a line a step, half a panel a
+// call), at most kNativeMaxFetchParts.
+inline size_t native_fetch_parts(size_t tiles) {
+  return tiles < 2 ? 2 : tiles > kNativeMaxFetchParts ? kNativeMaxFetchParts : tiles;
+}
+
+// The bytes between a kernel call's successive fetches where it fetches
+// one of `parts` parts of `lines` 64-byte lines a reduction step (a panel
+// has two).
+inline size_t native_fetch_step(size_t parts, size_t lines) { return (64 * lines + parts - 1) / parts; }
+
 // A one-group convolution (or a fully connected node: a 1x1 convolution
 // over its rows) as the GEMM kernel sees it.
 struct NativeGemmShape {

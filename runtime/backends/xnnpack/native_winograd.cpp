@@ -324,45 +324,52 @@ void input_transform(const Winograd& w, const float* x, size_t first, size_t cou
 // M[point][b][o] = sum over c of V[point][b][c] U[point][c][o], for the
 // output channels of panels [panel_begin, panel_end). The weights stream
 // from memory where the tiles are few (each panel is read once per GEMM
-// tile of 12 rows): the first two GEMM tiles of a panel fetch the next
-// panel's weights, half each, as they compute. With AVX-512, a whole GEMM
-// tile takes two whole panels at once (native_gemm_pair), its two halves
-// fetching the next pair's first panel, and the next tile its second.
+// tile of 12 rows): the first whole GEMM tiles of a panel, two to four,
+// fetch a part each of the weights read next as they compute
+// (native_fetch_parts). With AVX-512, a whole GEMM tile takes two whole
+// panels at once (native_gemm_pair), its two halves fetching half of its
+// part each.
 void multiply(const Winograd& w, size_t count, const float* v, float* m, size_t panel_begin,
               size_t panel_end) {
   const float* rows[kRows];
   const auto panel_weights = [&](size_t p, size_t panel) {
     return w.weights + (p * w.panels + panel) * w.panel_floats;
   };
-  const size_t half = w.in_c_pad * kChannels / 2;
-  const float* weights_end = w.weights + w.points() * w.panels * w.panel_floats;
   // Panels whose 32 channels are all outputs (the last may be narrower).
   const size_t whole_panels = std::min(panel_end, w.s.out_c / kChannels);
   const bool pairs = native_isa() == NativeIsa::kAvx512;
+  // The panels taken at once from `panel` on.
+  const auto step_at = [&](size_t panel) -> size_t { return pairs && panel + 2 <= whole_panels ? 2 : 1; };
+  const size_t parts = native_fetch_parts(count / kRows);
   for (size_t p = 0; p < w.points(); ++p)
     for (size_t panel = panel_begin; panel < panel_end;) {
-      const size_t step = pairs && panel + 2 <= whole_panels ? 2 : 1;
+      const size_t step = step_at(panel);
       const float* u = panel_weights(p, panel);
-      const float* next = panel + step < panel_end ? panel_weights(p, panel + step)
-                          : p + 1 < w.points()     ? panel_weights(p + 1, panel_begin)
-                                                   : nullptr;
+      // The panels read next: their first's biases skipped, the rest
+      // (next_panels x in_c_pad steps of two lines) in `parts` parts.
+      const bool same_point = panel + step < panel_end;
+      const float* next = same_point           ? panel_weights(p, panel + step)
+                          : p + 1 < w.points() ? panel_weights(p + 1, panel_begin)
+                                               : nullptr;
+      const size_t next_panels = step_at(same_point ? panel + step : panel_begin);
+      const size_t part_floats = next_panels * w.in_c_pad * kChannels / parts;
       const size_t channels = std::min(step * kChannels, w.s.out_c - panel * kChannels);
       for (size_t r0 = 0; r0 < count; r0 += kRows) {
         const size_t n = std::min(kRows, count - r0), tile = r0 / kRows;
         for (size_t r = 0; r < kRows; ++r) rows[r] = v + (p * w.block + r0 + std::min(r, n - 1)) * w.in_c_pad;
         float* out = m + (p * w.block + r0) * w.out_c_pad + panel * kChannels;
-        const float* fetch = next != nullptr && tile < 2 ? next + kChannels + tile * half : nullptr;
+        const float* fetch =
+            next != nullptr && tile < parts ? next + kChannels + tile * part_floats : nullptr;
         if (step == 1) {
-          native_gemm_panel(n, channels, w.in_c_pad, rows, u, out, w.out_c_pad, -INFINITY, INFINITY, fetch);
+          native_gemm_panel(n, channels, w.in_c_pad, rows, u, out, w.out_c_pad, -INFINITY, INFINITY, fetch,
+                            native_fetch_step(parts, 2 * next_panels));
         } else if (n == kRows) {
-          // Tile 0 fetches the next panel, tile 1 the one after it where
-          // there is one.
-          if (fetch != nullptr && tile == 1)
-            fetch = next + w.panel_floats < weights_end ? next + w.panel_floats + kChannels : nullptr;
-          const float* fetch1 = fetch != nullptr ? fetch + half : nullptr;
-          native_gemm_pair(w.in_c_pad, rows, u, w.panel_floats, out, w.out_c_pad, fetch, fetch1);
+          native_gemm_pair(w.in_c_pad, rows, u, w.panel_floats, out, w.out_c_pad, fetch,
+                           fetch != nullptr ? fetch + part_floats / 2 : nullptr,
+                           native_fetch_step(parts, next_panels));
         } else {
-          native_gemm_panel(n, kChannels, w.in_c_pad, rows, u, out, w.out_c_pad, -INFINITY, INFINITY, fetch);
+          native_gemm_panel(n, kChannels, w.in_c_pad, rows, u, out, w.out_c_pad, -INFINITY, INFINITY, fetch,
+                            native_fetch_step(parts, 2 * next_panels));
           native_gemm_panel(n, kChannels, w.in_c_pad, rows, u + w.panel_floats, out + kChannels, w.out_c_pad,
                             -INFINITY, INFINITY);
         }
