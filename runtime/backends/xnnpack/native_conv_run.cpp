@@ -156,7 +156,9 @@ void conv_tile(void* context, size_t tile, size_t panel) {
   const size_t channels = std::min(kChannels, c.out_c - panel * kChannels);
   const float* rows_at[kRows];
   TileCall call = tile_call(task, tile, panel, rows_at);
-  // The 12 x 32 kernels fetch a line a step: half a panel a call.
+  // Two parts, a line a step, on this path (every panel-major walk with
+  // AVX2; with AVX-512 only short tiles and a narrow last panel): the wider
+  // spread was measured with AVX-512 alone, on the pair path.
   const WeightsPart part = next_weights_part(task, tile, 2);
   if (part.index >= 0 && panel + 1 < c.panels)
     call.e.prefetch =
