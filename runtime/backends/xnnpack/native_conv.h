@@ -64,17 +64,18 @@ void native_gemm_panel(size_t rows, size_t channels, size_t depth, const float* 
                        float* y, size_t y_stride, float lo = -INFINITY, float hi = INFINITY,
                        const float* prefetch = nullptr, size_t prefetch_step = 64);
 
-// 12 rows x 64 channels of y (rows y_stride floats apart) = rows a[0],
-// ..., a[11] of `depth` floats times two packed panels, w0 and the one
-// panel_floats after it, unclamped: native_gemm_panel over both panels of
-// a whole tile, as two halves of 6 rows against both panels' weights read
-// side by side (ten loads for 24 multiply-adds instead of fourteen), the
-// same sums bit for bit. prefetch0 and prefetch1, where set: the halves
-// each bring depth 64-byte lines from there, prefetch_step bytes apart,
-// towards the core. Needs native_avx512_available().
-void native_gemm_pair(size_t depth, const float* const* a, const float* w0, size_t panel_floats, float* y,
-                      size_t y_stride, const float* prefetch0 = nullptr, const float* prefetch1 = nullptr,
-                      size_t prefetch_step = 64);
+// `rows` (12, or 13: a lone last row taken in by the 6 before it) rows x
+// 64 channels of y (rows y_stride floats apart) = rows a[0], ...,
+// a[rows - 1] of `depth` floats times two packed panels, w0 and the one
+// panel_floats after it, unclamped: native_gemm_panel over both panels, as
+// two halves of 6 (and 7) rows against both panels' weights read side by
+// side (ten loads for 24 multiply-adds instead of fourteen), the same sums
+// bit for bit. prefetch0 and prefetch1, where set: the halves each bring
+// depth 64-byte lines from there, prefetch_step bytes apart, towards the
+// core. Needs native_avx512_available().
+void native_gemm_pair(size_t rows, size_t depth, const float* const* a, const float* w0, size_t panel_floats,
+                      float* y, size_t y_stride, const float* prefetch0 = nullptr,
+                      const float* prefetch1 = nullptr, size_t prefetch_step = 64);
 
 // Zeroed floats, zero up to the next 64-byte boundary too (padding rows and
 // idle panel lanes read as zeros); empty when out of memory.

@@ -99,7 +99,7 @@ struct TileCall {
   Epilogue e;
 };
 
-TileCall tile_call(const ConvTask& task, size_t tile, size_t panel, const float* (&rows_at)[kRows]) {
+TileCall tile_call(const ConvTask& task, size_t tile, size_t panel, const float** rows_at) {
   const NativeConv& c = *task.conv;
   TileCall call{rows_at,
                 task.y + (task.first_pixel + tile * kRows) * c.out_stride + c.out_offset + panel * kChannels,
@@ -178,36 +178,51 @@ void conv_tile(void* context, size_t tile, size_t panel) {
 void conv_panel(void* context, size_t panel, size_t tile) { conv_tile(context, tile, panel); }
 
 #if defined(__x86_64__)
+// `rows` (12, or 13 where the tile takes in a lone last row) rows of a
+// pair of panels: 6 rows, then the rest.
 template <bool Residual, ConvActivation Act>
-void run_pair(const NativeConv& c, const float* const* a, const float* w0, float* out, const Epilogue& e,
-              const float* prefetch0, const float* prefetch1, size_t step) {
-  for (size_t h = 0; h < 2; ++h) {
-    Epilogue eh = e;
-    eh.prefetch = h == 0 ? prefetch0 : prefetch1;
-    eh.prefetch_step = step;
-    if (Residual) eh.residual = e.residual + h * 6 * c.out_c;
-    native_kernel::micro_kernel_pair<Residual, Act>(c.kernel_taps(), c.tap_depth(), a + 6 * h, w0,
-                                                    w0 + c.panel_floats, out + h * 6 * c.out_stride,
-                                                    c.out_stride, eh);
-  }
+void run_pair(const NativeConv& c, size_t rows, const float* const* a, const float* w0, float* out,
+              const Epilogue& e, const float* prefetch0, const float* prefetch1, size_t step) {
+  const float* w1 = w0 + c.panel_floats;
+  Epilogue eh = e;
+  eh.prefetch_step = step;
+  eh.prefetch = prefetch0;
+  native_kernel::micro_kernel_pair<6, Residual, Act>(c.kernel_taps(), c.tap_depth(), a, w0, w1, out,
+                                                     c.out_stride, eh);
+  eh.prefetch = prefetch1;
+  if (Residual) eh.residual = e.residual + 6 * c.out_c;
+  if (rows > kRows)
+    native_kernel::micro_kernel_pair<7, Residual, Act>(c.kernel_taps(), c.tap_depth(), a + 6, w0, w1,
+                                                       out + 6 * c.out_stride, c.out_stride, eh);
+  else
+    native_kernel::micro_kernel_pair<6, Residual, Act>(c.kernel_taps(), c.tap_depth(), a + 6, w0, w1,
+                                                       out + 6 * c.out_stride, c.out_stride, eh);
 }
 #endif
 
 // Panels 2 * pair and 2 * pair + 1 of one tile: as two 6 x 64 halves where
-// the tile is whole and both panels are, else panel by panel.
+// the tile is whole and both panels are, else panel by panel. Where the
+// rows are contiguous, a lone last row goes with the whole tile before it,
+// as 6 + 7 rows: on its own it read the pair's weights for 2 multiply-adds
+// a line (resnet50's 49-pixel layers).
 void conv_panel_pair(void* context, size_t pair, size_t tile) {
 #if defined(__x86_64__)
   const ConvTask& task = *static_cast<const ConvTask*>(context);
   const NativeConv& c = *task.conv;
   const size_t p0 = 2 * pair;
-  const size_t rows = std::min(kRows, task.pixels - tile * kRows);
-  if (rows < kRows || p0 + 1 >= c.panels || c.out_c < (p0 + 2) * kChannels) {
+  const size_t left = task.pixels - tile * kRows;  // pixels from this tile's first on
+  const bool whole_pair = p0 + 1 < c.panels && c.out_c >= (p0 + 2) * kChannels;
+  const bool takes_lone_row = whole_pair && c.rows_contiguous();
+  if (takes_lone_row && left == 1 && tile > 0) return;  // the tile before computed it
+  if (left < kRows || !whole_pair) {
     conv_tile(context, tile, p0);
     if (p0 + 1 < c.panels) conv_tile(context, tile, p0 + 1);
     return;
   }
-  const float* rows_at[kRows];
+  const size_t rows = takes_lone_row && left == kRows + 1 ? kRows + 1 : kRows;
+  const float* rows_at[kRows + 1];
   const TileCall call = tile_call(task, tile, p0, rows_at);
+  if (rows > kRows) rows_at[kRows] = task.x + (tile * kRows + kRows) * c.in_c;  // as tile_call places them
   const float* pf0 = nullptr;
   const float* pf1 = nullptr;
   size_t step = 64;
@@ -231,9 +246,9 @@ void conv_panel_pair(void* context, size_t pair, size_t tile) {
   using A = ConvActivation;
   const auto go = [&]<bool Residual>() {
     switch (c.activation) {
-      case A::kSwish: return run_pair<Residual, A::kSwish>(c, a, w0, out, e, pf0, pf1, step);
-      case A::kHardSwish: return run_pair<Residual, A::kHardSwish>(c, a, w0, out, e, pf0, pf1, step);
-      default: return run_pair<Residual, A::kNone>(c, a, w0, out, e, pf0, pf1, step);
+      case A::kSwish: return run_pair<Residual, A::kSwish>(c, rows, a, w0, out, e, pf0, pf1, step);
+      case A::kHardSwish: return run_pair<Residual, A::kHardSwish>(c, rows, a, w0, out, e, pf0, pf1, step);
+      default: return run_pair<Residual, A::kNone>(c, rows, a, w0, out, e, pf0, pf1, step);
     }
   };
   if (e.residual != nullptr)
@@ -316,18 +331,24 @@ void native_gemm_panel(size_t rows, size_t channels, size_t depth, const float* 
 #endif
 }
 
-void native_gemm_pair(size_t depth, const float* const* a, const float* w0, size_t panel_floats, float* y,
-                      size_t y_stride, const float* prefetch0, const float* prefetch1, size_t prefetch_step) {
+void native_gemm_pair(size_t rows, size_t depth, const float* const* a, const float* w0, size_t panel_floats,
+                      float* y, size_t y_stride, const float* prefetch0, const float* prefetch1,
+                      size_t prefetch_step) {
 #if defined(__x86_64__)
   Epilogue e{-INFINITY, INFINITY, nullptr, 0, -INFINITY, INFINITY};
   e.prefetch_step = prefetch_step;
-  for (size_t h = 0; h < 2; ++h) {
-    e.prefetch = h == 0 ? prefetch0 : prefetch1;
-    native_kernel::micro_kernel_pair<false, ConvActivation::kNone>(1, depth, a + 6 * h, w0, w0 + panel_floats,
-                                                                   y + h * 6 * y_stride, y_stride, e);
-  }
+  const float* w1 = w0 + panel_floats;
+  e.prefetch = prefetch0;
+  native_kernel::micro_kernel_pair<6, false, ConvActivation::kNone>(1, depth, a, w0, w1, y, y_stride, e);
+  e.prefetch = prefetch1;
+  if (rows > 12)
+    native_kernel::micro_kernel_pair<7, false, ConvActivation::kNone>(1, depth, a + 6, w0, w1,
+                                                                      y + 6 * y_stride, y_stride, e);
+  else
+    native_kernel::micro_kernel_pair<6, false, ConvActivation::kNone>(1, depth, a + 6, w0, w1,
+                                                                      y + 6 * y_stride, y_stride, e);
 #else
-  (void)depth, (void)a, (void)w0, (void)panel_floats, (void)y, (void)y_stride, (void)prefetch0,
+  (void)rows, (void)depth, (void)a, (void)w0, (void)panel_floats, (void)y, (void)y_stride, (void)prefetch0,
       (void)prefetch1, (void)prefetch_step;
 #endif
 }

@@ -169,16 +169,19 @@ __attribute__((target("avx512f"))) void micro_kernel(size_t rows, size_t channel
   }
 }
 
-// One reduction step of the 6 x 64 tile: each row's input times the step's
-// 32 weights of each of the two panels.
-__attribute__((target("avx512f"), always_inline)) inline void step_pair(__m512 (&acc)[6][4],
+// One reduction step of the R x 64 tile (R = 6 or 7): each row's input
+// times the step's 32 weights of each of the two panels. Seven rows take
+// 28 accumulators and the four weight vectors, every register there is:
+// their inputs are broadcast from memory by the multiply-adds themselves.
+template <size_t R>
+__attribute__((target("avx512f"), always_inline)) inline void step_pair(__m512 (&acc)[R][4],
                                                                         const float* const* end, ptrdiff_t k,
                                                                         const float* w0, const float* w1) {
   const __m512 b0 = _mm512_load_ps(w0), b1 = _mm512_load_ps(w0 + 16), b2 = _mm512_load_ps(w1),
                b3 = _mm512_load_ps(w1 + 16);
-#pragma GCC unroll 6
-  for (size_t r = 0; r < 6; ++r) {
-    const __m512 v = broadcast512_at(end[r], k);
+#pragma GCC unroll 7
+  for (size_t r = 0; r < R; ++r) {
+    const __m512 v = R > 6 ? _mm512_set1_ps(end[r][k]) : broadcast512_at(end[r], k);
     acc[r][0] = _mm512_fmadd_ps(v, b0, acc[r][0]);
     acc[r][1] = _mm512_fmadd_ps(v, b1, acc[r][1]);
     acc[r][2] = _mm512_fmadd_ps(v, b2, acc[r][2]);
@@ -186,23 +189,23 @@ __attribute__((target("avx512f"), always_inline)) inline void step_pair(__m512 (
   }
 }
 
-// 6 rows x 64 channels: two whole adjacent panels (w0 and w1, each 32
+// R rows (6, or 7 to take a lone last row in with the 6 before it) x 64
+// channels: two whole adjacent panels (w0 and w1, each 32
 // biases then depth x 32 weights per tap) read side by side, 24
 // accumulators, four weight vectors and six broadcasts a step (ten loads
 // for 24 FMAs where the 12 x 32 tile needs fourteen). Rows a[t *
-// kNativeGemmRows + r], r < 6; all 64 channels stored, at y (and read from
+// kNativeGemmRows + r], r < R; all 64 channels stored, at y (and read from
 // e.residual with Residual) with a row y_stride (residual_stride) floats
 // apart. `prefetch`: a line of a later panel each step, prefetch_step bytes apart.
-template <bool Residual, ConvActivation Act>
+template <size_t R, bool Residual, ConvActivation Act>
 __attribute__((target("avx512f"))) void micro_kernel_pair(size_t taps, size_t in_c, const float* const* a,
                                                           const float* w0, const float* w1, float* y,
                                                           size_t y_stride, const Epilogue& e) {
-  constexpr size_t R = 6;
   __m512 acc[R][4];
   {
     const __m512 c0 = _mm512_load_ps(w0), c1 = _mm512_load_ps(w0 + 16), c2 = _mm512_load_ps(w1),
                  c3 = _mm512_load_ps(w1 + 16);
-#pragma GCC unroll 6
+#pragma GCC unroll 7
     for (size_t r = 0; r < R; ++r) acc[r][0] = c0, acc[r][1] = c1, acc[r][2] = c2, acc[r][3] = c3;
   }
   w0 += kNativeGemmChannels;
@@ -211,20 +214,20 @@ __attribute__((target("avx512f"))) void micro_kernel_pair(size_t taps, size_t in
   const ptrdiff_t depth = static_cast<ptrdiff_t>(in_c);
   for (size_t t = 0; t < taps; ++t) {
     const float* end[R];
-#pragma GCC unroll 6
+#pragma GCC unroll 7
     for (size_t r = 0; r < R; ++r) end[r] = a[t * kNativeGemmRows + r] + depth;
     if (prefetch != nullptr) {
       for (ptrdiff_t k = -depth; k < 0;
            ++k, w0 += kNativeGemmChannels, w1 += kNativeGemmChannels, prefetch += e.prefetch_step) {
         _mm_prefetch(prefetch, _MM_HINT_T1);
-        step_pair(acc, end, k, w0, w1);
+        step_pair<R>(acc, end, k, w0, w1);
       }
     } else {
       for (ptrdiff_t k = -depth; k < 0; ++k, w0 += kNativeGemmChannels, w1 += kNativeGemmChannels)
-        step_pair(acc, end, k, w0, w1);
+        step_pair<R>(acc, end, k, w0, w1);
     }
   }
-#pragma GCC unroll 6
+#pragma GCC unroll 7
   for (size_t r = 0; r < R; ++r)
 #pragma GCC unroll 4
     for (size_t j = 0; j < 4; ++j) {

@@ -331,7 +331,7 @@ void input_transform(const Winograd& w, const float* x, size_t first, size_t cou
 // part each.
 void multiply(const Winograd& w, size_t count, const float* v, float* m, size_t panel_begin,
               size_t panel_end) {
-  const float* rows[kRows];
+  const float* rows[kRows + 1];
   const auto panel_weights = [&](size_t p, size_t panel) {
     return w.weights + (p * w.panels + panel) * w.panel_floats;
   };
@@ -355,18 +355,25 @@ void multiply(const Winograd& w, size_t count, const float* v, float* m, size_t 
       const size_t part_floats = next_panels * w.in_c_pad * kChannels / parts;
       const size_t channels = std::min(step * kChannels, w.s.out_c - panel * kChannels);
       for (size_t r0 = 0; r0 < count; r0 += kRows) {
-        const size_t n = std::min(kRows, count - r0), tile = r0 / kRows;
-        for (size_t r = 0; r < kRows; ++r) rows[r] = v + (p * w.block + r0 + std::min(r, n - 1)) * w.in_c_pad;
+        size_t n = std::min(kRows, count - r0);
+        const size_t tile = r0 / kRows;
+        // On the pair path a lone last row goes with the whole tile before
+        // it, as 6 + 7 rows.
+        const bool takes_last = step == 2 && count - r0 == kRows + 1;
+        if (takes_last) n = kRows + 1;
+        for (size_t r = 0; r < n || r < kRows; ++r)
+          rows[r] = v + (p * w.block + r0 + std::min(r, n - 1)) * w.in_c_pad;
         float* out = m + (p * w.block + r0) * w.out_c_pad + panel * kChannels;
         const float* fetch =
             next != nullptr && tile < parts ? next + kChannels + tile * part_floats : nullptr;
         if (step == 1) {
           native_gemm_panel(n, channels, w.in_c_pad, rows, u, out, w.out_c_pad, -INFINITY, INFINITY, fetch,
                             native_fetch_step(parts, 2 * next_panels));
-        } else if (n == kRows) {
-          native_gemm_pair(w.in_c_pad, rows, u, w.panel_floats, out, w.out_c_pad, fetch,
+        } else if (n >= kRows) {
+          native_gemm_pair(n, w.in_c_pad, rows, u, w.panel_floats, out, w.out_c_pad, fetch,
                            fetch != nullptr ? fetch + part_floats / 2 : nullptr,
                            native_fetch_step(parts, next_panels));
+          if (takes_last) break;
         } else {
           native_gemm_panel(n, kChannels, w.in_c_pad, rows, u, out, w.out_c_pad, -INFINITY, INFINITY, fetch,
                             native_fetch_step(parts, 2 * next_panels));

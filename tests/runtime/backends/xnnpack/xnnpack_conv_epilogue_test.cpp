@@ -312,6 +312,61 @@ TEST_CASE("xnnpack folds a residual Add into the native convolution's epilogue",
   CHECK(count_different(results[1], results[2]) == 0);
 }
 
+// Pixel counts one past a whole number of 12-row tiles: with AVX-512 the
+// last whole tile of a 1x1 convolution takes the lone last row in (6 + 7
+// rows), the residual and the epilogue included; the weights outweigh the
+// input in the first two (panel by panel), not in the third (tile by
+// tile); 160 output channels leave a lone last panel.
+TEST_CASE("xnnpack native 1x1 convolution takes a lone last row into the tile before it", "[xnnpack]") {
+  REQUIRE(xnnpack::native_convolution_available());
+  const xnnpack::NativeIsa isa = GENERATE(from_range(native_isas()));
+  INFO(isa_name(isa));
+  const NativeIsaCap cap(isa);
+  struct Case {
+    uint32_t h, w, c, o;
+  };
+  for (const Case& k : {Case{7, 7, 96, 128}, Case{5, 5, 200, 160}, Case{13, 13, 256, 64}}) {
+    INFO(k.h << "x" << k.w << ", " << k.c << "->" << k.o);
+    const Geometry g{.h = k.h, .w = k.w, .c = k.c, .o = k.o, .lo = -2, .hi = 2};
+    const ConvData d = random_data(g, 803 + k.o);
+    std::vector<float> res(size_t{k.h} * k.w * k.o);
+    for (size_t i = 0; i < res.size(); ++i) res[i] = 0.01f * static_cast<float>(i % 97) - 0.5f;
+    XnnpackBlobBuilder b;
+    const uint32_t x = b.input({1, k.h, k.w, k.c}, 0);
+    const uint32_t r = b.input({1, k.h, k.w, k.o}, 1);
+    const uint32_t t = b.tensor({1, k.h, k.w, k.o});
+    const uint32_t y = b.output({1, k.h, k.w, k.o}, 0);
+    auto& conv = b.node(NodeType::Convolution2d,
+                        {x, b.constant({k.o, 1, 1, k.c}, d.filter), b.constant({k.o}, d.bias)}, {t});
+    set_window(conv, g);
+    conv.output_min = -2.0f;
+    conv.output_max = 2.0f;
+    b.node(NodeType::Add, {t, r}, {y}).output_min = 0.0f;
+    const std::vector<uint8_t> blob = b.build();
+    const std::vector<float> t_ref = reference(g, d.x, d.filter, d.bias);
+    std::vector<float> want(t_ref.size());
+    for (size_t i = 0; i < want.size(); ++i) want[i] = std::max(t_ref[i] + res[i], 0.0f);
+    std::vector<std::vector<float>> results;
+    for (const auto& [specs, threads] :
+         std::vector<std::pair<std::vector<Spec>, int>>{{kOn, 1}, {kOn, 2}, {kOff, 1}}) {
+      INFO((specs.empty() ? "default" : specs[0].second) << ", " << threads << " threads");
+      SpecRunner runner(threads);
+      REQUIRE(runner.init(blob, specs).ok());
+      std::vector<float> xin = d.x, rin = res, yout(want.size(), -7.0f);
+      REQUIRE(runner
+                  .execute({{Shape{1, k.h, k.w, k.c}, xin.data()},
+                            {Shape{1, k.h, k.w, k.o}, rin.data()},
+                            {Shape{1, k.h, k.w, k.o}, yout.data()}})
+                  .ok());
+      CHECK(count_far(yout, want, 1e-4) == 0);
+      results.push_back(yout);
+    }
+    // Each row's sums in the same order whichever tile computes it: the
+    // native kernel's bits at 1 and 2 threads alike.
+    CHECK(count_different(results[0], results[1]) == 0);
+  }
+}
+
 TEST_CASE("xnnpack keeps an Add apart when it broadcasts or the convolution's output is read again",
           "[xnnpack]") {
   const Geometry g{.h = 8, .w = 8, .c = 32, .o = 32};
