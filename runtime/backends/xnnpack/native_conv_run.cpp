@@ -178,33 +178,33 @@ void conv_tile(void* context, size_t tile, size_t panel) {
 void conv_panel(void* context, size_t panel, size_t tile) { conv_tile(context, tile, panel); }
 
 #if defined(__x86_64__)
-// `rows` (12, or 13 where the tile takes in a lone last row) rows of a
-// pair of panels: 6 rows, then the rest.
+// The rows of a pair of panels: 6, then 6 more, or 7 where `last` (the
+// lone last row's pointers, as micro_kernel_pair takes them) is set.
 template <bool Residual, ConvActivation Act>
-void run_pair(const NativeConv& c, size_t rows, const float* const* a, const float* w0, float* out,
-              const Epilogue& e, const float* prefetch0, const float* prefetch1, size_t step) {
+void run_pair(const NativeConv& c, const float* const* a, const float* const* last, const float* w0,
+              float* out, const Epilogue& e, const float* prefetch0, const float* prefetch1, size_t step) {
   const float* w1 = w0 + c.panel_floats;
   Epilogue eh = e;
   eh.prefetch_step = step;
   eh.prefetch = prefetch0;
-  native_kernel::micro_kernel_pair<6, Residual, Act>(c.kernel_taps(), c.tap_depth(), a, w0, w1, out,
+  native_kernel::micro_kernel_pair<6, Residual, Act>(c.kernel_taps(), c.tap_depth(), a, nullptr, w0, w1, out,
                                                      c.out_stride, eh);
   eh.prefetch = prefetch1;
   if (Residual) eh.residual = e.residual + 6 * c.out_c;
-  if (rows > kRows)
-    native_kernel::micro_kernel_pair<7, Residual, Act>(c.kernel_taps(), c.tap_depth(), a + 6, w0, w1,
+  if (last != nullptr)
+    native_kernel::micro_kernel_pair<7, Residual, Act>(c.kernel_taps(), c.tap_depth(), a + 6, last, w0, w1,
                                                        out + 6 * c.out_stride, c.out_stride, eh);
   else
-    native_kernel::micro_kernel_pair<6, Residual, Act>(c.kernel_taps(), c.tap_depth(), a + 6, w0, w1,
+    native_kernel::micro_kernel_pair<6, Residual, Act>(c.kernel_taps(), c.tap_depth(), a + 6, nullptr, w0, w1,
                                                        out + 6 * c.out_stride, c.out_stride, eh);
 }
 #endif
 
 // Panels 2 * pair and 2 * pair + 1 of one tile: as two 6 x 64 halves where
-// the tile is whole and both panels are, else panel by panel. Where the
-// rows are contiguous, a lone last row goes with the whole tile before it,
-// as 6 + 7 rows: on its own it read the pair's weights for 2 multiply-adds
-// a line (resnet50's 49-pixel layers).
+// the tile is whole and both panels are, else panel by panel. A lone last
+// row goes with the whole tile before it, as 6 + 7 rows: on its own it read
+// the pair's weights for 2 multiply-adds a line (resnet50's 49-pixel
+// layers).
 void conv_panel_pair(void* context, size_t pair, size_t tile) {
 #if defined(__x86_64__)
   const ConvTask& task = *static_cast<const ConvTask*>(context);
@@ -212,17 +212,23 @@ void conv_panel_pair(void* context, size_t pair, size_t tile) {
   const size_t p0 = 2 * pair;
   const size_t left = task.pixels - tile * kRows;  // pixels from this tile's first on
   const bool whole_pair = p0 + 1 < c.panels && c.out_c >= (p0 + 2) * kChannels;
-  const bool takes_lone_row = whole_pair && c.rows_contiguous();
-  if (takes_lone_row && left == 1 && tile > 0) return;  // the tile before computed it
+  if (whole_pair && left == 1 && tile > 0) return;  // the tile before computed it
   if (left < kRows || !whole_pair) {
     conv_tile(context, tile, p0);
     if (p0 + 1 < c.panels) conv_tile(context, tile, p0 + 1);
     return;
   }
-  const size_t rows = takes_lone_row && left == kRows + 1 ? kRows + 1 : kRows;
   const float* rows_at[kRows + 1];
   const TileCall call = tile_call(task, tile, p0, rows_at);
-  if (rows > kRows) rows_at[kRows] = task.x + (tile * kRows + kRows) * c.in_c;  // as tile_call places them
+  // The lone last row's pointers: after the tile's own, or the next tile's
+  // first in the indirection.
+  const float* const* last = nullptr;
+  if (left == kRows + 1 && c.rows_contiguous()) {
+    rows_at[kRows] = task.x + (tile * kRows + kRows) * c.in_c;  // as tile_call places them
+    last = rows_at + kRows;
+  } else if (left == kRows + 1) {
+    last = call.a + c.kernel_taps() * kRows;
+  }
   const float* pf0 = nullptr;
   const float* pf1 = nullptr;
   size_t step = 64;
@@ -246,9 +252,9 @@ void conv_panel_pair(void* context, size_t pair, size_t tile) {
   using A = ConvActivation;
   const auto go = [&]<bool Residual>() {
     switch (c.activation) {
-      case A::kSwish: return run_pair<Residual, A::kSwish>(c, rows, a, w0, out, e, pf0, pf1, step);
-      case A::kHardSwish: return run_pair<Residual, A::kHardSwish>(c, rows, a, w0, out, e, pf0, pf1, step);
-      default: return run_pair<Residual, A::kNone>(c, rows, a, w0, out, e, pf0, pf1, step);
+      case A::kSwish: return run_pair<Residual, A::kSwish>(c, a, last, w0, out, e, pf0, pf1, step);
+      case A::kHardSwish: return run_pair<Residual, A::kHardSwish>(c, a, last, w0, out, e, pf0, pf1, step);
+      default: return run_pair<Residual, A::kNone>(c, a, last, w0, out, e, pf0, pf1, step);
     }
   };
   if (e.residual != nullptr)
@@ -339,13 +345,14 @@ void native_gemm_pair(size_t rows, size_t depth, const float* const* a, const fl
   e.prefetch_step = prefetch_step;
   const float* w1 = w0 + panel_floats;
   e.prefetch = prefetch0;
-  native_kernel::micro_kernel_pair<6, false, ConvActivation::kNone>(1, depth, a, w0, w1, y, y_stride, e);
+  native_kernel::micro_kernel_pair<6, false, ConvActivation::kNone>(1, depth, a, nullptr, w0, w1, y, y_stride,
+                                                                    e);
   e.prefetch = prefetch1;
-  if (rows > 12)
-    native_kernel::micro_kernel_pair<7, false, ConvActivation::kNone>(1, depth, a + 6, w0, w1,
+  if (rows > kRows)
+    native_kernel::micro_kernel_pair<7, false, ConvActivation::kNone>(1, depth, a + 6, a + kRows, w0, w1,
                                                                       y + 6 * y_stride, y_stride, e);
   else
-    native_kernel::micro_kernel_pair<6, false, ConvActivation::kNone>(1, depth, a + 6, w0, w1,
+    native_kernel::micro_kernel_pair<6, false, ConvActivation::kNone>(1, depth, a + 6, nullptr, w0, w1,
                                                                       y + 6 * y_stride, y_stride, e);
 #else
   (void)rows, (void)depth, (void)a, (void)w0, (void)panel_floats, (void)y, (void)y_stride, (void)prefetch0,

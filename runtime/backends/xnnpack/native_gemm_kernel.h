@@ -194,13 +194,17 @@ __attribute__((target("avx512f"), always_inline)) inline void step_pair(__m512 (
 // biases then depth x 32 weights per tap) read side by side, 24
 // accumulators, four weight vectors and six broadcasts a step (ten loads
 // for 24 FMAs where the 12 x 32 tile needs fourteen). Rows a[t *
-// kNativeGemmRows + r], r < R; all 64 channels stored, at y (and read from
-// e.residual with Residual) with a row y_stride (residual_stride) floats
-// apart. `prefetch`: a line of a later panel each step, prefetch_step bytes apart.
+// kNativeGemmRows + r], r < 6, and with R = 7 the last row's at
+// last[t * kNativeGemmRows] (a lone row: the next tile's first); all 64
+// channels stored, at y (and read from e.residual with Residual) with a row
+// y_stride (residual_stride) floats apart. `prefetch`: a line of a later
+// panel each step, prefetch_step bytes apart.
 template <size_t R, bool Residual, ConvActivation Act>
 __attribute__((target("avx512f"))) void micro_kernel_pair(size_t taps, size_t in_c, const float* const* a,
-                                                          const float* w0, const float* w1, float* y,
-                                                          size_t y_stride, const Epilogue& e) {
+                                                          const float* const* last, const float* w0,
+                                                          const float* w1, float* y, size_t y_stride,
+                                                          const Epilogue& e) {
+  static_assert(R == 6 || R == 7);
   __m512 acc[R][4];
   {
     const __m512 c0 = _mm512_load_ps(w0), c1 = _mm512_load_ps(w0 + 16), c2 = _mm512_load_ps(w1),
@@ -215,7 +219,8 @@ __attribute__((target("avx512f"))) void micro_kernel_pair(size_t taps, size_t in
   for (size_t t = 0; t < taps; ++t) {
     const float* end[R];
 #pragma GCC unroll 7
-    for (size_t r = 0; r < R; ++r) end[r] = a[t * kNativeGemmRows + r] + depth;
+    for (size_t r = 0; r < R; ++r)
+      end[r] = (r < 6 ? a[t * kNativeGemmRows + r] : last[t * kNativeGemmRows]) + depth;
     if (prefetch != nullptr) {
       for (ptrdiff_t k = -depth; k < 0;
            ++k, w0 += kNativeGemmChannels, w1 += kNativeGemmChannels, prefetch += e.prefetch_step) {
