@@ -361,7 +361,8 @@ void multiply(const Winograd& w, size_t count, const float* v, float* m, size_t 
         // it, as 6 + 7 rows.
         const bool takes_last = step == 2 && count - r0 == kRows + 1;
         if (takes_last) n = kRows + 1;
-        for (size_t r = 0; r < n || r < kRows; ++r)
+        // Rows past the last repeat it (their sums are not read).
+        for (size_t r = 0; r < std::max(n, kRows); ++r)
           rows[r] = v + (p * w.block + r0 + std::min(r, n - 1)) * w.in_c_pad;
         float* out = m + (p * w.block + r0) * w.out_c_pad + panel * kChannels;
         const float* fetch =
