@@ -25,6 +25,37 @@ using namespace testing::native_conv;
 using testing::XnnpackBlobBuilder;
 using xnnpack::fb::NodeType;
 
+// An input or output of run_three_ways: its shape and its values.
+struct Buffer {
+  Shape shape;
+  std::vector<float> values;
+};
+
+// `blob` run with the native kernel at 1 and 2 threads and on XNNPACK
+// alone at 1 (in that order), `runs` times each over fresh copies of the
+// inputs (later runs over the first's output), the output checked against
+// `want` within 1e-4: the three outputs.
+std::vector<std::vector<float>> run_three_ways(const std::vector<uint8_t>& blob,
+                                               const std::vector<Buffer>& inputs, const Shape& out_shape,
+                                               const std::vector<float>& want, int runs = 1) {
+  std::vector<std::vector<float>> results;
+  for (const auto& [specs, threads] :
+       std::vector<std::pair<std::vector<Spec>, int>>{{kOn, 1}, {kOn, 2}, {kOff, 1}}) {
+    INFO(specs[0].second << ", " << threads << " threads");
+    SpecRunner runner(threads);
+    REQUIRE(runner.init(blob, specs).ok());
+    std::vector<Buffer> in = inputs;
+    std::vector<float> out(want.size(), -7.0f);
+    std::vector<SpecRunner::Arg> args;
+    for (Buffer& b : in) args.push_back({b.shape, b.values.data()});
+    args.push_back({out_shape, out.data()});
+    for (int run = 0; run < runs; ++run) REQUIRE(runner.execute(args).ok());
+    CHECK(count_far(out, want, 1e-4) == 0);
+    results.push_back(out);
+  }
+  return results;
+}
+
 TEST_CASE("xnnpack native convolutions write straight into a channel concatenation", "[xnnpack]") {
   REQUIRE(xnnpack::native_convolution_available());
   const xnnpack::NativeIsa isa = GENERATE(from_range(native_isas()));
@@ -91,18 +122,8 @@ TEST_CASE("xnnpack native convolutions write straight into a channel concatenati
     for (size_t o = 0; o < 32; ++o) want.push_back(std::min(std::max(da.x[p * 32 + o], -0.5f), 0.5f));
     for (size_t o = 0; o < 32; ++o) want.push_back(b_ref[p * 32 + o]);
   }
-  std::vector<std::vector<float>> results;
-  for (const auto& [specs, threads] :
-       std::vector<std::pair<std::vector<Spec>, int>>{{kOn, 1}, {kOn, 2}, {kOff, 1}}) {
-    INFO((specs.empty() ? "default" : specs[0].second) << ", " << threads << " threads");
-    SpecRunner runner(threads);
-    REQUIRE(runner.init(blob, specs).ok());
-    std::vector<float> xin = da.x, yout(64 * 128, -7.0f);
-    for (int run = 0; run < 2; ++run)
-      REQUIRE(runner.execute({{Shape{1, 8, 8, 32}, xin.data()}, {Shape{1, 8, 8, 128}, yout.data()}}).ok());
-    CHECK(count_far(yout, want, 1e-4) == 0);
-    results.push_back(yout);
-  }
+  const std::vector<std::vector<float>> results =
+      run_three_ways(blob, {{Shape{1, 8, 8, 32}, da.x}}, Shape{1, 8, 8, 128}, want, 2);
   CHECK(count_different(results[0], results[2]) == 0);
   CHECK(count_different(results[1], results[2]) == 0);
 }
@@ -295,18 +316,8 @@ TEST_CASE("xnnpack folds a residual Add into the native convolution's epilogue",
   const std::vector<float> t_ref = reference(g, r_ref, d.filter, d.bias);
   std::vector<float> want(t_ref.size());
   for (size_t i = 0; i < want.size(); ++i) want[i] = std::max(r_ref[i] + t_ref[i], 0.0f);
-  std::vector<std::vector<float>> results;
-  for (const auto& [specs, threads] :
-       std::vector<std::pair<std::vector<Spec>, int>>{{kOn, 1}, {kOn, 2}, {kOff, 1}}) {
-    INFO((specs.empty() ? "default" : specs[0].second) << ", " << threads << " threads");
-    SpecRunner runner(threads);
-    REQUIRE(runner.init(blob, specs).ok());
-    std::vector<float> xin = d.x, yout(63 * 64, -7.0f);
-    for (int run = 0; run < 2; ++run)
-      REQUIRE(runner.execute({{Shape{1, 7, 9, 64}, xin.data()}, {Shape{1, 7, 9, 64}, yout.data()}}).ok());
-    CHECK(count_far(yout, want, 1e-4) == 0);
-    results.push_back(yout);
-  }
+  const std::vector<std::vector<float>> results =
+      run_three_ways(blob, {{Shape{1, 7, 9, 64}, d.x}}, Shape{1, 7, 9, 64}, want, 2);
   // The epilogue adds as XNNPACK's Add does: bitwise equal.
   CHECK(count_different(results[0], results[2]) == 0);
   CHECK(count_different(results[1], results[2]) == 0);
@@ -346,21 +357,9 @@ TEST_CASE("xnnpack native 1x1 convolution takes a lone last row into the tile be
     const std::vector<float> t_ref = reference(g, d.x, d.filter, d.bias);
     std::vector<float> want(t_ref.size());
     for (size_t i = 0; i < want.size(); ++i) want[i] = std::max(t_ref[i] + res[i], 0.0f);
-    std::vector<std::vector<float>> results;
-    for (const auto& [specs, threads] :
-         std::vector<std::pair<std::vector<Spec>, int>>{{kOn, 1}, {kOn, 2}, {kOff, 1}}) {
-      INFO((specs.empty() ? "default" : specs[0].second) << ", " << threads << " threads");
-      SpecRunner runner(threads);
-      REQUIRE(runner.init(blob, specs).ok());
-      std::vector<float> xin = d.x, rin = res, yout(want.size(), -7.0f);
-      REQUIRE(runner
-                  .execute({{Shape{1, k.h, k.w, k.c}, xin.data()},
-                            {Shape{1, k.h, k.w, k.o}, rin.data()},
-                            {Shape{1, k.h, k.w, k.o}, yout.data()}})
-                  .ok());
-      CHECK(count_far(yout, want, 1e-4) == 0);
-      results.push_back(yout);
-    }
+    const std::vector<std::vector<float>> results =
+        run_three_ways(blob, {{Shape{1, k.h, k.w, k.c}, d.x}, {Shape{1, k.h, k.w, k.o}, res}},
+                       Shape{1, k.h, k.w, k.o}, want);
     // Each row's sums in the same order whichever tile computes it: the
     // native kernel's bits at 1 and 2 threads alike.
     CHECK(count_different(results[0], results[1]) == 0);
