@@ -511,22 +511,8 @@ TEST_CASE("xnnpack native convolution with its reduction cut writes over a resid
   const std::vector<float> t_ref = reference(g, d.x, d.filter, d.bias);
   std::vector<float> want(t_ref.size());
   for (size_t i = 0; i < want.size(); ++i) want[i] = std::min(std::max(t_ref[i] + r_ref[i], -3.0f), 3.0f);
-  std::vector<std::vector<float>> results;
-  for (const auto& [specs, threads] :
-       std::vector<std::pair<std::vector<Spec>, int>>{{kOn, 1}, {kOn, 2}, {kOff, 1}}) {
-    INFO(specs[0].second << ", " << threads << " threads");
-    SpecRunner runner(threads);
-    REQUIRE(runner.init(blob, specs).ok());
-    std::vector<float> xin = d.x, x2in = x2, yout(want.size(), -7.0f);
-    for (int run = 0; run < 2; ++run)
-      REQUIRE(runner
-                  .execute({{Shape{1, 6, 5, 1040}, xin.data()},
-                            {Shape{1, 6, 5, 32}, x2in.data()},
-                            {Shape{1, 6, 5, 32}, yout.data()}})
-                  .ok());
-    CHECK(count_far(yout, want, 1e-4) == 0);
-    results.push_back(yout);
-  }
+  const std::vector<std::vector<float>> results = run_three_ways(
+      blob, {{Shape{1, 6, 5, 1040}, d.x}, {Shape{1, 6, 5, 32}, x2}}, Shape{1, 6, 5, 32}, want, 2);
   CHECK(count_different(results[0], results[2]) == 0);
   CHECK(count_different(results[1], results[2]) == 0);
 }
