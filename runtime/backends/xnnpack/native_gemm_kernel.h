@@ -3,7 +3,9 @@
 // channels outputs (rows <= 12, channels <= 32) of a GEMM whose rows are
 // read through pointers, one per output row and tap, with the epilogues the
 // convolutions fold (clamp, residual, swish or hardswish, affine). With
-// AVX-512F the whole tile is 24 accumulators; with AVX2 + FMA3 (16
+// AVX-512F the whole tile is 24 accumulators, and two whole panels of a
+// whole tile are two halves of 6 x 64 (the second 7 x 64 where it takes a
+// lone last row in); with AVX2 + FMA3 (16
 // registers) it is computed as blocks of up to 6 rows x 16 channels (12
 // accumulators, two weight vectors and a broadcast), each block's rows
 // read from L1 for both halves of the panel, in chunks of the reduction;

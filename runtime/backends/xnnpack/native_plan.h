@@ -30,8 +30,13 @@ inline size_t native_fetch_parts(size_t tiles) {
 
 // The bytes between a kernel call's successive fetches where it fetches
 // one of `parts` parts of `lines` 64-byte lines a reduction step (a panel
-// has two).
-inline size_t native_fetch_step(size_t parts, size_t lines) { return (64 * lines + parts - 1) / parts; }
+// has two): at most a line, as the kernels take it (a call over a part of
+// more than a line a step, a lone panel's before a pair, fetches its first
+// lines).
+inline size_t native_fetch_step(size_t parts, size_t lines) {
+  const size_t step = (64 * lines + parts - 1) / parts;
+  return step < 64 ? step : 64;
+}
 
 // A one-group convolution (or a fully connected node: a 1x1 convolution
 // over its rows) as the GEMM kernel sees it.
