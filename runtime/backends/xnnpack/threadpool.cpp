@@ -3,6 +3,8 @@
 #include <map>
 #include <mutex>
 #include <string>
+#include <system_error>
+#include <thread>
 
 namespace etc::xnnpack {
 namespace {
@@ -23,6 +25,27 @@ std::map<int, PoolEntry>& pools() {
   return map;
 }
 
+// pthreadpool_create spins until its workers have started. Where the
+// scheduler queues a new worker on the creating thread's own core, the
+// worker waits out the spinner's time slice: on a 2-vCPU VM, 2 threads,
+// the median creation took 12.5 ms over 40 processes. Created on a helper
+// thread the caller waits for (blocking, which leaves the caller's core
+// free), and given one empty task so every worker has run before the first
+// real one, the pool was ready in 0.77 ms (median of 40; README).
+pthreadpool_t create_pool(size_t num_threads) {
+  pthreadpool_t pool = nullptr;
+  try {
+    std::thread([&pool, num_threads] {
+      pool = pthreadpool_create(num_threads);
+      if (pool != nullptr)
+        pthreadpool_parallelize_1d(
+            pool, [](void*, size_t) {}, nullptr, pthreadpool_get_threads_count(pool), 0);
+    }).join();
+  } catch (const std::system_error&) {  // no thread to spare: reported as a pool not created
+  }
+  return pool;
+}
+
 }  // namespace
 
 Result<SharedThreadpool> SharedThreadpool::acquire(int num_threads) {
@@ -32,7 +55,7 @@ Result<SharedThreadpool> SharedThreadpool::acquire(int num_threads) {
   std::lock_guard<std::mutex> lock(pools_mutex());
   PoolEntry& entry = pools()[num_threads];
   if (entry.pool == nullptr) {
-    entry.pool = pthreadpool_create(static_cast<size_t>(num_threads));
+    entry.pool = create_pool(static_cast<size_t>(num_threads));
     if (entry.pool == nullptr) {
       pools().erase(num_threads);
       return fail(Error::MemoryAllocationFailed, "xnnpack: cannot create a pool of ",

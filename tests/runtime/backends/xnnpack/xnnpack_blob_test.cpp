@@ -1,6 +1,7 @@
 // The XNNPACK backend refuses defective blobs with a message naming the
 // tensor or node (and never crashes on hostile bytes), checks its arguments
 // at execute, and leaks nothing across init/destroy.
+#include <atomic>
 #include <catch2/catch.hpp>
 #include <random>
 #include <string>
@@ -261,6 +262,20 @@ TEST_CASE("xnnpack delegates share one pool per thread count", "[xnnpack]") {
   }
   CHECK(xnnpack::live_threadpool_count() == before);
   CHECK_FALSE(xnnpack::SharedThreadpool::acquire(-1).ok());
+}
+
+TEST_CASE("xnnpack pools have the threads asked for and run every task", "[xnnpack]") {
+  for (int threads : {1, 2, 3}) {
+    INFO("threads " << threads);
+    auto pool = xnnpack::SharedThreadpool::acquire(threads);
+    REQUIRE(pool.ok());
+    CHECK(pthreadpool_get_threads_count(pool->get()) == static_cast<size_t>(threads));
+    std::vector<std::atomic<int>> runs(37);
+    pthreadpool_parallelize_1d(
+        pool->get(), [](void* c, size_t i) { (*static_cast<std::vector<std::atomic<int>>*>(c))[i]++; }, &runs,
+        runs.size(), 0);
+    for (const auto& r : runs) CHECK(r.load() == 1);
+  }
 }
 
 TEST_CASE("xnnpack is available on this machine", "[xnnpack]") {
