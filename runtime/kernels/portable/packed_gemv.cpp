@@ -83,11 +83,19 @@ PackedGemv PackedGemv::pack_always(const float* w, int64_t n, int64_t k, int64_t
   g.n_ = n;
   g.k_ = k;
   float* out = g.data_.as<float>();
+  // A row of w at a time, a line of it (16 floats) to 16 rows of the block:
+  // w is read in order (a block's column of w, read a float a row, thrashed
+  // the L1 set its rows share at a 512-byte stride and missed every line).
   for (int64_t j0 = 0; j0 < n; j0 += kBlock) {
     const int64_t width = block_width(n, j0);
     float* block = out + j0 * k;
-    for (int64_t i = 0; i < k; ++i)
-      for (int64_t j = 0; j < width; ++j) block[i * width + j] = j0 + j < n ? w[(j0 + j) * ldw + i] : 0.0f;
+    for (int64_t i0 = 0; i0 < k; i0 += kLanes) {
+      const int64_t i1 = std::min(k, i0 + kLanes);
+      for (int64_t j = 0; j < width; ++j) {
+        const float* src = w + (j0 + j) * ldw;
+        for (int64_t i = i0; i < i1; ++i) block[i * width + j] = j0 + j < n ? src[i] : 0.0f;
+      }
+    }
   }
   return g;
 }
