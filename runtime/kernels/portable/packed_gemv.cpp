@@ -83,9 +83,9 @@ PackedGemv PackedGemv::pack_always(const float* w, int64_t n, int64_t k, int64_t
   g.n_ = n;
   g.k_ = k;
   float* out = g.data_.as<float>();
-  // A row of w at a time, a line of it (16 floats) to 16 rows of the block:
-  // w is read in order (a block's column of w, read a float a row, thrashed
-  // the L1 set its rows share at a 512-byte stride and missed every line).
+  // A row of w at a time, a line of it (16 floats) to 16 rows of the block,
+  // so that w is read in order: reading a block's column of w, a float a
+  // row at the row stride, packed a 512 x 128 matrix in cache 1.5x slower.
   for (int64_t j0 = 0; j0 < n; j0 += kBlock) {
     const int64_t width = block_width(n, j0);
     float* block = out + j0 * k;
