@@ -480,8 +480,24 @@ class GoodPath(CliCase):
         lat = summary["latency_ms"]
         self.assertLessEqual(lat["min"], lat["median"])
         self.assertLessEqual(lat["median"], lat["max"])
+        # Without --warmup the first run is the first timed one.
+        startup = summary["startup_ms"]
+        self.assertGreater(startup["load"], 0)
+        self.assertGreater(startup["init"], 0)
+        self.assertGreaterEqual(startup["first_run"], lat["min"])
+        self.assertLessEqual(startup["first_run"], lat["max"])
         y = np.load(self.path("out/y.npy"))
         np.testing.assert_array_equal(y, np.maximum(x + np.arange(3, dtype=np.float32), 0))
+
+    def test_run_reports_startup_beside_latency(self):
+        model = self.save_model("m.onnx", small_model())
+        program = self.path("m.etp")
+        self.assertEqual(self.etc("preprocess", model, "-o", program).returncode, 0)
+        proc = self.etc("run", program, "--random-inputs", "--warmup", "2", "--iterations", "3")
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        line = [l for l in proc.stdout.splitlines() if l.startswith("startup: ")]
+        self.assertEqual(len(line), 1, proc.stdout)
+        self.assertRegex(line[0], r"^startup: load [0-9.e-]+ ms, init [0-9.e-]+ ms, first run [0-9.e-]+ ms$")
 
     def test_pb_inputs_are_accepted(self):
         model = self.save_model("m.onnx", small_model())

@@ -143,10 +143,17 @@ Action add_run(CLI::App& app) {
       for (const auto* flags : {&opt->inputs, &opt->chunks})
         for (const std::string& flag : *flags)
           if (io::is_tensor_proto_path(flag.substr(flag.find('=') + 1))) throw NeedsCompiler{};
+    // What the runtime's own start-up steps take (the process's exec and
+    // library loading come before and are not counted).
+    const auto ms_since = [](std::chrono::steady_clock::time_point t0) {
+      return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    };
+    const auto load_start = std::chrono::steady_clock::now();
     auto program = Program::load(opt->program);
     if (!program.ok()) throw ToolError(program.message());
     if (opt->verify)
       if (Status s = program->verify_segment_checksums(); !s.ok()) throw ToolError(s.message());
+    const double load_ms = ms_since(load_start);
     RuntimeOptions options;
     options.num_threads = usable_threads(opt->threads);
     options.max_loop_iterations = opt->max_loop_iterations;
@@ -167,8 +174,10 @@ Action add_run(CLI::App& app) {
     const std::unique_ptr<Delegate> delegate = make_runtime_delegate(opt->runtime_delegate);
     options.delegate = delegate.get();
     options.disabled_backends = opt->disabled_backends;
+    const auto init_start = std::chrono::steady_clock::now();
     auto method = Method::init(program.get(), 0, options, recording ? recording->recorder.get() : nullptr);
     if (!method.ok()) throw ToolError(method.message());
+    const double init_ms = ms_since(init_start);
     Method& m = *method.get();
 
     std::vector<ProgramInput> specs;
@@ -195,6 +204,7 @@ Action add_run(CLI::App& app) {
 
     // One run: the stream's inputs before, the timed execute, its feedback after.
     int64_t run = 0;
+    double first_run_ms = 0;  // the first execute, warm-up or timed
     auto run_once = [&]() {
       if (Status s = stream.before_run(m, run++); !s.ok()) throw ToolError(opt->program + ": " + s.message());
       const auto t0 = std::chrono::steady_clock::now();
@@ -202,7 +212,9 @@ Action add_run(CLI::App& app) {
       const auto t1 = std::chrono::steady_clock::now();
       if (!s.ok()) throw ToolError(opt->program + ": execution failed: " + s.message());
       if (Status f = stream.after_run(m); !f.ok()) throw ToolError(opt->program + ": " + f.message());
-      return std::chrono::duration<double, std::milli>(t1 - t0).count();
+      const double ms = std::chrono::duration<double, std::milli>(t1 - t0).count();
+      if (run == 1) first_run_ms = ms;
+      return ms;
     };
     for (int it = 0; it < opt->warmup; ++it) run_once();
     if (recording) recording->recorder->reset();  // warm-up runs are not recorded
@@ -264,6 +276,7 @@ Action add_run(CLI::App& app) {
           {"program", opt->program},
           {"iterations", opt->iterations},
           {"latency_ms", {{"median", median}, {"min", sorted.front()}, {"max", sorted.back()}}},
+          {"startup_ms", {{"load", load_ms}, {"init", init_ms}, {"first_run", first_run_ms}}},
           {"arena_bytes", m.arena_bytes()},
           {"outputs", outputs}};
       if (!stream.empty()) j["stream"] = stream.describe();
@@ -279,6 +292,8 @@ Action add_run(CLI::App& app) {
       if (delegate) std::cout << runtime_delegate_line(describe_runtime_delegate(m, *delegate)) << "\n";
       std::cout << "latency: median " << median << " ms, min " << sorted.front() << " ms, max "
                 << sorted.back() << " ms over " << opt->iterations << " iteration(s)\n";
+      std::cout << "startup: load " << load_ms << " ms, init " << init_ms << " ms, first run " << first_run_ms
+                << " ms\n";
       if (recording) {
         const EventRecorder& r = *recording->recorder;
         std::cout << "etdump: " << opt->etdump << " (" << r.num_runs() << " run(s), " << r.num_events()
