@@ -13,7 +13,9 @@ over --cold-runs fresh processes of each, alternating (medians, largest RSS).
 etc's cold start is the wall time of its process less that of /bin/true
 started the same way in the same alternation (the fork, exec and timing
 around a process, which ORT's in-process figure does not carry: 5-15 ms on
-a busy VM, more than a small model's whole start).
+a busy VM, more than a small model's whole start). Beside it, what etc's
+own steps took in the same processes (`etc run --json` startup_ms: load,
+init and first run), measured in process as ORT's figure is.
 
     tools/bench_xnnpack.py [--etc build/tools/etc] [--threads 1,2] [--iterations 30]
                            [--rounds 3] [--models resnet18,mobilenet_v2] [--load-time] [--cold-runs 5]
@@ -190,13 +192,15 @@ def main():
             # processes, etc and ORT alternating: the median of each (one
             # start alone swings with the machine), the largest peak RSS.
             t = threads[-1]
-            etc_walls, spawn_walls, ort_colds, etc_rss, ort_rss = [], [], [], 0.0, 0.0
+            etc_walls, etc_inside, spawn_walls, ort_colds, etc_rss, ort_rss = [], [], [], [], 0.0, 0.0
             for _ in range(args.cold_runs):
                 _, wall, _ = run_with_rss(["/bin/true"])
                 spawn_walls.append(wall * 1000.0)
-                _, wall, rss = run_with_rss([args.etc, "run", programs[t], "--random-inputs", "--threads", str(t),
-                                             "--iterations", "1", "--json"])
+                out, wall, rss = run_with_rss([args.etc, "run", programs[t], "--random-inputs", "--threads", str(t),
+                                               "--iterations", "1", "--json"])
                 etc_walls.append(wall * 1000.0)
+                startup = json.loads(out)["startup_ms"]
+                etc_inside.append(startup["load"] + startup["init"] + startup["first_run"])
                 etc_rss = max(etc_rss, rss)
                 out, _, rss = run_with_rss(["node", ort_bench, onnx_path, str(t), "1", "0", *shapes])
                 ort = json.loads(out)
@@ -204,7 +208,8 @@ def main():
                 ort_rss = max(ort_rss, rss)
             spawn = statistics.median(spawn_walls)
             etc_cold, ort_cold = statistics.median(etc_walls) - spawn, statistics.median(ort_colds)
-            cold_rows.append((name, etc_cold, spawn, ort_cold, etc_cold / ort_cold, etc_rss, ort_rss))
+            cold_rows.append((name, etc_cold, spawn, statistics.median(etc_inside), ort_cold, etc_cold / ort_cold,
+                              etc_rss, ort_rss))
 
     print("| model | threads | etc ms | ORT ms | etc/ORT | rounds' etc/ORT | etc fastest ms | ORT fastest ms "
           "| fastest etc/ORT | partitions | nodes delegated |")
@@ -224,10 +229,11 @@ def main():
     print()
     print(f"| model | etc cold start ms (process start to first output; median of {args.cold_runs}) "
           "| process spawn ms (/bin/true, subtracted) "
+          "| etc load + init + first run ms (in process, as ORT's; median) "
           "| ORT session creation + first run ms (median) | ratio | etc peak RSS MiB (largest) | ORT peak RSS MiB (largest) |")
-    print("|---|---|---|---|---|---|---|")
-    for name, e, spawn, o, r, erss, orss in cold_rows:
-        print(f"| {name} | {e:.1f} | {spawn:.1f} | {o:.1f} | {r:.2f} | {erss:.1f} | {orss:.1f} |")
+    print("|---|---|---|---|---|---|---|---|")
+    for name, e, spawn, inside, o, r, erss, orss in cold_rows:
+        print(f"| {name} | {e:.1f} | {spawn:.1f} | {inside:.1f} | {o:.1f} | {r:.2f} | {erss:.1f} | {orss:.1f} |")
 
 
 if __name__ == "__main__":
