@@ -63,6 +63,12 @@ class AlignedBuffer {
     return b;
   }
 
+  // Maps every page of the buffer for writing now (populate_for_writing):
+  // for a buffer about to be written whole.
+  void populate() const noexcept {
+    if (data_ != nullptr) populate_for_writing(data_, size_);
+  }
+
   uint8_t* data() const { return data_; }
   template <typename T>
   T* as() const {

@@ -1,6 +1,7 @@
 #include "runtime/core/large_block.h"
 
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include <cstdint>
 
@@ -41,6 +42,17 @@ void* map_large_block(size_t bytes) noexcept {
   ::madvise(reinterpret_cast<void*>(aligned), length, MADV_HUGEPAGE);  // advice: failure changes nothing
 #endif
   return reinterpret_cast<void*>(aligned);
+}
+
+void populate_for_writing(void* data, size_t bytes) noexcept {
+#ifdef MADV_POPULATE_WRITE
+  static const auto page = static_cast<uintptr_t>(::sysconf(_SC_PAGESIZE));
+  const auto begin = (reinterpret_cast<uintptr_t>(data) + page - 1) & ~(page - 1);
+  const auto end = (reinterpret_cast<uintptr_t>(data) + bytes) & ~(page - 1);
+  if (end > begin) ::madvise(reinterpret_cast<void*>(begin), end - begin, MADV_POPULATE_WRITE);  // advice
+#else
+  (void)data, (void)bytes;
+#endif
 }
 
 void unmap_large_block(void* block, size_t bytes) noexcept {

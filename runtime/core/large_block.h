@@ -22,4 +22,12 @@ bool large_blocks_mapped();
 void* map_large_block(size_t bytes) noexcept;
 void unmap_large_block(void* block, size_t bytes) noexcept;
 
+// Maps the whole pages inside [data, data + bytes) for writing now, in one
+// call (MADV_POPULATE_WRITE), contents unchanged: for memory about to be
+// written whole. A first write takes a page fault per page; on a 2-vCPU
+// Firecracker VM ~11 us each, against ~5.5 us a page populated at once
+// (1 MiB: 2.8 against 1.4 ms). Where the kernel lacks it (before Linux
+// 5.14, other systems) the pages fault in as they are written.
+void populate_for_writing(void* data, size_t bytes) noexcept;
+
 }  // namespace etc

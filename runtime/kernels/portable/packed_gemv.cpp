@@ -80,6 +80,7 @@ PackedGemv PackedGemv::pack_always(const float* w, int64_t n, int64_t k, int64_t
   if (n <= 0 || k <= 0) return g;
   g.data_ = AlignedBuffer::allocate(static_cast<size_t>(padded(n) * k) * sizeof(float));
   if (!g.data_) return g;
+  g.data_.populate();
   g.n_ = n;
   g.k_ = k;
   float* out = g.data_.as<float>();

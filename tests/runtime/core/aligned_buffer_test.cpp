@@ -65,3 +65,21 @@ TEST_CASE("map_large_block gives zeroed memory on a 2 MiB boundary", "[aligned_b
   etc::unmap_large_block(p, bytes);
   CHECK(etc::map_large_block(SIZE_MAX - 100) == nullptr);
 }
+
+TEST_CASE("populating a buffer's pages keeps what it holds", "[aligned_buffer]") {
+  // Sizes below a page, across pages, and a large (mapped) block; what is
+  // written before stays, and the pages take writes after.
+  for (size_t bytes : {size_t{100}, size_t{3 * 4096 + 200}, size_t{300} << 10, etc::kLargeBlock + 64}) {
+    INFO("bytes " << bytes);
+    etc::AlignedBuffer b = etc::AlignedBuffer::allocate(bytes);
+    REQUIRE(b);
+    for (size_t i = 0; i < bytes; ++i) b.data()[i] = static_cast<uint8_t>(i * 7 + 3);
+    b.populate();
+    bool same = true;
+    for (size_t i = 0; i < bytes; ++i) same = same && b.data()[i] == static_cast<uint8_t>(i * 7 + 3);
+    CHECK(same);
+    std::memset(b.data(), 9, bytes);
+    CHECK(b.data()[bytes - 1] == 9);
+  }
+  etc::AlignedBuffer().populate();  // an empty buffer: nothing to do
+}
