@@ -178,25 +178,27 @@ void conv_tile(void* context, size_t tile, size_t panel) {
 void conv_panel(void* context, size_t panel, size_t tile) { conv_tile(context, tile, panel); }
 
 #if defined(__x86_64__)
-// The rows of a pair of panels: 6, then 6 more, or 7 where `last` (the
-// lone last row's pointers, as micro_kernel_pair takes them) is set.
+// The rows of a pair of panels (w0, w1): 6, then 6 more, or 7 where `last`
+// (the lone last row's pointers, as micro_kernel_pair takes them) is set;
+// out_stride floats between output rows, e.residual_stride between the
+// residual's. The halves fetch from prefetch0 and prefetch1, `step` bytes
+// apart.
 template <bool Residual, ConvActivation Act>
-void run_pair(const NativeConv& c, const float* const* a, const float* const* last, const float* w0,
-              float* out, const Epilogue& e, const float* prefetch0, const float* prefetch1, size_t step) {
-  const float* w1 = w0 + c.panel_floats;
+void run_pair(size_t taps, size_t depth, const float* const* a, const float* const* last, const float* w0,
+              const float* w1, float* out, size_t out_stride, const Epilogue& e, const float* prefetch0,
+              const float* prefetch1, size_t step) {
   Epilogue eh = e;
   eh.prefetch_step = step;
   eh.prefetch = prefetch0;
-  native_kernel::micro_kernel_pair<6, Residual, Act>(c.kernel_taps(), c.tap_depth(), a, nullptr, w0, w1, out,
-                                                     c.out_stride, eh);
+  native_kernel::micro_kernel_pair<6, Residual, Act>(taps, depth, a, nullptr, w0, w1, out, out_stride, eh);
   eh.prefetch = prefetch1;
-  if (Residual) eh.residual = e.residual + 6 * c.out_c;
+  if (Residual) eh.residual = e.residual + 6 * e.residual_stride;
   if (last != nullptr)
-    native_kernel::micro_kernel_pair<7, Residual, Act>(c.kernel_taps(), c.tap_depth(), a + 6, last, w0, w1,
-                                                       out + 6 * c.out_stride, c.out_stride, eh);
+    native_kernel::micro_kernel_pair<7, Residual, Act>(taps, depth, a + 6, last, w0, w1, out + 6 * out_stride,
+                                                       out_stride, eh);
   else
-    native_kernel::micro_kernel_pair<6, Residual, Act>(c.kernel_taps(), c.tap_depth(), a + 6, nullptr, w0, w1,
-                                                       out + 6 * c.out_stride, c.out_stride, eh);
+    native_kernel::micro_kernel_pair<6, Residual, Act>(taps, depth, a + 6, nullptr, w0, w1,
+                                                       out + 6 * out_stride, out_stride, eh);
 }
 #endif
 
@@ -245,16 +247,18 @@ void conv_panel_pair(void* context, size_t pair, size_t tile) {
     pf0 = task.x + (task.first_pixel + (tile + 1) * kRows) * c.in_c;
   }
   prefetch_next_tile(task, tile, call, 2 * kChannels);
-  const float* const* a = call.a;
   const float* w0 = c.weights + p0 * c.panel_floats;
-  float* out = call.out;
   const Epilogue& e = call.e;
   using A = ConvActivation;
   const auto go = [&]<bool Residual>() {
+    const auto run = [&]<ConvActivation Act>() {
+      run_pair<Residual, Act>(c.kernel_taps(), c.tap_depth(), call.a, last, w0, w0 + c.panel_floats, call.out,
+                              c.out_stride, e, pf0, pf1, step);
+    };
     switch (c.activation) {
-      case A::kSwish: return run_pair<Residual, A::kSwish>(c, a, last, w0, out, e, pf0, pf1, step);
-      case A::kHardSwish: return run_pair<Residual, A::kHardSwish>(c, a, last, w0, out, e, pf0, pf1, step);
-      default: return run_pair<Residual, A::kNone>(c, a, last, w0, out, e, pf0, pf1, step);
+      case A::kSwish: return run.template operator()<A::kSwish>();
+      case A::kHardSwish: return run.template operator()<A::kHardSwish>();
+      default: return run.template operator()<A::kNone>();
     }
   };
   if (e.residual != nullptr)
@@ -341,19 +345,10 @@ void native_gemm_pair(size_t rows, size_t depth, const float* const* a, const fl
                       float* y, size_t y_stride, const float* prefetch0, const float* prefetch1,
                       size_t prefetch_step) {
 #if defined(__x86_64__)
-  Epilogue e{-INFINITY, INFINITY, nullptr, 0, -INFINITY, INFINITY};
-  e.prefetch_step = prefetch_step;
-  const float* w1 = w0 + panel_floats;
-  e.prefetch = prefetch0;
-  native_kernel::micro_kernel_pair<6, false, ConvActivation::kNone>(1, depth, a, nullptr, w0, w1, y, y_stride,
-                                                                    e);
-  e.prefetch = prefetch1;
-  if (rows > kRows)
-    native_kernel::micro_kernel_pair<7, false, ConvActivation::kNone>(1, depth, a + 6, a + kRows, w0, w1,
-                                                                      y + 6 * y_stride, y_stride, e);
-  else
-    native_kernel::micro_kernel_pair<6, false, ConvActivation::kNone>(1, depth, a + 6, nullptr, w0, w1,
-                                                                      y + 6 * y_stride, y_stride, e);
+  const Epilogue e{-INFINITY, INFINITY, nullptr, 0, -INFINITY, INFINITY};
+  run_pair<false, ConvActivation::kNone>(1, depth, a, rows > kRows ? a + kRows : nullptr, w0,
+                                         w0 + panel_floats, y, y_stride, e, prefetch0, prefetch1,
+                                         prefetch_step);
 #else
   (void)rows, (void)depth, (void)a, (void)w0, (void)panel_floats, (void)y, (void)y_stride, (void)prefetch0,
       (void)prefetch1, (void)prefetch_step;
