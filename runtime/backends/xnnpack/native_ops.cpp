@@ -310,6 +310,7 @@ Result<NativeOp> compile_native_op(const BlobView& view, const fb::Node& node,
       ETC_ASSIGN_OR_RETURN(NativeDepthwisePtr conv, compile_native_depthwise(view, node));
       return NativeOp(DepthwiseOp{std::move(conv)});
     }
+    case NodeType::MaxPooling2d: return NativeOp(compile_max_pool(view, node));
     case NodeType::Concatenate: return NativeOp(compile_concatenate(view, node));
     case NodeType::Slice: return NativeOp(compile_slice(view, node));
     case NodeType::ChannelShuffle: return NativeOp(compile_channel_shuffle(view, node));
@@ -336,6 +337,7 @@ void run_native_op(const NativeOp& native, float* const* data, pthreadpool_t poo
           [&](const DeconvolutionOp& op) { run_native_deconv(*op.deconv, data, pool); },
           [&](const DepthwiseOp& op) { run_native_depthwise(*op.conv, data, pool); },
           [&](const ExpandDepthwiseOp& op) { run_expand_depthwise(op, data, pool); },
+          [&](const MaxPoolOp& op) { run_max_pool(op, data, pool); },
           [&](const ConcatenateOp& op) {
             if (!op.in_place.empty() &&
                 std::all_of(op.in_place.begin(), op.in_place.end(), [](bool b) { return b; }))

@@ -4,7 +4,7 @@
 // shuffle — and the compute nodes of native_math.h, computed by the backend
 // itself between XNNPACK subgraphs, so a partition need not end (and convert
 // layout) at each of them. Convolutions the backend's own kernel takes
-// (native_conv.h) run as native ops too.
+// (native_conv.h) and max poolings (native_pool.h) run as native ops too.
 //
 // check_native_node verifies one node of an untrusted blob; compile_native_op
 // turns a checked node into a NativeOp that owns everything it needs after the
@@ -24,6 +24,7 @@
 #include "runtime/backends/xnnpack/native_depthwise.h"
 #include "runtime/backends/xnnpack/native_expand.h"
 #include "runtime/backends/xnnpack/native_math.h"
+#include "runtime/backends/xnnpack/native_pool.h"
 #include "runtime/core/result.h"
 
 namespace etc::xnnpack {
@@ -88,8 +89,8 @@ struct DepthwiseOp {
 
 using NativeOp =
     std::variant<ConcatenateOp, SliceOp, ChannelShuffleOp, SwishOp, ConvolutionOp, DeconvolutionOp,
-                 DepthwiseOp, ExpandDepthwiseOp, TransposeOp, BatchMatMulOp, AxisSoftmaxOp, LayerNormOp,
-                 ReduceOp, UnaryMathOp, ResizeNearestOp, ChannelScaleOp, ResizeBilinearNchwOp>;
+                 DepthwiseOp, ExpandDepthwiseOp, MaxPoolOp, TransposeOp, BatchMatMulOp, AxisSoftmaxOp,
+                 LayerNormOp, ReduceOp, UnaryMathOp, ResizeNearestOp, ChannelScaleOp, ResizeBilinearNchwOp>;
 
 // x * sigmoid(x) of tensor x into tensor y (same element count), in one
 // pass (stages.h swish_input); needs native_convolution_available().

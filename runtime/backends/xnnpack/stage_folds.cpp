@@ -6,6 +6,7 @@
 #include "runtime/backends/xnnpack/native_conv.h"
 #include "runtime/backends/xnnpack/native_deconv.h"
 #include "runtime/backends/xnnpack/native_depthwise.h"
+#include "runtime/backends/xnnpack/native_pool.h"
 #include "runtime/backends/xnnpack/stage_graph.h"
 
 namespace etc::xnnpack {
@@ -176,7 +177,8 @@ Graph analyse(const BlobView& view, NativeConvolutions convolutions) {
     const bool depthwise_folds = node.outputs()->size() == 1 && then_affine[node.outputs()->Get(0)] &&
                                  depthwise_can_run_natively(node);
     g.native[n] = is_native_node(node.type()) ||
-                  (convolutions != NativeConvolutions::kOff && deconv_runs_natively(node)) ||
+                  (convolutions != NativeConvolutions::kOff &&
+                   (deconv_runs_natively(node) || max_pool_can_run_natively(node))) ||
                   (convolutions == NativeConvolutions::kAuto &&
                    (runs_natively(view, node, folds) || depthwise_folds)) ||
                   (convolutions == NativeConvolutions::kAll && can_run_natively(node));
