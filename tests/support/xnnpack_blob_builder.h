@@ -47,7 +47,8 @@ struct XnnpackNodeSpec {
   uint32_t block_size = 0, flags = 0, debug_id = 0;
   uint32_t axis = 0;
   std::vector<uint64_t> offsets;
-  std::vector<uint64_t> indices;  // ResizeNearest: source rows, then source columns
+  std::vector<uint64_t> indices;              // ResizeNearest: source rows, then source columns
+  std::vector<uint64_t> batch, mnk, strides;  // BatchMatMul
   int32_t winograd_filter = -1;
 };
 
@@ -162,6 +163,9 @@ class XnnpackBlobBuilder {
     const auto post = optional(fbb, n.post_paddings);
     const auto offsets = optional(fbb, n.offsets);
     const auto indices = optional(fbb, n.indices);
+    const auto batch = optional(fbb, n.batch);
+    const auto mnk = optional(fbb, n.mnk);
+    const auto strides = optional(fbb, n.strides);
     xfb::NodeBuilder b(fbb);
     b.add_type(n.type);
     b.add_inputs(inputs);
@@ -189,6 +193,9 @@ class XnnpackBlobBuilder {
     b.add_axis(n.axis);
     if (!offsets.IsNull()) b.add_offsets(offsets);
     if (!indices.IsNull()) b.add_indices(indices);
+    if (!batch.IsNull()) b.add_batch(batch);
+    if (!mnk.IsNull()) b.add_mnk(mnk);
+    if (!strides.IsNull()) b.add_strides(strides);
     b.add_winograd_filter(n.winograd_filter);
     return b.Finish();
   }

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "runtime/backends/xnnpack/native_matmul.h"
 #include "runtime/backends/xnnpack/node_checks.h"
 #include "runtime/backends/xnnpack/profiling_metadata.h"
 #include "runtime/backends/xnnpack/subgraph_builder.h"
@@ -259,6 +260,7 @@ struct StageCompile {
   const std::vector<const void*>* constant_data;
   const XnnpackHandle* handle;
   WinogradMode winograd;
+  bool matmul_kernel;
   size_t pool_threads;
   std::vector<std::optional<Result<StageWork>>> results;
   // Tasks finished, each counted with release order after writing its
@@ -278,7 +280,7 @@ Result<StageWork> compile_stage(const StageCompile& c, size_t s) {
                          create_xnnpack_stage(*c.view, *c.constant_data, *c.plan, s, *c.handle));
     return StageWork(std::move(created));
   }
-  const NativeConvOptions options{c.winograd, stage.serial ? size_t{1} : c.pool_threads};
+  const NativeConvOptions options{c.winograd, stage.serial ? size_t{1} : c.pool_threads, c.matmul_kernel};
   ETC_ASSIGN_OR_RETURN(NativeOp op, create_native_stage(*c.view, *c.plan, stage.first_node, options));
   return StageWork(std::move(op));
 }
@@ -296,7 +298,8 @@ void compile_stage_task(void* context, size_t s) {
 }
 
 Status create_stages(const BlobView& view, const std::vector<const void*>& constant_data,
-                     const StagePlan& plan, WinogradMode winograd, XnnpackHandle& handle) {
+                     const StagePlan& plan, WinogradMode winograd, bool matmul_kernel,
+                     XnnpackHandle& handle) {
   std::vector<std::vector<size_t>> folded_by(plan.folded_into.size());
   for (size_t n = 0; n < plan.folded_into.size(); ++n)
     if (plan.folded_into[n] >= 0) folded_by[static_cast<size_t>(plan.folded_into[n])].push_back(n);
@@ -305,6 +308,7 @@ Status create_stages(const BlobView& view, const std::vector<const void*>& const
                        .constant_data = &constant_data,
                        .handle = &handle,
                        .winograd = winograd,
+                       .matmul_kernel = matmul_kernel,
                        .pool_threads = std::max<size_t>(pthreadpool_get_threads_count(handle.pool.get()), 1),
                        .results = std::vector<std::optional<Result<StageWork>>>(plan.stages.size())};
   pthreadpool_parallelize_1d(handle.pool.get(), compile_stage_task, &compile, plan.stages.size(), 0);
@@ -338,31 +342,34 @@ Status create_stages(const BlobView& view, const std::vector<const void*>& const
 // buffer for the delegate, as large as its largest user needs, not one
 // buffer each (resnet50's eleven Winograd layers kept ~13 MB of scratch,
 // ~1.8 MB is enough).
-template <typename Floats, typename Share>
+template <typename Op, typename Floats, typename Share>
 Status share_buffer(XnnpackHandle& handle, Floats floats_of, Share share, const char* what) {
-  std::vector<NativeConv*> users;
+  std::vector<Op*> users;
   size_t floats = 0;
   for (StageRun& run : handle.runs)
-    if (auto* op = std::get_if<NativeOp>(&run.work))
-      if (auto* conv = std::get_if<ConvolutionOp>(op); conv != nullptr && floats_of(*conv->conv) > 0) {
-        users.push_back(conv->conv.get());
-        floats = std::max(floats, floats_of(*conv->conv));
+    if (auto* native = std::get_if<NativeOp>(&run.work))
+      if (auto* op = std::get_if<Op>(native); op != nullptr && floats_of(*op) > 0) {
+        users.push_back(op);
+        floats = std::max(floats, floats_of(*op));
       }
   if (users.empty()) return Status::Ok();
   AlignedBuffer buffer = zeroed_floats(floats);
   if (!buffer) return out_of_memory(what);
-  for (NativeConv* conv : users) share(*conv, buffer.as<float>());
+  for (Op* op : users) share(*op, buffer.as<float>());
   handle.owned.push_back(std::move(buffer));
   return Status::Ok();
 }
 
 Status share_run_buffers(XnnpackHandle& handle) {
-  ETC_TRY(share_buffer(
-      handle, [](const NativeConv& c) { return scaled_weights_floats(c); },
-      [](NativeConv& c, float* m) { share_scaled_weights(c, m); }, "scaled convolution weights"));
-  return share_buffer(
-      handle, [](const NativeConv& c) { return winograd_scratch_floats(c); },
-      [](NativeConv& c, float* m) { share_winograd_scratch(c, m); }, "Winograd scratch");
+  ETC_TRY(share_buffer<ConvolutionOp>(
+      handle, [](const ConvolutionOp& c) { return scaled_weights_floats(*c.conv); },
+      [](ConvolutionOp& c, float* m) { share_scaled_weights(*c.conv, m); }, "scaled convolution weights"));
+  ETC_TRY(share_buffer<ConvolutionOp>(
+      handle, [](const ConvolutionOp& c) { return winograd_scratch_floats(*c.conv); },
+      [](ConvolutionOp& c, float* m) { share_winograd_scratch(*c.conv, m); }, "Winograd scratch"));
+  return share_buffer<BatchMatMulOp>(
+      handle, [](const BatchMatMulOp& op) { return op.on_kernel ? matmul_scratch_floats(op) : 0; },
+      [](BatchMatMulOp& op, float* m) { op.packed = m; }, "packed matrix products");
 }
 
 }  // namespace
@@ -380,7 +387,8 @@ Result<std::unique_ptr<XnnpackHandle>> create_instance(const BlobView& view, con
     if (stage.native)
       for (size_t n = stage.first_node; n < stage.end_node; ++n) not_xnnpack[n] = true;
   handle->packing = std::make_unique<PackingPool>(packing_pool_bytes(view, not_xnnpack));
-  ETC_TRY(create_stages(view, constant_data, plan, options.winograd, *handle));
+  ETC_TRY(create_stages(view, constant_data, plan, options.winograd,
+                        options.convolutions != NativeConvolutions::kOff, *handle));
   ETC_TRY(share_run_buffers(*handle));
   if (options.detail == DelegateDetail::kNodeOutputs) ETC_TRY(prepare_output_logging(view, plan, *handle));
   return handle;

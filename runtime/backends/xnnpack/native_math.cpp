@@ -9,6 +9,7 @@
 #include <limits>
 
 #include "runtime/backends/xnnpack/native_isa.h"
+#include "runtime/backends/xnnpack/native_matmul.h"
 #include "runtime/kernels/portable/gemm.h"
 #include "runtime/kernels/portable/resize_plan.h"
 #include "runtime/kernels/portable/vector_math.h"
@@ -517,6 +518,7 @@ void run_math_op(const TransposeOp& op, float* const* data, pthreadpool_t pool) 
 }
 
 void run_math_op(const BatchMatMulOp& op, float* const* data, pthreadpool_t pool) {
+  if (op.on_kernel && op.packed != nullptr) return run_matmul_on_kernel(op, data, op.packed, pool);
   Context<BatchMatMulOp> c{&op, data};
   pthreadpool_parallelize_2d(pool, matmul_tile, &c, op.batches, (op.m + op.m_tile - 1) / op.m_tile, 0);
 }

@@ -44,6 +44,11 @@ struct BatchMatMulOp {
   size_t batches = 1, m = 0, n = 0, k = 0;
   MatrixStrides sa, sb, sc;
   size_t m_tile = 0;
+  // On the convolution's micro-kernel (native_matmul.h), B packed into
+  // `packed` (scratch the delegate's products share, given before the
+  // first run); otherwise on the portable GEMM.
+  bool on_kernel = false;
+  float* packed = nullptr;
 };
 
 // Along the middle of (outer, n, inner).

@@ -6,6 +6,7 @@
 
 #include "runtime/backends/xnnpack/avx2_lanes.h"
 #include "runtime/backends/xnnpack/native_conv.h"
+#include "runtime/backends/xnnpack/native_matmul.h"
 #include "runtime/backends/xnnpack/node_checks.h"
 #include "runtime/backends/xnnpack/swish.h"
 
@@ -315,7 +316,11 @@ Result<NativeOp> compile_native_op(const BlobView& view, const fb::Node& node,
     case NodeType::Slice: return NativeOp(compile_slice(view, node));
     case NodeType::ChannelShuffle: return NativeOp(compile_channel_shuffle(view, node));
     case NodeType::Transpose: return NativeOp(compile_transpose(view, node));
-    case NodeType::BatchMatMul: return NativeOp(compile_batch_matmul(view, node));
+    case NodeType::BatchMatMul: {
+      BatchMatMulOp op = compile_batch_matmul(view, node);
+      op.on_kernel = conv_options.matmul_kernel && matmul_runs_on_kernel(op);
+      return NativeOp(std::move(op));
+    }
     case NodeType::AxisSoftmax: return NativeOp(compile_axis_softmax(view, node));
     case NodeType::LayerNorm: return NativeOp(compile_layer_norm(view, node));
     case NodeType::Reduce: return NativeOp(compile_reduce(view, node));
