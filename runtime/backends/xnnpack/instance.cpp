@@ -260,7 +260,7 @@ struct StageCompile {
   const std::vector<const void*>* constant_data;
   const XnnpackHandle* handle;
   WinogradMode winograd;
-  bool matmul_kernel;
+  bool native_kernels;
   size_t pool_threads;
   std::vector<std::optional<Result<StageWork>>> results;
   // Tasks finished, each counted with release order after writing its
@@ -280,7 +280,7 @@ Result<StageWork> compile_stage(const StageCompile& c, size_t s) {
                          create_xnnpack_stage(*c.view, *c.constant_data, *c.plan, s, *c.handle));
     return StageWork(std::move(created));
   }
-  const NativeConvOptions options{c.winograd, stage.serial ? size_t{1} : c.pool_threads, c.matmul_kernel};
+  const NativeConvOptions options{c.winograd, stage.serial ? size_t{1} : c.pool_threads, c.native_kernels};
   ETC_ASSIGN_OR_RETURN(NativeOp op, create_native_stage(*c.view, *c.plan, stage.first_node, options));
   return StageWork(std::move(op));
 }
@@ -298,7 +298,7 @@ void compile_stage_task(void* context, size_t s) {
 }
 
 Status create_stages(const BlobView& view, const std::vector<const void*>& constant_data,
-                     const StagePlan& plan, WinogradMode winograd, bool matmul_kernel,
+                     const StagePlan& plan, WinogradMode winograd, bool native_kernels,
                      XnnpackHandle& handle) {
   std::vector<std::vector<size_t>> folded_by(plan.folded_into.size());
   for (size_t n = 0; n < plan.folded_into.size(); ++n)
@@ -308,7 +308,7 @@ Status create_stages(const BlobView& view, const std::vector<const void*>& const
                        .constant_data = &constant_data,
                        .handle = &handle,
                        .winograd = winograd,
-                       .matmul_kernel = matmul_kernel,
+                       .native_kernels = native_kernels,
                        .pool_threads = std::max<size_t>(pthreadpool_get_threads_count(handle.pool.get()), 1),
                        .results = std::vector<std::optional<Result<StageWork>>>(plan.stages.size())};
   pthreadpool_parallelize_1d(handle.pool.get(), compile_stage_task, &compile, plan.stages.size(), 0);

@@ -87,9 +87,10 @@ AlignedBuffer zeroed_floats(size_t count);
 struct NativeConvOptions {
   WinogradMode winograd = WinogradMode::kAuto;
   size_t threads = 1;
-  // Batched matrix products on the kernel (native_matmul.h) where it can
-  // take them; off under native_convolution=off.
-  bool matmul_kernel = true;
+  // Batched matrix products on the kernel (native_matmul.h) and softmax
+  // rows on vector code (native_softmax.h) where they can take them; off
+  // under native_convolution=off.
+  bool native_kernels = true;
 };
 
 struct NativeConv;

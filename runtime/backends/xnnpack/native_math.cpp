@@ -10,6 +10,7 @@
 
 #include "runtime/backends/xnnpack/native_isa.h"
 #include "runtime/backends/xnnpack/native_matmul.h"
+#include "runtime/backends/xnnpack/native_softmax.h"
 #include "runtime/kernels/portable/gemm.h"
 #include "runtime/kernels/portable/resize_plan.h"
 #include "runtime/kernels/portable/vector_math.h"
@@ -131,6 +132,11 @@ void softmax_rows(void* context, size_t first, size_t count) {
   const auto& [op, data] = *static_cast<const Context<AxisSoftmaxOp>*>(context);
   const float* in = data[op->input];
   float* out = data[op->output];
+  if (op->vector_rows) {
+    for (size_t r = first; r < first + count; ++r)
+      softmax_row(in + r * op->n, out + r * op->n, op->n, op->log);
+    return;
+  }
   for (size_t r = first; r < first + count; ++r) {
     const size_t o = r / op->inner, j = r % op->inner;
     const size_t base = o * op->n * op->inner + j;
@@ -404,6 +410,17 @@ BatchMatMulOp compile_batch_matmul(const BlobView& /*view*/, const fb::Node& nod
   const size_t min_rows = std::max<size_t>(8, 32768 / std::max<size_t>(1, op.n * op.k / 64 + 1));
   op.m_tile = op.batches >= 4 ? op.m : std::max<size_t>(min_rows, (op.m + 3) / 4);
   op.m_tile = std::min(op.m_tile, op.m);
+  return op;
+}
+
+AxisSoftmaxOp compile_last_axis_softmax(const BlobView& view, const fb::Node& node) {
+  AxisSoftmaxOp op;
+  op.input = node.inputs()->Get(0);
+  op.output = node.outputs()->Get(0);
+  const TensorInfo& in = view.tensors[op.input];
+  op.n = in.dims[in.rank - 1];
+  op.outer = in.numel / op.n;
+  op.inner = 1;
   return op;
 }
 

@@ -56,6 +56,8 @@ struct AxisSoftmaxOp {
   uint32_t input = 0, output = 0;
   size_t outer = 0, n = 0, inner = 0;
   bool log = false;
+  // Rows of the last axis (inner 1) on vector code (native_softmax.h).
+  bool vector_rows = false;
 };
 
 struct LayerNormOp {
@@ -120,6 +122,9 @@ Status check_math_node(const BlobView& view, const fb::Node& node, size_t index)
 TransposeOp compile_transpose(const BlobView& view, const fb::Node& node);
 BatchMatMulOp compile_batch_matmul(const BlobView& view, const fb::Node& node);
 AxisSoftmaxOp compile_axis_softmax(const BlobView& view, const fb::Node& node);
+// XNNPACK's Softmax (the last axis), when the backend runs it itself
+// (native_softmax.h softmax_runs_natively).
+AxisSoftmaxOp compile_last_axis_softmax(const BlobView& view, const fb::Node& node);
 LayerNormOp compile_layer_norm(const BlobView& view, const fb::Node& node);
 ReduceOp compile_reduce(const BlobView& view, const fb::Node& node);
 UnaryMathOp compile_unary_math(const BlobView& view, const fb::Node& node);

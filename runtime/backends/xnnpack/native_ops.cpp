@@ -318,10 +318,16 @@ Result<NativeOp> compile_native_op(const BlobView& view, const fb::Node& node,
     case NodeType::Transpose: return NativeOp(compile_transpose(view, node));
     case NodeType::BatchMatMul: {
       BatchMatMulOp op = compile_batch_matmul(view, node);
-      op.on_kernel = conv_options.matmul_kernel && matmul_runs_on_kernel(op);
+      op.on_kernel = conv_options.native_kernels && matmul_runs_on_kernel(op);
       return NativeOp(std::move(op));
     }
-    case NodeType::AxisSoftmax: return NativeOp(compile_axis_softmax(view, node));
+    case NodeType::Softmax:
+    case NodeType::AxisSoftmax: {
+      AxisSoftmaxOp op = node.type() == NodeType::Softmax ? compile_last_axis_softmax(view, node)
+                                                          : compile_axis_softmax(view, node);
+      op.vector_rows = conv_options.native_kernels && op.inner == 1 && native_convolution_available();
+      return NativeOp(op);
+    }
     case NodeType::LayerNorm: return NativeOp(compile_layer_norm(view, node));
     case NodeType::Reduce: return NativeOp(compile_reduce(view, node));
     case NodeType::UnaryMath: return NativeOp(compile_unary_math(view, node));

@@ -7,6 +7,7 @@
 #include "runtime/backends/xnnpack/native_deconv.h"
 #include "runtime/backends/xnnpack/native_depthwise.h"
 #include "runtime/backends/xnnpack/native_pool.h"
+#include "runtime/backends/xnnpack/native_softmax.h"
 #include "runtime/backends/xnnpack/stage_graph.h"
 
 namespace etc::xnnpack {
@@ -176,12 +177,13 @@ Graph analyse(const BlobView& view, NativeConvolutions convolutions) {
     const bool folds = node.outputs()->size() == 1 && activated[node.outputs()->Get(0)];
     const bool depthwise_folds = node.outputs()->size() == 1 && then_affine[node.outputs()->Get(0)] &&
                                  depthwise_can_run_natively(node);
-    g.native[n] = is_native_node(node.type()) ||
-                  (convolutions != NativeConvolutions::kOff &&
-                   (deconv_runs_natively(node) || max_pool_can_run_natively(node))) ||
-                  (convolutions == NativeConvolutions::kAuto &&
-                   (runs_natively(view, node, folds) || depthwise_folds)) ||
-                  (convolutions == NativeConvolutions::kAll && can_run_natively(node));
+    g.native[n] =
+        is_native_node(node.type()) ||
+        (convolutions != NativeConvolutions::kOff &&
+         (deconv_runs_natively(node) || max_pool_can_run_natively(node) || softmax_runs_natively(node))) ||
+        (convolutions == NativeConvolutions::kAuto &&
+         (runs_natively(view, node, folds) || depthwise_folds)) ||
+        (convolutions == NativeConvolutions::kAll && can_run_natively(node));
   }
   if (convolutions != NativeConvolutions::kOff) {
     for (size_t n = 0; n < g.num_nodes; ++n) {

@@ -3,7 +3,8 @@
 // with AVX2 + FMA3, and the exp they and the native softmax share.
 // exp(t) is 2^n * p(r), t = n ln2 + r, |r| <= ln2 / 2, p the degree-6
 // Taylor polynomial (relative error below 2e-7), t first clamped to where
-// exp saturates anyway; _mm512_scalef_ps saturates to 0 and infinity, so
+// exp saturates anyway (a NaN stays NaN: max and min return their second
+// operand when either is NaN); _mm512_scalef_ps saturates to 0 and infinity, so
 // every finite t is handled. x * sigmoid(x) = x / (1 + exp(-x)) for the
 // native swish (stages.h): swish of -inf and NaN is NaN as x * sigmoid(x)
 // is.
@@ -21,7 +22,7 @@
 namespace etc::xnnpack {
 
 __attribute__((target("avx512f"))) inline __m512 exp_ps(__m512 t) {
-  t = _mm512_min_ps(_mm512_max_ps(t, _mm512_set1_ps(-104.0f)), _mm512_set1_ps(89.0f));
+  t = _mm512_min_ps(_mm512_set1_ps(89.0f), _mm512_max_ps(_mm512_set1_ps(-104.0f), t));  // NaN stays NaN
   const __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(t, _mm512_set1_ps(1.44269504088896341f)),
                                         _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
   __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(0.693145751953125f), t);  // ln2, high bits
@@ -52,7 +53,7 @@ __attribute__((target("avx512f"))) inline __m512 hardswish_ps(__m512 x) {
 // normal float below and is infinity at the top (swish of -inf is NaN as
 // above); swish of x > 87 is x either way.
 __attribute__((target("avx2,fma"))) inline __m256 exp_ps(__m256 t) {
-  t = _mm256_min_ps(_mm256_max_ps(t, _mm256_set1_ps(-87.0f)), _mm256_set1_ps(89.0f));
+  t = _mm256_min_ps(_mm256_set1_ps(89.0f), _mm256_max_ps(_mm256_set1_ps(-87.0f), t));  // NaN stays NaN
   const __m256 n = _mm256_round_ps(_mm256_mul_ps(t, _mm256_set1_ps(1.44269504088896341f)),
                                    _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
   __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(0.693145751953125f), t);
