@@ -87,9 +87,9 @@ AlignedBuffer zeroed_floats(size_t count);
 struct NativeConvOptions {
   WinogradMode winograd = WinogradMode::kAuto;
   size_t threads = 1;
-  // Batched matrix products on the kernel (native_matmul.h) and softmax
-  // rows on vector code (native_softmax.h) where they can take them; off
-  // under native_convolution=off.
+  // Batched matrix products on the kernel (native_matmul.h), softmax and
+  // layer norm rows on vector code (native_rows.h) where they can take
+  // them; off under native_convolution=off.
   bool native_kernels = true;
 };
 

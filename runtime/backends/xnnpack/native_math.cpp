@@ -10,7 +10,7 @@
 
 #include "runtime/backends/xnnpack/native_isa.h"
 #include "runtime/backends/xnnpack/native_matmul.h"
-#include "runtime/backends/xnnpack/native_softmax.h"
+#include "runtime/backends/xnnpack/native_rows.h"
 #include "runtime/kernels/portable/gemm.h"
 #include "runtime/kernels/portable/resize_plan.h"
 #include "runtime/kernels/portable/vector_math.h"
@@ -151,6 +151,13 @@ void softmax_rows(void* context, size_t first, size_t count) {
 void layer_norm_rows(void* context, size_t first, size_t count) {
   const auto& [op, data] = *static_cast<const Context<LayerNormOp>*>(context);
   const auto w = static_cast<Eigen::Index>(op->width);
+  if (op->vector_rows) {
+    const float* bias = op->bias >= 0 ? data[op->bias] : nullptr;
+    for (size_t r = first; r < first + count; ++r)
+      layer_norm_row(data[op->input] + r * op->width, data[op->output] + r * op->width, op->width,
+                     data[op->scale], bias, op->epsilon);
+    return;
+  }
   const ConstArray scale(data[op->scale], w);
   for (size_t r = first; r < first + count; ++r) {
     const float* x = data[op->input] + r * op->width;

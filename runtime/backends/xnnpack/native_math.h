@@ -56,7 +56,7 @@ struct AxisSoftmaxOp {
   uint32_t input = 0, output = 0;
   size_t outer = 0, n = 0, inner = 0;
   bool log = false;
-  // Rows of the last axis (inner 1) on vector code (native_softmax.h).
+  // Rows of the last axis (inner 1) on vector code (native_rows.h).
   bool vector_rows = false;
 };
 
@@ -65,6 +65,7 @@ struct LayerNormOp {
   int64_t bias = -1;
   size_t rows = 0, width = 0;
   float epsilon = 0;
+  bool vector_rows = false;  // rows on vector code (native_rows.h)
 };
 
 // Over the middle of (outer, n, inner); the output is (outer, inner).
@@ -123,7 +124,7 @@ TransposeOp compile_transpose(const BlobView& view, const fb::Node& node);
 BatchMatMulOp compile_batch_matmul(const BlobView& view, const fb::Node& node);
 AxisSoftmaxOp compile_axis_softmax(const BlobView& view, const fb::Node& node);
 // XNNPACK's Softmax (the last axis), when the backend runs it itself
-// (native_softmax.h softmax_runs_natively).
+// (native_rows.h softmax_runs_natively).
 AxisSoftmaxOp compile_last_axis_softmax(const BlobView& view, const fb::Node& node);
 LayerNormOp compile_layer_norm(const BlobView& view, const fb::Node& node);
 ReduceOp compile_reduce(const BlobView& view, const fb::Node& node);

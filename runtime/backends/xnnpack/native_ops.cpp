@@ -328,7 +328,11 @@ Result<NativeOp> compile_native_op(const BlobView& view, const fb::Node& node,
       op.vector_rows = conv_options.native_kernels && op.inner == 1 && native_convolution_available();
       return NativeOp(op);
     }
-    case NodeType::LayerNorm: return NativeOp(compile_layer_norm(view, node));
+    case NodeType::LayerNorm: {
+      LayerNormOp op = compile_layer_norm(view, node);
+      op.vector_rows = conv_options.native_kernels && native_convolution_available();
+      return NativeOp(op);
+    }
     case NodeType::Reduce: return NativeOp(compile_reduce(view, node));
     case NodeType::UnaryMath: return NativeOp(compile_unary_math(view, node));
     case NodeType::ResizeNearest: return NativeOp(compile_resize_nearest(view, node));

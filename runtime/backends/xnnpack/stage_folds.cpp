@@ -7,7 +7,7 @@
 #include "runtime/backends/xnnpack/native_deconv.h"
 #include "runtime/backends/xnnpack/native_depthwise.h"
 #include "runtime/backends/xnnpack/native_pool.h"
-#include "runtime/backends/xnnpack/native_softmax.h"
+#include "runtime/backends/xnnpack/native_rows.h"
 #include "runtime/backends/xnnpack/stage_graph.h"
 
 namespace etc::xnnpack {

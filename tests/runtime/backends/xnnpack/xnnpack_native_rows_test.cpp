@@ -1,4 +1,4 @@
-// Softmax rows on vector code (native_softmax.h): softmax and log-softmax
+// Softmax rows on vector code (native_rows.h): softmax and log-softmax
 // of rows around the vector widths, in place or not, with large, tiny and
 // -inf values, under AVX-512 and AVX2, against a double-precision
 // reference; XNNPACK's Softmax nodes run natively by default and on XNNPACK
@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "runtime/backends/xnnpack/blob_reader.h"
-#include "runtime/backends/xnnpack/native_softmax.h"
+#include "runtime/backends/xnnpack/native_rows.h"
 #include "runtime/backends/xnnpack/stages.h"
 #include "tests/support/native_conv_fixtures.h"
 #include "tests/support/random.h"
@@ -76,6 +76,44 @@ TEST_CASE("xnnpack native softmax rows equal the reference", "[xnnpack]") {
       for (size_t r = 0; r < 3; ++r)
         xnnpack::softmax_row(in_place.data() + r * n, in_place.data() + r * n, n, log);
       CHECK(count_unequal(in_place, y) == 0);
+    }
+  }
+}
+
+TEST_CASE("xnnpack native layer norm rows equal the reference", "[xnnpack]") {
+  REQUIRE(xnnpack::native_convolution_available());
+  const xnnpack::NativeIsa isa = GENERATE(from_range(native_isas()));
+  INFO(isa_name(isa));
+  const NativeIsaCap cap(isa);
+  std::mt19937 rng(802);
+  for (size_t n : {1, 7, 8, 16, 17, 100, 256, 768}) {
+    for (bool with_bias : {false, true}) {
+      INFO("n " << n << (with_bias ? " with bias" : ""));
+      // Rows far from zero: the variance is of x - mean, not of x.
+      std::vector<float> x = testing::random_floats(2 * n, rng, 99.0f, 101.0f);
+      const std::vector<float> scale = testing::random_floats(n, rng, 0.5f, 2.0f);
+      const std::vector<float> bias = testing::random_floats(n, rng);
+      const float epsilon = 1e-5f;
+      std::vector<float> want(x.size());
+      for (size_t r = 0; r < 2; ++r) {
+        double mean = 0, var = 0;
+        for (size_t i = 0; i < n; ++i) mean += x[r * n + i];
+        mean /= double(n);
+        for (size_t i = 0; i < n; ++i) var += (x[r * n + i] - mean) * (x[r * n + i] - mean);
+        var /= double(n);
+        for (size_t i = 0; i < n; ++i)
+          want[r * n + i] = static_cast<float>((x[r * n + i] - mean) / std::sqrt(var + epsilon) * scale[i] +
+                                               (with_bias ? bias[i] : 0.0));
+      }
+      std::vector<float> y(x.size(), -1.0f);
+      for (size_t r = 0; r < 2; ++r)
+        xnnpack::layer_norm_row(x.data() + r * n, y.data() + r * n, n, scale.data(),
+                                with_bias ? bias.data() : nullptr, epsilon);
+      CHECK(count_far(y, want, 1e-4) == 0);
+      for (size_t r = 0; r < 2; ++r)
+        xnnpack::layer_norm_row(x.data() + r * n, x.data() + r * n, n, scale.data(),
+                                with_bias ? bias.data() : nullptr, epsilon);
+      CHECK(count_different(x, y) == 0);
     }
   }
 }
