@@ -60,4 +60,10 @@ Result<BlobView> read_xnnpack_graph(const void* flatbuffer, size_t size, Span<co
 // "[1, 8, 8, 3]"
 std::string dims_string(const TensorInfo& tensor);
 
+// Entry i of a checked node's window parameter (kernel, stride, dilation,
+// padding), or `fill` where the node leaves it out.
+inline size_t node_param(const flatbuffers::Vector<uint32_t>* v, flatbuffers::uoffset_t i, uint32_t fill) {
+  return v == nullptr ? fill : v->Get(i);
+}
+
 }  // namespace etc::xnnpack

@@ -16,10 +16,6 @@ constexpr size_t kChannels = kNativeGemmChannels;  // output channels per panel
 // The most a padded-row convolution's zero-bordered copy of one band takes:
 // a few hundred KiB, well inside a core's cache.
 constexpr size_t kPaddedBandBytes = size_t{256} << 10;
-size_t dim(const flatbuffers::Vector<uint32_t>* v, flatbuffers::uoffset_t i, uint32_t fill) {
-  return v == nullptr ? fill : v->Get(i);
-}
-
 }  // namespace
 
 NativeEpilogue& epilogue(NativeConv& conv) { return conv; }
@@ -36,8 +32,8 @@ AlignedBuffer zeroed_floats(size_t count) {
 
 bool uses_padded_rows(const BlobView& view, const fb::Node& node) {
   if (node.type() != fb::NodeType::Convolution2d) return false;
-  return native_padded_rows(view.tensors[node.inputs()->Get(0)].dims[3], dim(node.kernel(), 1, 1),
-                            dim(node.dilation(), 1, 1));
+  return native_padded_rows(view.tensors[node.inputs()->Get(0)].dims[3], node_param(node.kernel(), 1, 1),
+                            node_param(node.dilation(), 1, 1));
 }
 
 namespace {
@@ -130,10 +126,10 @@ Result<NativeConvPtr> compile_native_conv(const BlobView& view, const fb::Node& 
     // A fully connected node has no window: whatever these fields of its
     // blob node hold (check_node reads them only for convolutions), it
     // keeps a 1x1 one, stride 1, no padding.
-    c.kernel_h = dim(node.kernel(), 0, 1), c.kernel_w = dim(node.kernel(), 1, 1);
-    c.stride_h = dim(node.stride(), 0, 1), c.stride_w = dim(node.stride(), 1, 1);
-    c.dilation_h = dim(node.dilation(), 0, 1), c.dilation_w = dim(node.dilation(), 1, 1);
-    c.pad_top = dim(node.padding(), 0, 0), c.pad_left = dim(node.padding(), 3, 0);
+    c.kernel_h = node_param(node.kernel(), 0, 1), c.kernel_w = node_param(node.kernel(), 1, 1);
+    c.stride_h = node_param(node.stride(), 0, 1), c.stride_w = node_param(node.stride(), 1, 1);
+    c.dilation_h = node_param(node.dilation(), 0, 1), c.dilation_w = node_param(node.dilation(), 1, 1);
+    c.pad_top = node_param(node.padding(), 0, 0), c.pad_left = node_param(node.padding(), 3, 0);
   }
   c.lo = node.output_min(), c.hi = node.output_max();
   c.out_stride = c.out_c;
@@ -207,8 +203,8 @@ Result<NativeConvPtr> compile_native_conv(const BlobView& view, const fb::Node& 
   if (!c.padded_rows) c.split = native_depth_split(c.taps(), c.in_c, c.tiles, core_cache_bytes());
   if (c.rows_contiguous()) return conv;
   if (c.padded_rows) {
-    c.padded_h = c.in_h + c.pad_top + dim(node.padding(), 2, 0);
-    c.padded_w = c.in_w + c.pad_left + dim(node.padding(), 1, 0);
+    c.padded_h = c.in_h + c.pad_top + node_param(node.padding(), 2, 0);
+    c.padded_w = c.in_w + c.pad_left + node_param(node.padding(), 1, 0);
     // As many output rows per band as keep the band's padded input within
     // kPaddedBandBytes (at least one).
     const size_t row_bytes = c.padded_w * c.in_c * sizeof(float);

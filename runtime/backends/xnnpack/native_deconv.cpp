@@ -14,10 +14,6 @@ namespace {
 constexpr size_t kRows = kNativeGemmRows;          // input pixels per micro-kernel call
 constexpr size_t kChannels = kNativeGemmChannels;  // columns per panel
 
-size_t dim(const flatbuffers::Vector<uint32_t>* v, flatbuffers::uoffset_t i, uint32_t fill) {
-  return v == nullptr ? fill : v->Get(i);
-}
-
 }  // namespace
 
 struct NativeDeconv {
@@ -42,8 +38,8 @@ bool deconv_runs_natively(const fb::Node& node) {
   const auto all = [](const flatbuffers::Vector<uint32_t>* v, uint32_t want) {
     return v == nullptr || std::all_of(v->begin(), v->end(), [&](uint32_t d) { return d == want; });
   };
-  return dim(node.kernel(), 0, 1) == dim(node.stride(), 0, 1) &&
-         dim(node.kernel(), 1, 1) == dim(node.stride(), 1, 1) && all(node.padding(), 0) &&
+  return node_param(node.kernel(), 0, 1) == node_param(node.stride(), 0, 1) &&
+         node_param(node.kernel(), 1, 1) == node_param(node.stride(), 1, 1) && all(node.padding(), 0) &&
          all(node.adjustment(), 0) && all(node.dilation(), 1) && native_convolution_available();
 }
 
@@ -55,7 +51,7 @@ Result<NativeDeconvPtr> compile_native_deconv(const BlobView& view, const fb::No
   const TensorInfo &x = view.tensors[c.input], &y = view.tensors[c.output];
   c.batch = x.dims[0], c.in_h = x.dims[1], c.in_w = x.dims[2], c.in_c = x.dims[3];
   c.out_h = y.dims[1], c.out_w = y.dims[2], c.out_c = y.dims[3];
-  c.kernel_h = dim(node.kernel(), 0, 1), c.kernel_w = dim(node.kernel(), 1, 1);
+  c.kernel_h = node_param(node.kernel(), 0, 1), c.kernel_w = node_param(node.kernel(), 1, 1);
   c.lo = node.output_min(), c.hi = node.output_max();
   if (c.out_h != c.in_h * c.kernel_h || c.out_w != c.in_w * c.kernel_w)
     return fail(Error::Internal,

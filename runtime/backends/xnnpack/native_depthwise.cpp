@@ -24,17 +24,13 @@ void NativeDepthwiseDeleter::operator()(NativeDepthwise* conv) const { delete co
 
 namespace {
 
-size_t dim(const flatbuffers::Vector<uint32_t>* v, flatbuffers::uoffset_t i, uint32_t fill) {
-  return v == nullptr ? fill : v->Get(i);
-}
-
 constexpr size_t kMaxTaps = 64;  // a 7x7 window and more fit
 
 }  // namespace
 
 bool depthwise_can_run_natively(const fb::Node& node) {
   return node.type() == fb::NodeType::DepthwiseConvolution2d && node.depth_multiplier() == 1 &&
-         node.flags() == 0 && dim(node.kernel(), 0, 1) * dim(node.kernel(), 1, 1) <= kMaxTaps &&
+         node.flags() == 0 && node_param(node.kernel(), 0, 1) * node_param(node.kernel(), 1, 1) <= kMaxTaps &&
          native_avx512_available();
 }
 
@@ -48,10 +44,10 @@ Result<NativeDepthwisePtr> compile_native_depthwise(const BlobView& view, const 
   const TensorInfo &x = view.tensors[c.input], &y = view.tensors[c.output];
   c.batch = x.dims[0], c.in_h = x.dims[1], c.in_w = x.dims[2], c.channels = x.dims[3];
   c.out_h = y.dims[1], c.out_w = y.dims[2];
-  c.kernel_h = dim(node.kernel(), 0, 1), c.kernel_w = dim(node.kernel(), 1, 1);
-  c.stride_h = dim(node.stride(), 0, 1), c.stride_w = dim(node.stride(), 1, 1);
-  c.dilation_h = dim(node.dilation(), 0, 1), c.dilation_w = dim(node.dilation(), 1, 1);
-  c.pad_top = dim(node.padding(), 0, 0), c.pad_left = dim(node.padding(), 3, 0);
+  c.kernel_h = node_param(node.kernel(), 0, 1), c.kernel_w = node_param(node.kernel(), 1, 1);
+  c.stride_h = node_param(node.stride(), 0, 1), c.stride_w = node_param(node.stride(), 1, 1);
+  c.dilation_h = node_param(node.dilation(), 0, 1), c.dilation_w = node_param(node.dilation(), 1, 1);
+  c.pad_top = node_param(node.padding(), 0, 0), c.pad_left = node_param(node.padding(), 3, 0);
   c.lo = node.output_min(), c.hi = node.output_max();
   c.out_stride = c.channels;
   c.padded_channels = (c.channels + 15) / 16 * 16;

@@ -14,10 +14,6 @@
 namespace etc::xnnpack {
 namespace {
 
-size_t param(const flatbuffers::Vector<uint32_t>* v, flatbuffers::uoffset_t i, uint32_t fill) {
-  return v != nullptr && i < v->size() ? v->Get(i) : fill;
-}
-
 // The valid taps of the window of output position `out` along an axis of
 // `size` inputs.
 PoolTaps valid_taps(size_t out, size_t stride, size_t pad, size_t kernel, size_t dilation, size_t size) {
@@ -179,11 +175,11 @@ MaxPoolOp compile_max_pool(const BlobView& view, const fb::Node& node) {
   const TensorInfo &x = view.tensors[op.input], &y = view.tensors[op.output];
   op.batch = x.dims[0], op.in_h = x.dims[1], op.in_w = x.dims[2], op.channels = x.dims[3];
   op.out_h = y.dims[1], op.out_w = y.dims[2];
-  op.dilation_h = param(node.dilation(), 0, 1), op.dilation_w = param(node.dilation(), 1, 1);
-  op.rows = axis_taps(op.out_h, param(node.stride(), 0, 1), param(node.padding(), 0, 0),
-                      param(node.kernel(), 0, 1), op.dilation_h, op.in_h);
-  op.columns = axis_taps(op.out_w, param(node.stride(), 1, 1), param(node.padding(), 3, 0),
-                         param(node.kernel(), 1, 1), op.dilation_w, op.in_w);
+  op.dilation_h = node_param(node.dilation(), 0, 1), op.dilation_w = node_param(node.dilation(), 1, 1);
+  op.rows = axis_taps(op.out_h, node_param(node.stride(), 0, 1), node_param(node.padding(), 0, 0),
+                      node_param(node.kernel(), 0, 1), op.dilation_h, op.in_h);
+  op.columns = axis_taps(op.out_w, node_param(node.stride(), 1, 1), node_param(node.padding(), 3, 0),
+                         node_param(node.kernel(), 1, 1), op.dilation_w, op.in_w);
   op.lo = node.output_min(), op.hi = node.output_max();
   return op;
 }

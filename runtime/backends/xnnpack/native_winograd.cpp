@@ -64,13 +64,11 @@ std::span<const float> winograd_weights_in_place(const Winograd& w) {
 }
 
 bool winograd_applies(const fb::Node& node) {
-  const auto at = [](const flatbuffers::Vector<uint32_t>* v, flatbuffers::uoffset_t i) {
-    return v == nullptr ? 1u : v->Get(i);
-  };
   return node.type() == fb::NodeType::Convolution2d && node.groups() == 1 && node.flags() == 0 &&
          node.kernel() != nullptr &&
-         winograd_window(at(node.kernel(), 0), at(node.kernel(), 1), at(node.stride(), 0),
-                         at(node.stride(), 1), at(node.dilation(), 0), at(node.dilation(), 1));
+         winograd_window(node_param(node.kernel(), 0, 1), node_param(node.kernel(), 1, 1),
+                         node_param(node.stride(), 0, 1), node_param(node.stride(), 1, 1),
+                         node_param(node.dilation(), 0, 1), node_param(node.dilation(), 1, 1));
 }
 
 Result<WinogradPtr> compile_winograd(const WinogradShape& shape, const float* filter,
