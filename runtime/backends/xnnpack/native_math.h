@@ -104,10 +104,6 @@ struct ResizeBilinearNchwOp {
   std::vector<float> wy0, wy1, wx0, wx1;
 };
 
-// The widest input row ResizeBilinearNchwOp takes (its rows blend in a
-// fixed block of stack memory).
-inline constexpr size_t kMaxBilinearInputWidth = 4096;
-
 // y[b, p, c] = clamp(x[b, p, c] * s[b * s_batch_stride + c]) over batches b,
 // pixels p (every middle dim) and channels c.
 struct ChannelScaleOp {
@@ -131,8 +127,8 @@ ReduceOp compile_reduce(const BlobView& view, const fb::Node& node);
 UnaryMathOp compile_unary_math(const BlobView& view, const fb::Node& node);
 ResizeNearestOp compile_resize_nearest(const BlobView& view, const fb::Node& node);
 ChannelScaleOp compile_channel_scale(const BlobView& view, const fb::Node& node);
-// `node` a checked StaticResizeBilinear2d with input width 1 to
-// kMaxBilinearInputWidth and height at least 1.
+// `node` a checked StaticResizeBilinear2d with input width and height at
+// least 1.
 ResizeBilinearNchwOp compile_resize_bilinear_nchw(const BlobView& view, const fb::Node& node);
 
 // `data[t]` is where tensor t lives (float32).

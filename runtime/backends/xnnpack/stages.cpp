@@ -172,7 +172,7 @@ void resize_into_arguments(Graph& g, StagePlan& plan) {
     // With one channel or one pixel the layouts hold the same bytes: no staging to save.
     if (out.external_output < 0 || out.external_input >= 0 || out.layout != fb::BoundaryLayout::NhwcToNchw ||
         g.readers[y] != 0 || out.dims[3] == 1 || out.dims[1] * out.dims[2] == 1 || in.dims[1] == 0 ||
-        in.dims[2] == 0 || in.dims[2] > kMaxBilinearInputWidth)
+        in.dims[2] == 0)
       continue;
     g.native[n] = true;
     plan.nchw_output[y] = true;
