@@ -6,8 +6,8 @@
 // biases, then k rows of 32), into scratch the delegate's products share;
 // then each task takes 12 rows of one batch's A against all its panels.
 // Attention's Q K^T and its product with V (k and n of 32 to 128) ran at
-// about half the FMA peak on the portable GEMM; on the kernel they run near
-// it.
+// about half the FMA peak on the portable GEMM; on the kernel at 75-85% of
+// it (transformer_encoder on Zen 5).
 //
 // It takes a product whose A rows are contiguous (unit column stride; the
 // product's columns always are), on a CPU that runs the native kernels;
