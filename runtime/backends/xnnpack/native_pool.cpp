@@ -6,6 +6,7 @@
 
 #include "runtime/backends/xnnpack/avx2_lanes.h"
 #include "runtime/backends/xnnpack/native_isa.h"
+#include "runtime/backends/xnnpack/native_math_tasks.h"
 
 #if defined(__x86_64__)
 #include <immintrin.h>
@@ -188,12 +189,8 @@ void run_max_pool(const MaxPoolOp& op, float* const* data, pthreadpool_t pool) {
 #if defined(__x86_64__)
   Task task{&op, data[op.input], data[op.output]};
   const size_t pixels = op.batch * op.out_h * op.out_w;
-  // About eight pieces a thread, so that a thread slowed down finds its
-  // work taken over.
-  const size_t pieces = 8 * std::max<size_t>(1, pthreadpool_get_threads_count(pool));
-  const size_t tile = std::max<size_t>(1, (pixels + pieces - 1) / pieces);
   pthreadpool_parallelize_1d_tile_1d(pool, native_avx512_available() ? pixels_avx512 : pixels_avx2, &task,
-                                     pixels, tile, 0);
+                                     pixels, math_tasks::eight_a_thread(pool, pixels), 0);
 #else
   (void)op, (void)data, (void)pool;
 #endif
