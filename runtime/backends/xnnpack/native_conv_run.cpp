@@ -193,6 +193,8 @@ void run_pair(size_t taps, size_t depth, const float* const* a, const float* con
   native_kernel::micro_kernel_pair<6, Residual, Act>(taps, depth, a, nullptr, w0, w1, out, out_stride, eh);
   eh.prefetch = prefetch1;
   if (Residual) eh.residual = e.residual + 6 * e.residual_stride;
+  if (e.partial_in != nullptr) eh.partial_in = e.partial_in + 6 * native_kernel::kPairChannels;
+  if (e.partial_out != nullptr) eh.partial_out = e.partial_out + 6 * native_kernel::kPairChannels;
   if (last != nullptr)
     native_kernel::micro_kernel_pair<7, Residual, Act>(taps, depth, a + 6, last, w0, w1, out + 6 * out_stride,
                                                        out_stride, eh);
@@ -326,6 +328,113 @@ void conv_segmented(void* context, size_t panel, size_t group) {
 #endif
 }
 
+// Panels 2 * pair and 2 * pair + 1 of one group of tiles of a cut reduction
+// (conv_segmented), side by side as conv_panel_pair reads them: a whole
+// tile as two 6 x 64 halves, a lone last row with the tile before it (6 + 7
+// rows), a shorter tile panel by panel. A pair that is not whole goes
+// panel by panel (conv_segmented). The partial sums of the group's tiles,
+// 13 rows of 64 each, stay on the stack between segments.
+void conv_segmented_pair(void* context, size_t pair, size_t group) {
+#if defined(__x86_64__)
+  const ConvTask& task = *static_cast<const ConvTask*>(context);
+  const NativeConv& c = *task.conv;
+  const size_t p0 = 2 * pair;
+  if (p0 + 1 >= c.panels || c.out_c < (p0 + 2) * kChannels) {
+    conv_segmented(context, p0, group);
+    if (p0 + 1 < c.panels) conv_segmented(context, p0 + 1, group);
+    return;
+  }
+  constexpr size_t kPair = native_kernel::kPairChannels;
+  alignas(64) float partial[kNativeGroupTiles * (kRows + 1) * kPair];
+  const size_t first_tile = group * c.split.group_tiles;
+  const size_t tiles = std::min(c.split.group_tiles, c.tiles - first_tile);
+  const float* w0 = c.weights + p0 * c.panel_floats;
+  const float* w1 = w0 + c.panel_floats;
+  const size_t whole = std::min(tiles, (task.pixels - first_tile * kRows) / kRows);
+  const size_t parts = native_fetch_parts(whole);
+  const ReductionCut cut{c.split.segment_taps, c.split.segment_depth};
+  for_each_piece(c.taps(), c.in_c, cut, [&](const ReductionPiece& p) {
+    // What the group reads next, fetched over its first whole tiles as in
+    // conv_segmented: both panels' next segment, after the last the next
+    // pair's first.
+    const size_t steps = p.taps * p.depth;
+    const float* next0 = piece_weights(w0, p, c.in_c) + kChannels + steps * kChannels;
+    const float* next1 = piece_weights(w1, p, c.in_c) + kChannels + steps * kChannels;
+    if (p.last) {
+      next0 = p0 + 2 < c.panels ? w0 + 2 * c.panel_floats + kChannels : nullptr;
+      next1 = p0 + 3 < c.panels ? w1 + 2 * c.panel_floats + kChannels : nullptr;
+    }
+    for (size_t i = 0; i < tiles; ++i) {
+      const size_t tile = first_tile + i;
+      const size_t left = task.pixels - tile * kRows;  // pixels from this tile's first on
+      if (left == 1 && i > 0) continue;                // the tile before computed it
+      const size_t rows = std::min(kRows, left);
+      const float* rows_at[kRows];
+      const float* const* a = rows_at;
+      if (c.rows_contiguous())
+        contiguous_rows(task.x, tile * kRows, rows, c.in_c, rows_at);
+      else
+        a = c.indirection.data() + tile * c.taps() * kRows;
+      const float* shifted[kRows];
+      const float* const* piece_a = piece_rows(a, p, c.in_c, shifted);
+      Epilogue e{c.lo, c.hi, nullptr, c.out_c, c.residual_lo, c.residual_hi};
+      e.affine = c.affine, e.scale = c.scale, e.shift = c.shift;
+      if (task.residual != nullptr) e.residual = task.residual + tile * kRows * c.out_c + p0 * kChannels;
+      float* out = task.y + tile * kRows * c.out_stride + c.out_offset + p0 * kChannels;
+      float* part = partial + i * (kRows + 1) * kPair;
+      if (rows < kRows) {
+        // Each panel's partial sums in its half of the tile's.
+        for (size_t q = 0; q < 2; ++q) {
+          Epilogue eq = e;
+          if (eq.residual != nullptr) eq.residual += q * kChannels;
+          run_tile(c, rows, kChannels, p.taps, p.depth, piece_a, piece_weights(q == 0 ? w0 : w1, p, c.in_c),
+                   out + q * kChannels, native_kernel::piece_epilogue(eq, p, part + q * kRows * kChannels),
+                   task.residual != nullptr);
+        }
+        continue;
+      }
+      // The lone last row's pointers: the next tile's first.
+      const float* last_at[kRows];
+      const float* last_shifted[kRows];
+      const float* const* last = nullptr;
+      if (left == kRows + 1) {
+        const float* const* next_a = last_at;
+        if (c.rows_contiguous())
+          contiguous_rows(task.x, (tile + 1) * kRows, 1, c.in_c, last_at);
+        else
+          next_a = c.indirection.data() + (tile + 1) * c.taps() * kRows;
+        last = piece_rows(next_a, p, c.in_c, last_shifted);
+      }
+      const float* pf0 = nullptr;
+      const float* pf1 = nullptr;
+      if (i < parts && next0 != nullptr) {
+        pf0 = next0 + i * (steps * kChannels / parts);
+        if (next1 != nullptr) pf1 = next1 + i * (steps * kChannels / parts);
+      }
+      const Epilogue pe = native_kernel::piece_epilogue(e, p, part);
+      const auto go = [&]<bool Residual>() {
+        const auto run = [&]<ConvActivation Act>() {
+          run_pair<Residual, Act>(p.taps, p.depth, piece_a, last, piece_weights(w0, p, c.in_c),
+                                  piece_weights(w1, p, c.in_c), out, c.out_stride, pe, pf0, pf1,
+                                  native_fetch_step(parts, 2));
+        };
+        switch (c.activation) {
+          case ConvActivation::kSwish: return run.template operator()<ConvActivation::kSwish>();
+          case ConvActivation::kHardSwish: return run.template operator()<ConvActivation::kHardSwish>();
+          default: return run.template operator()<ConvActivation::kNone>();
+        }
+      };
+      if (task.residual != nullptr)
+        go.template operator()<true>();
+      else
+        go.template operator()<false>();
+    }
+  });
+#else
+  (void)context, (void)pair, (void)group;
+#endif
+}
+
 }  // namespace
 
 void native_gemm_panel(size_t rows, size_t channels, size_t depth, const float* const* a, const float* w,
@@ -417,7 +526,10 @@ void run_native_conv(NativeConv& conv, float* const* data, pthreadpool_t pool) {
   if (conv.split.segment_taps != 0) {
     task.pixels = conv.pixels();
     const size_t groups = (conv.tiles + conv.split.group_tiles - 1) / conv.split.group_tiles;
-    pthreadpool_parallelize_2d(pool, conv_segmented, &task, conv.panels, groups, 0);
+    if (native_isa() == NativeIsa::kAvx512 && conv.panels >= 2)
+      pthreadpool_parallelize_2d(pool, conv_segmented_pair, &task, (conv.panels + 1) / 2, groups, 0);
+    else
+      pthreadpool_parallelize_2d(pool, conv_segmented, &task, conv.panels, groups, 0);
     return;
   }
   // Walk the larger operand once: tile by tile when the input is the larger

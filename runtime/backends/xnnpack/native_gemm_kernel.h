@@ -50,8 +50,9 @@ struct Epilogue {
   // A reduction cut into segments (native_conv_run.cpp): the sums start from
   // partial_in instead of the bias when it is set, and go raw to
   // partial_out, skipping the rest of the epilogue and y, when that is set.
-  // Both hold a whole tile, row r at r * kNativeGemmChannels, 64-byte
-  // aligned; every row and lane of the tile is stored there.
+  // Both hold a whole tile, row r at r * kNativeGemmChannels (a pair's
+  // rows twice that apart, micro_kernel_pair), 64-byte aligned; every row
+  // and lane of the tile is stored there.
   const float* partial_in = nullptr;
   float* partial_out = nullptr;
 };
@@ -200,7 +201,9 @@ __attribute__((target("avx512f"), always_inline)) inline void step_pair(__m512 (
 // last[t * kNativeGemmRows] (a lone row: the next tile's first); all 64
 // channels stored, at y (and read from e.residual with Residual) with a row
 // y_stride (residual_stride) floats apart. `prefetch`: a line of a later
-// panel each step, prefetch_step bytes apart.
+// panel each step, prefetch_step bytes apart. Partial sums (Epilogue::
+// partial_in, partial_out) hold row r at r * kPairChannels, all 64 lanes.
+inline constexpr size_t kPairChannels = 2 * kNativeGemmChannels;
 template <size_t R, bool Residual, ConvActivation Act>
 __attribute__((target("avx512f"))) void micro_kernel_pair(size_t taps, size_t in_c, const float* const* a,
                                                           const float* const* last, const float* w0,
@@ -208,7 +211,12 @@ __attribute__((target("avx512f"))) void micro_kernel_pair(size_t taps, size_t in
                                                           const Epilogue& e) {
   static_assert(R == 6 || R == 7);
   __m512 acc[R][4];
-  {
+  if (e.partial_in != nullptr) {
+#pragma GCC unroll 7
+    for (size_t r = 0; r < R; ++r)
+#pragma GCC unroll 4
+      for (size_t j = 0; j < 4; ++j) acc[r][j] = _mm512_load_ps(e.partial_in + r * kPairChannels + 16 * j);
+  } else {
     const __m512 c0 = _mm512_load_ps(w0), c1 = _mm512_load_ps(w0 + 16), c2 = _mm512_load_ps(w1),
                  c3 = _mm512_load_ps(w1 + 16);
 #pragma GCC unroll 7
@@ -233,6 +241,13 @@ __attribute__((target("avx512f"))) void micro_kernel_pair(size_t taps, size_t in
       for (ptrdiff_t k = -depth; k < 0; ++k, w0 += kNativeGemmChannels, w1 += kNativeGemmChannels)
         step_pair<R>(acc, end, k, w0, w1);
     }
+  }
+  if (e.partial_out != nullptr) {
+#pragma GCC unroll 7
+    for (size_t r = 0; r < R; ++r)
+#pragma GCC unroll 4
+      for (size_t j = 0; j < 4; ++j) _mm512_store_ps(e.partial_out + r * kPairChannels + 16 * j, acc[r][j]);
+    return;
   }
 #pragma GCC unroll 7
   for (size_t r = 0; r < R; ++r)

@@ -149,7 +149,9 @@ inline const float* piece_weights(const float* w, const ReductionPiece& p, size_
 // channels; a group is as many tiles as read about half the cache of input
 // per segment (at least one, at most kNativeGroupTiles: the partial sums
 // live on the stack), the groups as even as that allows. segment_taps == 0:
-// no cut.
+// no cut. With AVX-512 a task reads two panels' segments side by side
+// (micro_kernel_pair), half the cache of weights: resnet50's 7x7x512 3x3
+// layers 5-8% faster at 1 thread and 9-12% at 2 than panel by panel.
 inline constexpr size_t kNativeGroupTiles = 16;
 struct NativeDepthSplit {
   size_t segment_taps = 0;

@@ -472,49 +472,58 @@ TEST_CASE("xnnpack native convolution with its reduction cut writes over a resid
   const xnnpack::NativeIsa isa = GENERATE(from_range(native_isas()));
   INFO(isa_name(isa));
   const NativeIsaCap cap(isa);
-  // r = Clamp(x2) [-1, 1]; t = conv(x) (3x3 pad 1, 1040->32: a depth of 9360,
+  // r = Clamp(x2) [-1, 1]; t = conv(x) (3x3 pad 1, 1040->o: a depth of 9360,
   // cut into segments on any L2 up to 4 MiB); s = Add(t, r), which takes r's
   // memory (the partial sums of the first segments must not land there);
-  // y = Clamp(s) [-3, 3].
-  const std::array<uint32_t, 4> p1 = {1, 1, 1, 1};
-  const Geometry g{.h = 6, .w = 5, .c = 1040, .o = 32, .kh = 3, .kw = 3, .pad = p1};
-  REQUIRE(xnnpack::native_depth_split(9, 1040, 3, xnnpack::core_cache_bytes()).segment_taps != 0);
-  const ConvData d = random_data(g, 821);
-  std::mt19937 rng(822);
-  const std::vector<float> x2 = testing::random_floats(6 * 5 * 32, rng);
-  XnnpackBlobBuilder b;
-  const uint32_t x = b.input({1, 6, 5, 1040}, 0);
-  const uint32_t x2_id = b.input({1, 6, 5, 32}, 1);
-  const uint32_t r = b.tensor({1, 6, 5, 32});
-  const uint32_t t = b.tensor({1, 6, 5, 32});
-  const uint32_t sum = b.tensor({1, 6, 5, 32});
-  const uint32_t y = b.output({1, 6, 5, 32}, 0);
-  auto& cr = b.node(NodeType::Clamp, {x2_id}, {r});
-  cr.output_min = -1.0f, cr.output_max = 1.0f;
-  set_window(b.node(NodeType::Convolution2d,
-                    {x, b.constant({32, 3, 3, 1040}, d.filter), b.constant({32}, d.bias)}, {t}),
-             g);
-  b.node(NodeType::Add, {t, r}, {sum});
-  auto& cy = b.node(NodeType::Clamp, {sum}, {y});
-  cy.output_min = -3.0f, cy.output_max = 3.0f;
-  const std::vector<uint8_t> blob = b.build();
-  {
-    auto view = xnnpack::read_xnnpack_blob(blob.data(), blob.size());
-    REQUIRE(view.ok());
-    const xnnpack::StagePlan plan = xnnpack::plan_stages(view.get(), xnnpack::NativeConvolutions::kAll);
-    REQUIRE(plan.writes_into[1].residual == r);
-    REQUIRE(plan.offset_of[sum] != xnnpack::kNoOffset);
-    CHECK(plan.offset_of[sum] == plan.offset_of[r]);
+  // y = Clamp(s) [-3, 3]. One panel over two whole tiles and a short one;
+  // with AVX-512 a pair of panels and a lone one over the same, and a pair
+  // over two whole tiles and a lone last row (conv_segmented_pair).
+  struct Shape3 {
+    uint32_t h, w, o;
+  };
+  for (const Shape3 s3 : {Shape3{6, 5, 32}, Shape3{6, 5, 96}, Shape3{5, 5, 64}}) {
+    const uint32_t h = s3.h, w = s3.w, o = s3.o;
+    INFO(h << "x" << w << ", " << o << " output channels");
+    const std::array<uint32_t, 4> p1 = {1, 1, 1, 1};
+    const Geometry g{.h = h, .w = w, .c = 1040, .o = o, .kh = 3, .kw = 3, .pad = p1};
+    REQUIRE(xnnpack::native_depth_split(9, 1040, 3, xnnpack::core_cache_bytes()).segment_taps != 0);
+    const ConvData d = random_data(g, 821 + o);
+    std::mt19937 rng(822 + o);
+    const std::vector<float> x2 = testing::random_floats(size_t{h} * w * o, rng);
+    XnnpackBlobBuilder b;
+    const uint32_t x = b.input({1, h, w, 1040}, 0);
+    const uint32_t x2_id = b.input({1, h, w, o}, 1);
+    const uint32_t r = b.tensor({1, h, w, o});
+    const uint32_t t = b.tensor({1, h, w, o});
+    const uint32_t sum = b.tensor({1, h, w, o});
+    const uint32_t y = b.output({1, h, w, o}, 0);
+    auto& cr = b.node(NodeType::Clamp, {x2_id}, {r});
+    cr.output_min = -1.0f, cr.output_max = 1.0f;
+    set_window(b.node(NodeType::Convolution2d,
+                      {x, b.constant({o, 3, 3, 1040}, d.filter), b.constant({o}, d.bias)}, {t}),
+               g);
+    b.node(NodeType::Add, {t, r}, {sum});
+    auto& cy = b.node(NodeType::Clamp, {sum}, {y});
+    cy.output_min = -3.0f, cy.output_max = 3.0f;
+    const std::vector<uint8_t> blob = b.build();
+    {
+      auto view = xnnpack::read_xnnpack_blob(blob.data(), blob.size());
+      REQUIRE(view.ok());
+      const xnnpack::StagePlan plan = xnnpack::plan_stages(view.get(), xnnpack::NativeConvolutions::kAll);
+      REQUIRE(plan.writes_into[1].residual == r);
+      REQUIRE(plan.offset_of[sum] != xnnpack::kNoOffset);
+      CHECK(plan.offset_of[sum] == plan.offset_of[r]);
+    }
+    std::vector<float> r_ref = x2;
+    for (float& v : r_ref) v = std::min(std::max(v, -1.0f), 1.0f);
+    const std::vector<float> t_ref = reference(g, d.x, d.filter, d.bias);
+    std::vector<float> want(t_ref.size());
+    for (size_t i = 0; i < want.size(); ++i) want[i] = std::min(std::max(t_ref[i] + r_ref[i], -3.0f), 3.0f);
+    const std::vector<std::vector<float>> results = run_three_ways(
+        blob, {{Shape{1, h, w, 1040}, d.x}, {Shape{1, h, w, o}, x2}}, Shape{1, h, w, o}, want, 2);
+    CHECK(count_different(results[0], results[2]) == 0);
+    CHECK(count_different(results[1], results[2]) == 0);
   }
-  std::vector<float> r_ref = x2;
-  for (float& v : r_ref) v = std::min(std::max(v, -1.0f), 1.0f);
-  const std::vector<float> t_ref = reference(g, d.x, d.filter, d.bias);
-  std::vector<float> want(t_ref.size());
-  for (size_t i = 0; i < want.size(); ++i) want[i] = std::min(std::max(t_ref[i] + r_ref[i], -3.0f), 3.0f);
-  const std::vector<std::vector<float>> results = run_three_ways(
-      blob, {{Shape{1, 6, 5, 1040}, d.x}, {Shape{1, 6, 5, 32}, x2}}, Shape{1, 6, 5, 32}, want, 2);
-  CHECK(count_different(results[0], results[2]) == 0);
-  CHECK(count_different(results[1], results[2]) == 0);
 }
 
 }  // namespace
