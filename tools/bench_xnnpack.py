@@ -110,7 +110,8 @@ def main():
     ap.add_argument("--iterations", type=int, default=30)
     ap.add_argument("--warmup", type=int, default=5)
     ap.add_argument("--rounds", type=int, default=3)
-    ap.add_argument("--cold-runs", type=int, default=5, help="fresh processes of each for cold start and peak RSS")
+    ap.add_argument("--cold-runs", type=int, default=5,
+                    help="fresh processes of each for cold start and peak RSS (0: latency only)")
     ap.add_argument("--load-time", action="store_true",
                     help="also run each model compiled without --backend with --runtime-delegate xnnpack")
     ap.add_argument("--backend", action="append", help="etc preprocess --backend (repeatable; default xnnpack)")
@@ -118,6 +119,8 @@ def main():
     ap.add_argument("--models", default=",".join(DEFAULT_MODELS),
                     help="comma-separated names, or 'all' (the benchmark set: " + ",".join(BENCHMARK_SET) + ")")
     args = ap.parse_args()
+    if args.rounds < 1 or args.iterations < 1 or args.warmup < 0 or args.cold_runs < 0:
+        ap.error("--rounds and --iterations take 1 or more, --warmup and --cold-runs 0 or more")
     threads = [int(t) for t in args.threads.split(",")]
     models = BENCHMARK_SET if args.models == "all" else args.models.split(",")
     backend_flags = [f for b in (args.backend or ["xnnpack"]) for f in ("--backend", b)]
@@ -206,6 +209,8 @@ def main():
                 ort = json.loads(out)
                 ort_colds.append(ort["create_ms"] + ort["first_run_ms"])
                 ort_rss = max(ort_rss, rss)
+            if not spawn_walls:  # --cold-runs 0: latency only
+                continue
             spawn = statistics.median(spawn_walls)
             etc_cold, ort_cold = statistics.median(etc_walls) - spawn, statistics.median(ort_colds)
             cold_rows.append((name, etc_cold, spawn, statistics.median(etc_inside), ort_cold, etc_cold / ort_cold,
@@ -226,6 +231,8 @@ def main():
         print("|---|---|---|---|---|")
         for name, t, e, lo, r in load_rows:
             print(f"| {name} | {t} | {e:.2f} | {lo:.2f} | {r:.2f} |")
+    if not cold_rows:
+        return
     print()
     print(f"| model | etc cold start ms (process start to first output; median of {args.cold_runs}) "
           "| process spawn ms (/bin/true, subtracted) "
