@@ -366,6 +366,51 @@ TEST_CASE("xnnpack native 1x1 convolution takes a lone last row into the tile be
   }
 }
 
+// At 2 threads a 1x1 convolution walked panel by panel (the weights
+// outweigh the input) gives each thread a range of pixels of its own where
+// each keeps four tiles or more, its input, output and residual read from
+// the range's first pixel: 110 pixels (four tiles, then four and two
+// rows), 169 (seven, then seven and a lone row the tile before it takes
+// in), 160 output channels leaving a lone last panel.
+TEST_CASE("xnnpack native 1x1 convolution walked panel by panel splits its pixels between threads",
+          "[xnnpack]") {
+  REQUIRE(xnnpack::native_convolution_available());
+  const xnnpack::NativeIsa isa = GENERATE(from_range(native_isas()));
+  INFO(isa_name(isa));
+  const NativeIsaCap cap(isa);
+  struct Case {
+    uint32_t h, w, c, o;
+  };
+  for (const Case& k : {Case{10, 11, 64, 192}, Case{13, 13, 64, 256}, Case{10, 10, 48, 160}}) {
+    INFO(k.h << "x" << k.w << ", " << k.c << "->" << k.o);
+    REQUIRE(size_t{k.c} * k.o > size_t{k.h} * k.w * k.c);  // panel by panel
+    const Geometry g{.h = k.h, .w = k.w, .c = k.c, .o = k.o, .lo = -2, .hi = 2};
+    const ConvData d = random_data(g, 811 + k.o);
+    std::mt19937 rng(812 + k.o);
+    const std::vector<float> res = testing::random_floats(size_t{k.h} * k.w * k.o, rng);
+    XnnpackBlobBuilder b;
+    const uint32_t x = b.input({1, k.h, k.w, k.c}, 0);
+    const uint32_t r = b.input({1, k.h, k.w, k.o}, 1);
+    const uint32_t t = b.tensor({1, k.h, k.w, k.o});
+    const uint32_t y = b.output({1, k.h, k.w, k.o}, 0);
+    auto& conv = b.node(NodeType::Convolution2d,
+                        {x, b.constant({k.o, 1, 1, k.c}, d.filter), b.constant({k.o}, d.bias)}, {t});
+    set_window(conv, g);
+    conv.output_min = -2.0f;
+    conv.output_max = 2.0f;
+    b.node(NodeType::Add, {t, r}, {y}).output_min = 0.0f;
+    const std::vector<uint8_t> blob = b.build();
+    const std::vector<float> t_ref = reference(g, d.x, d.filter, d.bias);
+    std::vector<float> want(t_ref.size());
+    for (size_t i = 0; i < want.size(); ++i) want[i] = std::max(t_ref[i] + res[i], 0.0f);
+    const std::vector<std::vector<float>> results =
+        run_three_ways(blob, {{Shape{1, k.h, k.w, k.c}, d.x}, {Shape{1, k.h, k.w, k.o}, res}},
+                       Shape{1, k.h, k.w, k.o}, want, 2);
+    CHECK(count_different(results[0], results[1]) == 0);
+    CHECK(count_different(results[1], results[2]) == 0);
+  }
+}
+
 TEST_CASE("xnnpack keeps an Add apart when it broadcasts or the convolution's output is read again",
           "[xnnpack]") {
   const Geometry g{.h = 8, .w = 8, .c = 32, .o = 32};
