@@ -202,6 +202,28 @@ void run_pair(size_t taps, size_t depth, const float* const* a, const float* con
     native_kernel::micro_kernel_pair<6, Residual, Act>(taps, depth, a + 6, nullptr, w0, w1,
                                                        out + 6 * out_stride, out_stride, eh);
 }
+
+// run_pair with the convolution's activation and, when `residual`,
+// e.residual; rows c.out_stride floats apart.
+void run_pair_of(const NativeConv& c, bool residual, size_t taps, size_t depth, const float* const* a,
+                 const float* const* last, const float* w0, const float* w1, float* out, const Epilogue& e,
+                 const float* prefetch0, const float* prefetch1, size_t step) {
+  using A = ConvActivation;
+  const auto go = [&]<bool Residual>() {
+    const auto run = [&]<ConvActivation Act>() {
+      run_pair<Residual, Act>(taps, depth, a, last, w0, w1, out, c.out_stride, e, prefetch0, prefetch1, step);
+    };
+    switch (c.activation) {
+      case A::kSwish: return run.template operator()<A::kSwish>();
+      case A::kHardSwish: return run.template operator()<A::kHardSwish>();
+      default: return run.template operator()<A::kNone>();
+    }
+  };
+  if (residual)
+    go.template operator()<true>();
+  else
+    go.template operator()<false>();
+}
 #endif
 
 // Panels 2 * pair and 2 * pair + 1 of one tile: as two 6 x 64 halves where
@@ -250,23 +272,8 @@ void conv_panel_pair(void* context, size_t pair, size_t tile) {
   }
   prefetch_next_tile(task, tile, call, 2 * kChannels);
   const float* w0 = c.weights + p0 * c.panel_floats;
-  const Epilogue& e = call.e;
-  using A = ConvActivation;
-  const auto go = [&]<bool Residual>() {
-    const auto run = [&]<ConvActivation Act>() {
-      run_pair<Residual, Act>(c.kernel_taps(), c.tap_depth(), call.a, last, w0, w0 + c.panel_floats, call.out,
-                              c.out_stride, e, pf0, pf1, step);
-    };
-    switch (c.activation) {
-      case A::kSwish: return run.template operator()<A::kSwish>();
-      case A::kHardSwish: return run.template operator()<A::kHardSwish>();
-      default: return run.template operator()<A::kNone>();
-    }
-  };
-  if (e.residual != nullptr)
-    go.template operator()<true>();
-  else
-    go.template operator()<false>();
+  run_pair_of(c, call.e.residual != nullptr, c.kernel_taps(), c.tap_depth(), call.a, last, w0,
+              w0 + c.panel_floats, call.out, call.e, pf0, pf1, step);
 #else
   (void)context, (void)pair, (void)tile;
 #endif
@@ -411,23 +418,9 @@ void conv_segmented_pair(void* context, size_t pair, size_t group) {
         pf0 = next0 + i * (steps * kChannels / parts);
         if (next1 != nullptr) pf1 = next1 + i * (steps * kChannels / parts);
       }
-      const Epilogue pe = native_kernel::piece_epilogue(e, p, part);
-      const auto go = [&]<bool Residual>() {
-        const auto run = [&]<ConvActivation Act>() {
-          run_pair<Residual, Act>(p.taps, p.depth, piece_a, last, piece_weights(w0, p, c.in_c),
-                                  piece_weights(w1, p, c.in_c), out, c.out_stride, pe, pf0, pf1,
-                                  native_fetch_step(parts, 2));
-        };
-        switch (c.activation) {
-          case ConvActivation::kSwish: return run.template operator()<ConvActivation::kSwish>();
-          case ConvActivation::kHardSwish: return run.template operator()<ConvActivation::kHardSwish>();
-          default: return run.template operator()<ConvActivation::kNone>();
-        }
-      };
-      if (task.residual != nullptr)
-        go.template operator()<true>();
-      else
-        go.template operator()<false>();
+      run_pair_of(c, task.residual != nullptr, p.taps, p.depth, piece_a, last, piece_weights(w0, p, c.in_c),
+                  piece_weights(w1, p, c.in_c), out, native_kernel::piece_epilogue(e, p, part), pf0, pf1,
+                  native_fetch_step(parts, 2));
     }
   });
 #else

@@ -323,6 +323,34 @@ TEST_CASE("xnnpack folds a residual Add into the native convolution's epilogue",
   CHECK(count_different(results[1], results[2]) == 0);
 }
 
+// A 1x1 convolution k.c -> k.o over k.h x k.w pixels, clamped to [-2, 2],
+// plus the residual `res`, clamped to [0, inf): run_three_ways (`runs`
+// times each) against the reference, its filter and bias from `seed`.
+struct PointwiseCase {
+  uint32_t h, w, c, o;
+};
+std::vector<std::vector<float>> run_pointwise_residual(const PointwiseCase& k, const std::vector<float>& res,
+                                                       uint32_t seed, int runs) {
+  const Geometry g{.h = k.h, .w = k.w, .c = k.c, .o = k.o, .lo = -2, .hi = 2};
+  const ConvData d = random_data(g, seed);
+  XnnpackBlobBuilder b;
+  const uint32_t x = b.input({1, k.h, k.w, k.c}, 0);
+  const uint32_t r = b.input({1, k.h, k.w, k.o}, 1);
+  const uint32_t t = b.tensor({1, k.h, k.w, k.o});
+  const uint32_t y = b.output({1, k.h, k.w, k.o}, 0);
+  auto& conv = b.node(NodeType::Convolution2d,
+                      {x, b.constant({k.o, 1, 1, k.c}, d.filter), b.constant({k.o}, d.bias)}, {t});
+  set_window(conv, g);
+  conv.output_min = -2.0f;
+  conv.output_max = 2.0f;
+  b.node(NodeType::Add, {t, r}, {y}).output_min = 0.0f;
+  const std::vector<float> t_ref = reference(g, d.x, d.filter, d.bias);
+  std::vector<float> want(t_ref.size());
+  for (size_t i = 0; i < want.size(); ++i) want[i] = std::max(t_ref[i] + res[i], 0.0f);
+  return run_three_ways(b.build(), {{Shape{1, k.h, k.w, k.c}, d.x}, {Shape{1, k.h, k.w, k.o}, res}},
+                        Shape{1, k.h, k.w, k.o}, want, runs);
+}
+
 // Pixel counts one past a whole number of 12-row tiles: with AVX-512 the
 // last whole tile of a 1x1 convolution takes the lone last row in (6 + 7
 // rows), the residual and the epilogue included; the weights outweigh the
@@ -333,33 +361,12 @@ TEST_CASE("xnnpack native 1x1 convolution takes a lone last row into the tile be
   const xnnpack::NativeIsa isa = GENERATE(from_range(native_isas()));
   INFO(isa_name(isa));
   const NativeIsaCap cap(isa);
-  struct Case {
-    uint32_t h, w, c, o;
-  };
-  for (const Case& k : {Case{7, 7, 96, 128}, Case{5, 5, 200, 160}, Case{13, 13, 256, 64}}) {
+  for (const PointwiseCase& k :
+       {PointwiseCase{7, 7, 96, 128}, PointwiseCase{5, 5, 200, 160}, PointwiseCase{13, 13, 256, 64}}) {
     INFO(k.h << "x" << k.w << ", " << k.c << "->" << k.o);
-    const Geometry g{.h = k.h, .w = k.w, .c = k.c, .o = k.o, .lo = -2, .hi = 2};
-    const ConvData d = random_data(g, 803 + k.o);
     std::vector<float> res(size_t{k.h} * k.w * k.o);
     for (size_t i = 0; i < res.size(); ++i) res[i] = 0.01f * static_cast<float>(i % 97) - 0.5f;
-    XnnpackBlobBuilder b;
-    const uint32_t x = b.input({1, k.h, k.w, k.c}, 0);
-    const uint32_t r = b.input({1, k.h, k.w, k.o}, 1);
-    const uint32_t t = b.tensor({1, k.h, k.w, k.o});
-    const uint32_t y = b.output({1, k.h, k.w, k.o}, 0);
-    auto& conv = b.node(NodeType::Convolution2d,
-                        {x, b.constant({k.o, 1, 1, k.c}, d.filter), b.constant({k.o}, d.bias)}, {t});
-    set_window(conv, g);
-    conv.output_min = -2.0f;
-    conv.output_max = 2.0f;
-    b.node(NodeType::Add, {t, r}, {y}).output_min = 0.0f;
-    const std::vector<uint8_t> blob = b.build();
-    const std::vector<float> t_ref = reference(g, d.x, d.filter, d.bias);
-    std::vector<float> want(t_ref.size());
-    for (size_t i = 0; i < want.size(); ++i) want[i] = std::max(t_ref[i] + res[i], 0.0f);
-    const std::vector<std::vector<float>> results =
-        run_three_ways(blob, {{Shape{1, k.h, k.w, k.c}, d.x}, {Shape{1, k.h, k.w, k.o}, res}},
-                       Shape{1, k.h, k.w, k.o}, want);
+    const std::vector<std::vector<float>> results = run_pointwise_residual(k, res, 803 + k.o, 1);
     // Each row's sums in the same order whichever tile computes it: the
     // native kernel's bits at 1 and 2 threads alike.
     CHECK(count_different(results[0], results[1]) == 0);
@@ -378,34 +385,13 @@ TEST_CASE("xnnpack native 1x1 convolution walked panel by panel splits its pixel
   const xnnpack::NativeIsa isa = GENERATE(from_range(native_isas()));
   INFO(isa_name(isa));
   const NativeIsaCap cap(isa);
-  struct Case {
-    uint32_t h, w, c, o;
-  };
-  for (const Case& k : {Case{10, 11, 64, 192}, Case{13, 13, 64, 256}, Case{10, 10, 48, 160}}) {
+  for (const PointwiseCase& k :
+       {PointwiseCase{10, 11, 64, 192}, PointwiseCase{13, 13, 64, 256}, PointwiseCase{10, 10, 48, 160}}) {
     INFO(k.h << "x" << k.w << ", " << k.c << "->" << k.o);
     REQUIRE(size_t{k.c} * k.o > size_t{k.h} * k.w * k.c);  // panel by panel
-    const Geometry g{.h = k.h, .w = k.w, .c = k.c, .o = k.o, .lo = -2, .hi = 2};
-    const ConvData d = random_data(g, 811 + k.o);
     std::mt19937 rng(812 + k.o);
     const std::vector<float> res = testing::random_floats(size_t{k.h} * k.w * k.o, rng);
-    XnnpackBlobBuilder b;
-    const uint32_t x = b.input({1, k.h, k.w, k.c}, 0);
-    const uint32_t r = b.input({1, k.h, k.w, k.o}, 1);
-    const uint32_t t = b.tensor({1, k.h, k.w, k.o});
-    const uint32_t y = b.output({1, k.h, k.w, k.o}, 0);
-    auto& conv = b.node(NodeType::Convolution2d,
-                        {x, b.constant({k.o, 1, 1, k.c}, d.filter), b.constant({k.o}, d.bias)}, {t});
-    set_window(conv, g);
-    conv.output_min = -2.0f;
-    conv.output_max = 2.0f;
-    b.node(NodeType::Add, {t, r}, {y}).output_min = 0.0f;
-    const std::vector<uint8_t> blob = b.build();
-    const std::vector<float> t_ref = reference(g, d.x, d.filter, d.bias);
-    std::vector<float> want(t_ref.size());
-    for (size_t i = 0; i < want.size(); ++i) want[i] = std::max(t_ref[i] + res[i], 0.0f);
-    const std::vector<std::vector<float>> results =
-        run_three_ways(blob, {{Shape{1, k.h, k.w, k.c}, d.x}, {Shape{1, k.h, k.w, k.o}, res}},
-                       Shape{1, k.h, k.w, k.o}, want, 2);
+    const std::vector<std::vector<float>> results = run_pointwise_residual(k, res, 811 + k.o, 2);
     CHECK(count_different(results[0], results[1]) == 0);
     CHECK(count_different(results[1], results[2]) == 0);
   }
