@@ -2,52 +2,16 @@
 #include <cmath>
 #include <cstring>
 
-#include "runtime/backends/xnnpack/native_conv_state.h"
-#include "runtime/backends/xnnpack/native_gemm_kernel.h"
+#include "runtime/backends/xnnpack/native_conv_walk.h"
 
 // Running a compiled native convolution (native_conv.cpp compiles it): its
 // tiles and panels through the micro-kernels over the pool, in the order
-// the shape calls for.
+// the shape calls for (a reduction cut into segments:
+// native_conv_segments.cpp).
 namespace etc::xnnpack {
-namespace {
+namespace conv_walk {
 
 #if defined(__x86_64__)
-using native_kernel::Epilogue;
-using native_kernel::run_panel;
-#endif
-
-constexpr size_t kRows = kNativeGemmRows;          // output pixels per micro-kernel call
-constexpr size_t kChannels = kNativeGemmChannels;  // output channels per panel
-
-}  // namespace
-
-namespace {
-
-struct ConvTask {
-  const NativeConv* conv;
-  const float* x;  // the input, read by rows_contiguous() convolutions
-  float* y;
-  const float* residual;
-  // The output pixels this task computes: [first_pixel, first_pixel +
-  // pixels), tile 0 starting at the first (one band of a padded-row
-  // convolution, else all).
-  size_t first_pixel = 0, pixels = 0;
-  // Panel by panel (each panel's tiles in turn): the tiles after a panel's
-  // first prefetch the next panel's weights (next_weights_part), so reading
-  // them from memory overlaps computing (resnet's 512-channel 3x3 layers
-  // stream 9.4 MB each); a panel's lone tile (a fully connected node over
-  // one row) fetches half of it, the hardware prefetchers the rest
-  // (mobilenet_v3_small's classifier, 6.3 MB of weights for one row: 8-15%
-  // faster at 1 thread). Tile by tile otherwise: a tile's first panel
-  // prefetches the next tile's input rows where they are contiguous (a 1x1
-  // convolution's input of megabytes, written by the layer before, comes
-  // from L3 or memory: resnet50's 56x56 ones 16-27% faster at 1 thread).
-  bool panel_major = false;
-};
-
-#if defined(__x86_64__)
-// One tile of one panel through the kernel, with the convolution's
-// activation and, when `residual`, e.residual.
 void run_tile(const NativeConv& c, size_t rows, size_t channels, size_t taps, size_t depth,
               const float* const* a, const float* w, float* out, const Epilogue& e, bool residual) {
   using A = ConvActivation;
@@ -66,6 +30,8 @@ void run_tile(const NativeConv& c, size_t rows, size_t channels, size_t taps, si
     panel_fn.template operator()<false>();
 }
 #endif
+
+namespace {
 
 #if defined(__x86_64__)
 // Brings the lines of `rows` rows of `channels` outputs at y (y_stride
@@ -177,6 +143,8 @@ void conv_tile(void* context, size_t tile, size_t panel) {
 
 void conv_panel(void* context, size_t panel, size_t tile) { conv_tile(context, tile, panel); }
 
+}  // namespace
+
 #if defined(__x86_64__)
 // The rows of a pair of panels (w0, w1): 6, then 6 more, or 7 where `last`
 // (the lone last row's pointers, as micro_kernel_pair takes them) is set;
@@ -203,8 +171,6 @@ void run_pair(size_t taps, size_t depth, const float* const* a, const float* con
                                                        out + 6 * out_stride, out_stride, eh);
 }
 
-// run_pair with the convolution's activation and, when `residual`,
-// e.residual; rows c.out_stride floats apart.
 void run_pair_of(const NativeConv& c, bool residual, size_t taps, size_t depth, const float* const* a,
                  const float* const* last, const float* w0, const float* w1, float* out, const Epilogue& e,
                  const float* prefetch0, const float* prefetch1, size_t step) {
@@ -225,6 +191,8 @@ void run_pair_of(const NativeConv& c, bool residual, size_t taps, size_t depth, 
     go.template operator()<false>();
 }
 #endif
+
+namespace {
 
 // Panels 2 * pair and 2 * pair + 1 of one tile: as two 6 x 64 halves where
 // the tile is whole and both panels are, else panel by panel. A lone last
@@ -281,153 +249,6 @@ void conv_panel_pair(void* context, size_t pair, size_t tile) {
 
 void conv_tile_pair(void* context, size_t tile, size_t pair) { conv_panel_pair(context, pair, tile); }
 
-// One panel of one group of tiles of a convolution whose reduction is cut
-// (NativeDepthSplit): segment by segment, each over the group's tiles, the
-// partial sums of the group kept on the stack between segments.
-void conv_segmented(void* context, size_t panel, size_t group) {
-#if defined(__x86_64__)
-  const ConvTask& task = *static_cast<const ConvTask*>(context);
-  const NativeConv& c = *task.conv;
-  alignas(64) float partial[kNativeGroupTiles * kRows * kChannels];
-  const size_t first_tile = group * c.split.group_tiles;
-  const size_t tiles = std::min(c.split.group_tiles, c.tiles - first_tile);
-  const size_t channels = std::min(kChannels, c.out_c - panel * kChannels);
-  const float* panel_weights = c.weights + panel * c.panel_floats;
-  const ReductionCut cut{c.split.segment_taps, c.split.segment_depth};
-  for_each_piece(c.taps(), c.in_c, cut, [&](const ReductionPiece& p) {
-    // The weights the group reads next (the next segment's, or after the
-    // last the next panel's first), fetched while this segment computes:
-    // the group's whole tiles, up to four, each walk a part of them (a
-    // line every other step where there are four: resnet18's 7x7x512 3x3
-    // layers 2-3% faster at 1 and 2 threads than over two tiles a line a
-    // step, resnet50's level). Without it the first tile of every segment
-    // waited on memory for its weights (those layers stream 9.4 MB each).
-    const size_t steps = p.taps * p.depth;
-    const size_t parts = native_fetch_parts(std::min(tiles, (task.pixels - first_tile * kRows) / kRows));
-    const float* next = piece_weights(panel_weights, p, c.in_c) + kChannels + steps * kChannels;
-    if (p.last) next = panel + 1 < c.panels ? c.weights + (panel + 1) * c.panel_floats + kChannels : nullptr;
-    for (size_t i = 0; i < tiles; ++i) {
-      const size_t tile = first_tile + i;
-      const size_t rows = std::min(kRows, task.pixels - tile * kRows);
-      const float* rows_at[kRows];
-      const float* const* a = rows_at;
-      if (c.rows_contiguous())
-        contiguous_rows(task.x, tile * kRows, rows, c.in_c, rows_at);
-      else
-        a = c.indirection.data() + tile * c.taps() * kRows;
-      const float* shifted[kRows];
-      Epilogue e{c.lo, c.hi, nullptr, c.out_c, c.residual_lo, c.residual_hi};
-      e.affine = c.affine, e.scale = c.scale, e.shift = c.shift;
-      if (task.residual != nullptr) e.residual = task.residual + tile * kRows * c.out_c + panel * kChannels;
-      if (next != nullptr && i < parts) {
-        e.prefetch = next + i * (steps * kChannels / parts);
-        e.prefetch_step = native_fetch_step(parts, 2);
-      }
-      float* out = task.y + tile * kRows * c.out_stride + c.out_offset + panel * kChannels;
-      run_tile(c, rows, channels, p.taps, p.depth, piece_rows(a, p, c.in_c, shifted),
-               piece_weights(panel_weights, p, c.in_c), out,
-               native_kernel::piece_epilogue(e, p, partial + i * kRows * kChannels),
-               task.residual != nullptr);
-    }
-  });
-#else
-  (void)context, (void)panel, (void)group;
-#endif
-}
-
-// Panels 2 * pair and 2 * pair + 1 of one group of tiles of a cut reduction
-// (conv_segmented), side by side as conv_panel_pair reads them: a whole
-// tile as two 6 x 64 halves, a lone last row with the tile before it (6 + 7
-// rows), a shorter tile panel by panel. A pair that is not whole goes
-// panel by panel (conv_segmented). The partial sums of the group's tiles,
-// 13 rows of 64 each, stay on the stack between segments.
-void conv_segmented_pair(void* context, size_t pair, size_t group) {
-#if defined(__x86_64__)
-  const ConvTask& task = *static_cast<const ConvTask*>(context);
-  const NativeConv& c = *task.conv;
-  const size_t p0 = 2 * pair;
-  if (p0 + 1 >= c.panels || c.out_c < (p0 + 2) * kChannels) {
-    conv_segmented(context, p0, group);
-    if (p0 + 1 < c.panels) conv_segmented(context, p0 + 1, group);
-    return;
-  }
-  constexpr size_t kPair = native_kernel::kPairChannels;
-  alignas(64) float partial[kNativeGroupTiles * (kRows + 1) * kPair];
-  const size_t first_tile = group * c.split.group_tiles;
-  const size_t tiles = std::min(c.split.group_tiles, c.tiles - first_tile);
-  const float* w0 = c.weights + p0 * c.panel_floats;
-  const float* w1 = w0 + c.panel_floats;
-  const size_t whole = std::min(tiles, (task.pixels - first_tile * kRows) / kRows);
-  const size_t parts = native_fetch_parts(whole);
-  const ReductionCut cut{c.split.segment_taps, c.split.segment_depth};
-  for_each_piece(c.taps(), c.in_c, cut, [&](const ReductionPiece& p) {
-    // What the group reads next, fetched over its first whole tiles as in
-    // conv_segmented: both panels' next segment, after the last the next
-    // pair's first.
-    const size_t steps = p.taps * p.depth;
-    const float* next0 = piece_weights(w0, p, c.in_c) + kChannels + steps * kChannels;
-    const float* next1 = piece_weights(w1, p, c.in_c) + kChannels + steps * kChannels;
-    if (p.last) {
-      next0 = p0 + 2 < c.panels ? w0 + 2 * c.panel_floats + kChannels : nullptr;
-      next1 = p0 + 3 < c.panels ? w1 + 2 * c.panel_floats + kChannels : nullptr;
-    }
-    for (size_t i = 0; i < tiles; ++i) {
-      const size_t tile = first_tile + i;
-      const size_t left = task.pixels - tile * kRows;  // pixels from this tile's first on
-      if (left == 1 && i > 0) continue;                // the tile before computed it
-      const size_t rows = std::min(kRows, left);
-      const float* rows_at[kRows];
-      const float* const* a = rows_at;
-      if (c.rows_contiguous())
-        contiguous_rows(task.x, tile * kRows, rows, c.in_c, rows_at);
-      else
-        a = c.indirection.data() + tile * c.taps() * kRows;
-      const float* shifted[kRows];
-      const float* const* piece_a = piece_rows(a, p, c.in_c, shifted);
-      Epilogue e{c.lo, c.hi, nullptr, c.out_c, c.residual_lo, c.residual_hi};
-      e.affine = c.affine, e.scale = c.scale, e.shift = c.shift;
-      if (task.residual != nullptr) e.residual = task.residual + tile * kRows * c.out_c + p0 * kChannels;
-      float* out = task.y + tile * kRows * c.out_stride + c.out_offset + p0 * kChannels;
-      float* part = partial + i * (kRows + 1) * kPair;
-      if (rows < kRows) {
-        // Each panel's partial sums in its half of the tile's.
-        for (size_t q = 0; q < 2; ++q) {
-          Epilogue eq = e;
-          if (eq.residual != nullptr) eq.residual += q * kChannels;
-          run_tile(c, rows, kChannels, p.taps, p.depth, piece_a, piece_weights(q == 0 ? w0 : w1, p, c.in_c),
-                   out + q * kChannels, native_kernel::piece_epilogue(eq, p, part + q * kRows * kChannels),
-                   task.residual != nullptr);
-        }
-        continue;
-      }
-      // The lone last row's pointers: the next tile's first.
-      const float* last_at[kRows];
-      const float* last_shifted[kRows];
-      const float* const* last = nullptr;
-      if (left == kRows + 1) {
-        const float* const* next_a = last_at;
-        if (c.rows_contiguous())
-          contiguous_rows(task.x, (tile + 1) * kRows, 1, c.in_c, last_at);
-        else
-          next_a = c.indirection.data() + (tile + 1) * c.taps() * kRows;
-        last = piece_rows(next_a, p, c.in_c, last_shifted);
-      }
-      const float* pf0 = nullptr;
-      const float* pf1 = nullptr;
-      if (i < parts && next0 != nullptr) {
-        pf0 = next0 + i * (steps * kChannels / parts);
-        if (next1 != nullptr) pf1 = next1 + i * (steps * kChannels / parts);
-      }
-      run_pair_of(c, task.residual != nullptr, p.taps, p.depth, piece_a, last, piece_weights(w0, p, c.in_c),
-                  piece_weights(w1, p, c.in_c), out, native_kernel::piece_epilogue(e, p, part), pf0, pf1,
-                  native_fetch_step(parts, 2));
-    }
-  });
-#else
-  (void)context, (void)pair, (void)group;
-#endif
-}
-
 // A panel-major walk over contiguous rows cut into `parts` ranges of
 // part_tiles whole tiles (the last takes the rest, at most `stride`), one
 // per thread: item (part, j) is pair j / stride, tile j % stride of its
@@ -452,6 +273,9 @@ void conv_part_pair(void* context, size_t part, size_t j) {
 }
 
 }  // namespace
+}  // namespace conv_walk
+
+using namespace conv_walk;
 
 void native_gemm_panel(size_t rows, size_t channels, size_t depth, const float* const* a, const float* w,
                        float* y, size_t y_stride, float lo, float hi, const float* prefetch,

@@ -9,8 +9,9 @@
 // registers) it is computed as blocks of up to 6 rows x 16 channels (12
 // accumulators, two weight vectors and a broadcast), each block's rows
 // read from L1 for both halves of the panel, in chunks of the reduction;
-// a tile of at most two rows takes all 32 channels in one pass. Header-only templates, included by
-// native_conv_run.cpp alone; x86-64 only.
+// a tile of at most two rows takes all 32 channels in one pass.
+// Header-only templates, for the convolution walks (native_conv_walk.h);
+// x86-64 only.
 
 #if defined(__x86_64__)
 #include <immintrin.h>
