@@ -7,6 +7,32 @@
 // after another, its partial sums kept on the stack between them.
 namespace etc::xnnpack::conv_walk {
 
+#if defined(__x86_64__)
+namespace {
+
+// Tile `tile`'s row pointers: its `rows` rows of the input written to
+// rows_at where the rows are contiguous (the rest repeating the last), else
+// the indirection's.
+const float* const* tile_rows(const ConvTask& task, size_t tile, size_t rows, const float** rows_at) {
+  const NativeConv& c = *task.conv;
+  if (!c.rows_contiguous()) return c.indirection.data() + tile * c.taps() * kRows;
+  contiguous_rows(task.x, tile * kRows, rows, c.in_c, rows_at);
+  return rows_at;
+}
+
+// A tile's epilogue before its piece's partial sums: the convolution's
+// clamp and affine, and its residual from output channel `channel` on.
+Epilogue tile_epilogue(const ConvTask& task, size_t tile, size_t channel) {
+  const NativeConv& c = *task.conv;
+  Epilogue e{c.lo, c.hi, nullptr, c.out_c, c.residual_lo, c.residual_hi};
+  e.affine = c.affine, e.scale = c.scale, e.shift = c.shift;
+  if (task.residual != nullptr) e.residual = task.residual + tile * kRows * c.out_c + channel;
+  return e;
+}
+
+}  // namespace
+#endif
+
 // One panel of one group of tiles of a convolution whose reduction is cut
 // (NativeDepthSplit): segment by segment, each over the group's tiles, the
 // partial sums of the group kept on the stack between segments.
@@ -36,15 +62,9 @@ void conv_segmented(void* context, size_t panel, size_t group) {
       const size_t tile = first_tile + i;
       const size_t rows = std::min(kRows, task.pixels - tile * kRows);
       const float* rows_at[kRows];
-      const float* const* a = rows_at;
-      if (c.rows_contiguous())
-        contiguous_rows(task.x, tile * kRows, rows, c.in_c, rows_at);
-      else
-        a = c.indirection.data() + tile * c.taps() * kRows;
+      const float* const* a = tile_rows(task, tile, rows, rows_at);
       const float* shifted[kRows];
-      Epilogue e{c.lo, c.hi, nullptr, c.out_c, c.residual_lo, c.residual_hi};
-      e.affine = c.affine, e.scale = c.scale, e.shift = c.shift;
-      if (task.residual != nullptr) e.residual = task.residual + tile * kRows * c.out_c + panel * kChannels;
+      Epilogue e = tile_epilogue(task, tile, panel * kChannels);
       if (next != nullptr && i < parts) {
         e.prefetch = next + i * (steps * kChannels / parts);
         e.prefetch_step = native_fetch_step(parts, 2);
@@ -103,16 +123,9 @@ void conv_segmented_pair(void* context, size_t pair, size_t group) {
       if (left == 1 && i > 0) continue;                // the tile before computed it
       const size_t rows = std::min(kRows, left);
       const float* rows_at[kRows];
-      const float* const* a = rows_at;
-      if (c.rows_contiguous())
-        contiguous_rows(task.x, tile * kRows, rows, c.in_c, rows_at);
-      else
-        a = c.indirection.data() + tile * c.taps() * kRows;
       const float* shifted[kRows];
-      const float* const* piece_a = piece_rows(a, p, c.in_c, shifted);
-      Epilogue e{c.lo, c.hi, nullptr, c.out_c, c.residual_lo, c.residual_hi};
-      e.affine = c.affine, e.scale = c.scale, e.shift = c.shift;
-      if (task.residual != nullptr) e.residual = task.residual + tile * kRows * c.out_c + p0 * kChannels;
+      const float* const* piece_a = piece_rows(tile_rows(task, tile, rows, rows_at), p, c.in_c, shifted);
+      const Epilogue e = tile_epilogue(task, tile, p0 * kChannels);
       float* out = task.y + tile * kRows * c.out_stride + c.out_offset + p0 * kChannels;
       float* part = partial + i * (kRows + 1) * kPair;
       if (rows < kRows) {
@@ -130,14 +143,8 @@ void conv_segmented_pair(void* context, size_t pair, size_t group) {
       const float* last_at[kRows];
       const float* last_shifted[kRows];
       const float* const* last = nullptr;
-      if (left == kRows + 1) {
-        const float* const* next_a = last_at;
-        if (c.rows_contiguous())
-          contiguous_rows(task.x, (tile + 1) * kRows, 1, c.in_c, last_at);
-        else
-          next_a = c.indirection.data() + (tile + 1) * c.taps() * kRows;
-        last = piece_rows(next_a, p, c.in_c, last_shifted);
-      }
+      if (left == kRows + 1)
+        last = piece_rows(tile_rows(task, tile + 1, 1, last_at), p, c.in_c, last_shifted);
       const float* pf0 = nullptr;
       const float* pf1 = nullptr;
       if (i < parts && next0 != nullptr) {
