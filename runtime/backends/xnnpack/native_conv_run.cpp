@@ -363,11 +363,14 @@ void run_native_conv(NativeConv& conv, float* const* data, pthreadpool_t pool) {
   }
   if (!conv.padded_rows && !conv.rows_contiguous() && x != conv.indirection_input) build_indirection(conv, x);
   ConvTask task{&conv, x, data[conv.output], conv.has_residual ? data[conv.residual] : nullptr};
+  // With AVX-512, panels two at a time (conv_panel_pair, conv_segmented_pair).
+  const bool pairs = native_isa() == NativeIsa::kAvx512 && conv.panels >= 2;
+  const size_t pair_count = (conv.panels + 1) / 2;
   if (conv.split.segment_taps != 0) {
     task.pixels = conv.pixels();
     const size_t groups = (conv.tiles + conv.split.group_tiles - 1) / conv.split.group_tiles;
-    if (native_isa() == NativeIsa::kAvx512 && conv.panels >= 2)
-      pthreadpool_parallelize_2d(pool, conv_segmented_pair, &task, (conv.panels + 1) / 2, groups, 0);
+    if (pairs)
+      pthreadpool_parallelize_2d(pool, conv_segmented_pair, &task, pair_count, groups, 0);
     else
       pthreadpool_parallelize_2d(pool, conv_segmented, &task, conv.panels, groups, 0);
     return;
@@ -381,9 +384,6 @@ void run_native_conv(NativeConv& conv, float* const* data, pthreadpool_t pool) {
   task.panel_major = weight_floats > input_floats;
   const auto run = [&] {
     const size_t tiles = (task.pixels + kRows - 1) / kRows;
-    // With AVX-512, panels two at a time (conv_panel_pair).
-    const bool pairs = native_isa() == NativeIsa::kAvx512 && conv.panels >= 2;
-    const size_t pair_count = (conv.panels + 1) / 2;
     // A panel-major walk of a 1x1 convolution on several threads gives
     // each thread a range of the pixels of its own (rather than sharing out
     // every pair's tiles) where each keeps at least four tiles, so that the
