@@ -215,10 +215,16 @@ double direct_cycles(const WinogradShape& s, size_t threads) {
 // Cycles on one core of Winograd's input and output transforms, per tile of
 // F(tile x tile, 3x3): about 120 and 100 cycles per 16 channels under
 // F(4x4) (36 points), in proportion to the points under F(2x2), and ~400 a
-// tile whatever its channels (gathering its rows, placing its outputs).
+// tile whatever its channels (gathering its rows, placing its outputs),
+// half each.
+double input_cycles_per_tile(size_t tile, double in_pad) {
+  return static_cast<double>(winograd_points(tile)) / 36 * in_pad / 16 * 120 + 200;
+}
+double output_cycles_per_tile(size_t tile, double out_pad) {
+  return static_cast<double>(winograd_points(tile)) / 36 * out_pad / 16 * 100 + 200;
+}
 double transform_cycles_per_tile(size_t tile, double in_pad, double out_pad) {
-  const double per_point = static_cast<double>(winograd_points(tile)) / 36;
-  return per_point * (in_pad / 16 * 120 + out_pad / 16 * 100) + 400;
+  return input_cycles_per_tile(tile, in_pad) + output_cycles_per_tile(tile, out_pad);
 }
 
 // Cycles on one core of Winograd F(s.tile x s.tile, 3x3) on `s`: the GEMMs
@@ -263,8 +269,9 @@ double winograd_cycles(const WinogradShape& s, size_t threads) {
   const double weight_bytes = pts * in_pad * out_pad * sizeof(float);
   const double weights = weight_bytes * share / l3_rate + static_cast<double>(blocks - 1) * weight_bytes *
                                                               share / (weight_bytes > 1e6 ? l3_rate : 64);
-  const double transforms =
-      static_cast<double>(chunk) * share * transform_cycles_per_tile(s.tile, in_pad, out_pad);
+  // Threads that split the panels each transform every tile's input.
+  const double transforms = static_cast<double>(chunk) * (input_cycles_per_tile(s.tile, in_pad) +
+                                                          share * output_cycles_per_tile(s.tile, out_pad));
   return gemm + weights + transforms;
 }
 

@@ -209,17 +209,22 @@ void transform_winograd_filter(const float* filter, size_t out_c, size_t in_c, s
 // weights against 1.2 MB of scratch).
 size_t winograd_block_tiles(size_t points, size_t in_c_pad, size_t out_c_pad, size_t chunk_tiles);
 
-// Whether a Winograd convolution on `threads` threads shares one block of
-// all `tiles` tiles among them, each output panel a task (their GEMMs and
-// output transform), instead of giving each thread its own range of tiles:
-// where that block's scratch is at most a quarter of the transformed
-// weights (and 4 MiB) and there are at least as many panels as threads.
-// Each thread then streams its panels' weights alone, not all of them, and
-// reads the shared input transform from L3: resnet's 14x14x256 layers under
+// Whether a Winograd convolution on `threads` threads shares out its
+// output panels instead of its tiles: every thread transforms the input of
+// all `tiles` tiles into a block of its own, then computes its share of
+// the panels (their GEMMs and output transform) — where that block's
+// scratch is at most a quarter of the transformed weights (and 4 MiB) and
+// there are at least as many panels as threads. Each thread then streams
+// its share of the weights, not all of them, for one more transform of the
+// input a thread; where the tiles are shared out, each thread streams all
+// the weights once per block of its tiles. resnet's 14x14x256 layers under
 // F(4x4) (9.4 MB of weights for 16 tiles, 1.2 MB of scratch) took 1.5-1.7
-// instead of 1.8-2.2 ms at 2 threads on a Zen 3 VM, its 28x28x128 ones
-// (2.4 MB against 1.8 MB) 1.1-1.2 instead of 0.9-1.1 ms, so they keep
-// their tiles.
+// instead of 1.8-2.2 ms at 2 threads on a Zen 3 VM with the panels shared
+// out (then with one transform of the input that the threads shared); on
+// a 2-core Zen 5 VM 0.36-0.37 ms with a transform a thread, 0.40-0.42 with
+// the shared one (half of whose rows each thread read from the other
+// core's cache). Its 28x28x128 layers (2.4 MB against 1.8 MB) keep their
+// tiles: 0.21-0.24 ms on the Zen 5 VM, 0.27-0.29 with the panels shared.
 bool winograd_splits_panels(size_t points, size_t in_c_pad, size_t out_c_pad, size_t tiles, size_t threads);
 
 // The Winograd variant for a shape (its `tile` ignored), 2 or 4: the one

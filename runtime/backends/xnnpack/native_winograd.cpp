@@ -32,11 +32,11 @@ struct Winograd {
   size_t out_c_pad = 0;  // output channels as the panels pad them
   size_t panels = 0, panel_floats = 0;
   size_t tiles_h = 0, tiles_w = 0, tiles = 0;
-  size_t chunks = 1;       // contiguous tile ranges, one per thread
+  size_t chunks = 1;       // contiguous tile ranges (shares of the panels), one per thread
   size_t chunk_tiles = 0;  // tiles per chunk (the last may have fewer)
   size_t block = 0;        // tiles per block
-  // All tiles in one block, whose input transform the threads share, then
-  // each output panel a task of its own (winograd_splits_panels).
+  // Each thread transforms all tiles' input into a block of its own and
+  // computes a share of the output panels (winograd_splits_panels).
   bool split_panels = false;
   size_t threads = 1;
   AlignedBuffer packed;            // the transformed filter, where it was not given
@@ -87,11 +87,16 @@ Result<WinogradPtr> compile_winograd(const WinogradShape& shape, const float* fi
   w.tiles = shape.batch * w.tiles_h * w.tiles_w;
   w.threads = std::max<size_t>(threads, 1);
   w.split_panels = winograd_splits_panels(w.points(), w.in_c_pad, w.out_c_pad, w.tiles, threads);
-  w.chunks = w.split_panels ? 1 : std::clamp<size_t>(threads, 1, w.tiles);
-  w.chunk_tiles = ceil_div(w.tiles, w.chunks);
-  w.chunks = ceil_div(w.tiles, w.chunk_tiles);
-  w.block =
-      w.split_panels ? w.tiles : winograd_block_tiles(w.points(), w.in_c_pad, w.out_c_pad, w.chunk_tiles);
+  if (w.split_panels) {
+    // A share of the panels a thread, each over all tiles, in one block.
+    w.chunks = w.threads;
+    w.chunk_tiles = w.block = w.tiles;
+  } else {
+    w.chunks = std::clamp<size_t>(threads, 1, w.tiles);
+    w.chunk_tiles = ceil_div(w.tiles, w.chunks);
+    w.chunks = ceil_div(w.tiles, w.chunk_tiles);
+    w.block = winograd_block_tiles(w.points(), w.in_c_pad, w.out_c_pad, w.chunk_tiles);
+  }
   w.scratch_floats = w.points() * w.block * (w.in_c_pad + w.out_c_pad);
   // transform_winograd_filter writes every float, the zero lanes too.
   if (transformed == nullptr)
@@ -538,39 +543,28 @@ void run_chunk(void* context, size_t chunk) {
 #endif
 }
 
-// Split panels, first pass: the input transform of part `part` of the
-// tiles (of w.threads), into the one block's V.
-void transform_input_part(void* context, size_t part) {
+// Split panels: share `part` of w.chunks (one a thread) — whole pairs of
+// panels where there are as many pairs as shares, else panels — over all
+// tiles, from this share's own transform of their input.
+void run_panel_share(void* context, size_t part) {
 #if defined(__x86_64__)
   const Task& task = *static_cast<const Task*>(context);
   const Winograd& w = *task.w;
-  const size_t per = ceil_div(w.tiles, w.threads);
-  const size_t first = part * per, end = std::min(w.tiles, first + per);
-  if (first >= end) return;
-  // V's tile b of the block is at v + (p * block + b) * in_c_pad: offset by
-  // the part's first tile, its rows are the part's.
-  float* v = w.scratch + first * w.in_c_pad;
-  input_transform(w, task.x, first, end - first, v);
-#else
-  (void)context, (void)part;
-#endif
-}
-
-// Split panels, second pass: one output panel's 36 GEMMs over all tiles
-// and its channels of the output transform.
-void multiply_panel(void* context, size_t panel) {
-#if defined(__x86_64__)
-  const Task& task = *static_cast<const Task*>(context);
-  const Winograd& w = *task.w;
-  const float* v = w.scratch;
-  float* m = w.scratch + w.points() * w.block * w.in_c_pad;
-  multiply(w, w.tiles, v, m, panel, panel + 1);
+  float* v = w.scratch + part * w.scratch_floats;
+  float* m = v + w.points() * w.block * w.in_c_pad;
+  const size_t unit = ceil_div(w.panels, 2) >= w.chunks ? 2 : 1;
+  const size_t units = ceil_div(w.panels, unit);
+  const size_t begin = std::min(w.panels, part * units / w.chunks * unit);
+  const size_t end = std::min(w.panels, (part + 1) * units / w.chunks * unit);
+  if (begin >= end) return;
+  input_transform(w, task.x, 0, w.tiles, v);
+  multiply(w, w.tiles, v, m, begin, end);
   Store st = task.store;
-  st.c_begin = panel * kChannels;
-  st.c_end = std::min(w.s.out_c, st.c_begin + kChannels);
+  st.c_begin = begin * kChannels;
+  st.c_end = std::min(w.s.out_c, end * kChannels);
   store_output(w, st, m, 0, w.tiles, native_avx512_available());
 #else
-  (void)context, (void)panel;
+  (void)context, (void)part;
 #endif
 }
 
@@ -579,14 +573,9 @@ void multiply_panel(void* context, size_t panel) {
 void run_winograd(const Winograd& w, const NativeEpilogue& e, float lo, float hi, const float* x, float* y,
                   const float* residual, pthreadpool_t pool) {
   Task task{&w, Store{&e, lo, hi, y, e.has_residual ? residual : nullptr, 0, w.s.out_c}, x};
-  if (w.split_panels) {
-    pthreadpool_parallelize_1d(pool, transform_input_part, &task, w.threads, 0);
-    pthreadpool_parallelize_1d(pool, multiply_panel, &task, w.panels, 0);
-    return;
-  }
-  // The scratch is per chunk, so a pool with fewer threads than chunks
-  // still gives each chunk its own.
-  pthreadpool_parallelize_1d(pool, run_chunk, &task, w.chunks, 0);
+  // The scratch is per chunk (or share of the panels), so a pool with fewer
+  // threads than chunks still gives each its own.
+  pthreadpool_parallelize_1d(pool, w.split_panels ? run_panel_share : run_chunk, &task, w.chunks, 0);
 }
 
 }  // namespace etc::xnnpack

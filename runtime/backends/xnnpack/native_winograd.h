@@ -15,10 +15,11 @@
 //
 // Tiles are taken in blocks small enough that a block's transformed input
 // and products stay in L2; every thread owns a contiguous range of tiles and
-// its own part of the scratch. Where few tiles meet many weights (winograd_splits_panels,
-// native_plan.h) the threads instead transform the input of all tiles into
-// one shared block, then take an output panel at a time, each streaming its
-// panels' share of the transformed weights. The output transform applies
+// its own part of the scratch. Where few tiles meet many weights
+// (winograd_splits_panels, native_plan.h) each thread instead transforms
+// the input of all tiles into a block of its own, then computes a share of
+// the output panels, streaming only that share of the transformed weights.
+// The output transform applies
 // the bias and native_conv's epilogue (clamp, residual, swish or
 // hardswish) and stores into the output or its slice of a concatenation.
 //

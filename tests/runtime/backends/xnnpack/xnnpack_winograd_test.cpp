@@ -4,7 +4,8 @@
 // batches, several tile blocks, few tiles with panels shared out, NCHW
 // boundaries) each stays within a small multiple of float rounding of a
 // double-precision reference, scaled by each output's sum of |x * w|; it
-// gives the same bits on 1 and 2 threads; it applies the native epilogues
+// gives the same bits on 1, 2 and 3 threads, whether these share out
+// tiles or panels; it applies the native epilogues
 // (residual Add, swish, a slice of a concatenation); compile spec
 // "winograd" chooses it and its variant, and "auto" follows the cost model.
 #include <xnnpack.h>
@@ -109,7 +110,7 @@ std::vector<Geometry> winograd_sweep() {
        .kh = 3,
        .kw = 3,
        .pad = kPad1},
-      {.name = "14x14 pad 1, 256->256 (at 2 threads the tiles shared, a task per panel)",
+      {.name = "14x14 pad 1, 256->256 (at 2 threads under F(4x4) the panels shared out)",
        .h = 14,
        .w = 14,
        .c = 256,
@@ -167,8 +168,9 @@ TEST_CASE("xnnpack Winograd convolution stays within rounding of the reference a
     for (const Geometry& g : winograd_sweep()) {
       INFO(g.name);
       const size_t tiles = g.n * ((g.oh() + tile - 1) / tile) * ((g.ow() + tile - 1) / tile);
-      split += xnnpack::winograd_splits_panels(points, (g.c + 15) / 16 * 16,
-                                               xnnpack::native_panel_padded(g.o), tiles, 2);
+      const bool splits = xnnpack::winograd_splits_panels(points, (g.c + 15) / 16 * 16,
+                                                          xnnpack::native_panel_padded(g.o), tiles, 2);
+      split += splits;
       const ConvData d = random_data(g, ++seed);
       const std::vector<uint8_t> blob = conv_blob(g, d);
       CHECK(built_tile(blob, mode) == tile);
@@ -179,8 +181,10 @@ TEST_CASE("xnnpack Winograd convolution stays within rounding of the reference a
       const std::vector<float> two = run_conv(g, d, specs, 2);
       CHECK(count_far_scaled(one, want, scale, tile == 4 ? kTolerance : kTolerance / 2) == 0);
       // Each tile is computed alike whichever thread takes it, and whether
-      // the threads share out tiles or panels.
+      // the threads share out tiles or panels (each transforming every
+      // tile's input); 3 threads share the panels or their pairs unevenly.
       CHECK(count_different(one, two) == 0);
+      if (splits) CHECK(count_different(one, run_conv(g, d, specs, 3)) == 0);
       // Not the direct kernel's bits, nor the other variant's: this one
       // really ran.
       CHECK(count_different(one, run_conv(g, d, kOn, 1)) > 0);
