@@ -29,6 +29,27 @@ void run_tile(const NativeConv& c, size_t rows, size_t channels, size_t taps, si
   else
     panel_fn.template operator()<false>();
 }
+
+const float* const* tile_rows(const ConvTask& task, size_t tile, size_t rows, const float** rows_at) {
+  const NativeConv& c = *task.conv;
+  if (!c.rows_contiguous()) return c.indirection.data() + tile * c.kernel_taps() * kRows;
+  contiguous_rows(task.x, tile * kRows, rows, c.in_c, rows_at);
+  return rows_at;
+}
+
+float* tile_out(const ConvTask& task, size_t tile, size_t channel) {
+  const NativeConv& c = *task.conv;
+  return task.y + (task.first_pixel + tile * kRows) * c.out_stride + c.out_offset + channel;
+}
+
+Epilogue tile_epilogue(const ConvTask& task, size_t tile, size_t channel) {
+  const NativeConv& c = *task.conv;
+  Epilogue e{c.lo, c.hi, nullptr, c.out_c, c.residual_lo, c.residual_hi};
+  e.affine = c.affine, e.scale = c.scale, e.shift = c.shift;
+  if (task.residual != nullptr)
+    e.residual = task.residual + (task.first_pixel + tile * kRows) * c.out_c + channel;
+  return e;
+}
 #endif
 
 namespace {
@@ -66,19 +87,8 @@ struct TileCall {
 };
 
 TileCall tile_call(const ConvTask& task, size_t tile, size_t panel, const float** rows_at) {
-  const NativeConv& c = *task.conv;
-  TileCall call{rows_at,
-                task.y + (task.first_pixel + tile * kRows) * c.out_stride + c.out_offset + panel * kChannels,
-                Epilogue{c.lo, c.hi, nullptr, c.out_c, c.residual_lo, c.residual_hi}};
-  // Rows past the last pixel repeat it; their results are not stored.
-  if (c.rows_contiguous())
-    contiguous_rows(task.x, tile * kRows, std::min(kRows, task.pixels - tile * kRows), c.in_c, rows_at);
-  else
-    call.a = &c.indirection[tile * c.kernel_taps() * kRows];
-  call.e.affine = c.affine, call.e.scale = c.scale, call.e.shift = c.shift;
-  if (task.residual != nullptr)
-    call.e.residual = task.residual + (task.first_pixel + tile * kRows) * c.out_c + panel * kChannels;
-  return call;
+  return TileCall{tile_rows(task, tile, std::min(kRows, task.pixels - tile * kRows), rows_at),
+                  tile_out(task, tile, panel * kChannels), tile_epilogue(task, tile, panel * kChannels)};
 }
 
 // The next tile's `channels` outputs from `call`'s first, and their

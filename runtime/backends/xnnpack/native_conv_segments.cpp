@@ -7,32 +7,6 @@
 // after another, its partial sums kept on the stack between them.
 namespace etc::xnnpack::conv_walk {
 
-#if defined(__x86_64__)
-namespace {
-
-// Tile `tile`'s row pointers: its `rows` rows of the input written to
-// rows_at where the rows are contiguous (the rest repeating the last), else
-// the indirection's.
-const float* const* tile_rows(const ConvTask& task, size_t tile, size_t rows, const float** rows_at) {
-  const NativeConv& c = *task.conv;
-  if (!c.rows_contiguous()) return c.indirection.data() + tile * c.taps() * kRows;
-  contiguous_rows(task.x, tile * kRows, rows, c.in_c, rows_at);
-  return rows_at;
-}
-
-// A tile's epilogue before its piece's partial sums: the convolution's
-// clamp and affine, and its residual from output channel `channel` on.
-Epilogue tile_epilogue(const ConvTask& task, size_t tile, size_t channel) {
-  const NativeConv& c = *task.conv;
-  Epilogue e{c.lo, c.hi, nullptr, c.out_c, c.residual_lo, c.residual_hi};
-  e.affine = c.affine, e.scale = c.scale, e.shift = c.shift;
-  if (task.residual != nullptr) e.residual = task.residual + tile * kRows * c.out_c + channel;
-  return e;
-}
-
-}  // namespace
-#endif
-
 // One panel of one group of tiles of a convolution whose reduction is cut
 // (NativeDepthSplit): segment by segment, each over the group's tiles, the
 // partial sums of the group kept on the stack between segments.
@@ -69,7 +43,7 @@ void conv_segmented(void* context, size_t panel, size_t group) {
         e.prefetch = next + i * (steps * kChannels / parts);
         e.prefetch_step = native_fetch_step(parts, 2);
       }
-      float* out = task.y + tile * kRows * c.out_stride + c.out_offset + panel * kChannels;
+      float* out = tile_out(task, tile, panel * kChannels);
       run_tile(c, rows, channels, p.taps, p.depth, piece_rows(a, p, c.in_c, shifted),
                piece_weights(panel_weights, p, c.in_c), out,
                native_kernel::piece_epilogue(e, p, partial + i * kRows * kChannels),
@@ -126,7 +100,7 @@ void conv_segmented_pair(void* context, size_t pair, size_t group) {
       const float* shifted[kRows];
       const float* const* piece_a = piece_rows(tile_rows(task, tile, rows, rows_at), p, c.in_c, shifted);
       const Epilogue e = tile_epilogue(task, tile, p0 * kChannels);
-      float* out = task.y + tile * kRows * c.out_stride + c.out_offset + p0 * kChannels;
+      float* out = tile_out(task, tile, p0 * kChannels);
       float* part = partial + i * (kRows + 1) * kPair;
       if (rows < kRows) {
         // Each panel's partial sums in its half of the tile's.

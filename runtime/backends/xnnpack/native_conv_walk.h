@@ -46,6 +46,18 @@ using native_kernel::run_panel;
 void run_tile(const NativeConv& c, size_t rows, size_t channels, size_t taps, size_t depth,
               const float* const* a, const float* w, float* out, const Epilogue& e, bool residual);
 
+// Tile `tile`'s row pointers: its `rows` rows of the input written to
+// rows_at where the rows are contiguous (rows past them repeating the
+// last; their results are not stored), else the indirection's.
+const float* const* tile_rows(const ConvTask& task, size_t tile, size_t rows, const float** rows_at);
+
+// Where tile `tile` stores output channel `channel` of its first row.
+float* tile_out(const ConvTask& task, size_t tile, size_t channel);
+
+// A tile's epilogue without a prefetch: the convolution's clamp and
+// affine, and its residual from output channel `channel` on.
+Epilogue tile_epilogue(const ConvTask& task, size_t tile, size_t channel);
+
 // The rows of a tile of a pair of panels (w0, w1) as native_kernel's
 // 6 x 64 halves (the second 7 rows where `last`, the lone last row's
 // pointers, is set), with the convolution's activation and, when
