@@ -45,7 +45,11 @@ void blend_row(const float* p, const float* q, float w0, float w1, float* out, s
 // floats (LR-ASPP's 21 x 320 x 320 logits from 40 x 40: 1.18 -> ~0.4 ms at
 // one thread on Zen 5).
 void resize_bilinear_nchw_rows(void* context, size_t first, size_t count) {
-  const auto& [op, data] = *static_cast<const Context<ResizeBilinearNchwOp>*>(context);
+  // Named members, not a structured binding: the row lambda below captures
+  // `op`, which clang before 16 refuses for a binding.
+  const auto& task = *static_cast<const Context<ResizeBilinearNchwOp>*>(context);
+  const ResizeBilinearNchwOp* op = task.op;
+  float* const* data = task.data;
   constexpr size_t kColumns = 1024;  // output columns resampled at a time
   constexpr size_t kFloats = 16384;  // two resampled rows of a channel block
   float resampled[kFloats];
