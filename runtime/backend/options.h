@@ -25,6 +25,11 @@ enum class DelegateDetail : uint8_t {
 
 struct RuntimeOptions {
   int num_threads = 0;  // 0: one per core of this machine
+  // num_threads is the most a delegate runs on: one whose run is too little
+  // work to gain from splitting runs on the calling thread instead (each
+  // backend judges its own; XNNPACK: backends/xnnpack/work_estimate.h).
+  // False holds every delegate to num_threads (tests of threaded kernels).
+  bool fit_threads_to_work = true;
   // Bytes of per-call scratch each Method offers its delegates
   // (BackendExecutionContext::get_temp_allocator).
   size_t temp_allocator_bytes = 1 << 20;

@@ -61,6 +61,7 @@ class SpecRunner {
  public:
   explicit SpecRunner(int num_threads = 0) : init_context_(nullptr, "forward", &options_) {
     options_.num_threads = num_threads;
+    options_.fit_threads_to_work = false;  // the threads asked for, however small the blob
   }
   ~SpecRunner() {
     if (handle_.ok()) backend_->destroy(handle_.get());

@@ -213,8 +213,11 @@ struct XnnpackArg {
 
 class XnnpackRunner {
  public:
+  // The delegate runs on num_threads threads (0: one per core), however
+  // little work the blob holds.
   explicit XnnpackRunner(int num_threads = 0) : init_context_(nullptr, "forward", &options_) {
     options_.num_threads = num_threads;
+    options_.fit_threads_to_work = false;
   }
   ~XnnpackRunner() { reset(); }
   XnnpackRunner(const XnnpackRunner&) = delete;

@@ -20,6 +20,8 @@
 #include "runtime/backends/xnnpack/run_stages.h"
 #include "runtime/backends/xnnpack/stages.h"
 #include "runtime/backends/xnnpack/subgraph_builder.h"
+#include "runtime/backends/xnnpack/work_estimate.h"
+#include "runtime/core/log.h"
 
 namespace etc::xnnpack {
 namespace {
@@ -203,7 +205,20 @@ class XnnpackBackend final : public BackendInterface {
     ETC_ASSIGN_OR_RETURN(options.convolutions, native_convolution_spec(compile_specs));
     ETC_ASSIGN_OR_RETURN(options.winograd, winograd_spec(compile_specs));
     options.detail = context.options().delegate_detail;
-    options.num_threads = context.options().num_threads;
+    // A resizable delegate may run at larger sizes than its blob's: it keeps
+    // the threads asked for.
+    const int requested = context.options().num_threads;
+    int threads = requested;
+    if (context.options().fit_threads_to_work && !context.may_resize()) {
+      threads = threads_worth_using(view, requested);
+      if (threads != requested)
+        ETC_LOG(Info,
+                "xnnpack: %llu floating-point operations a run, fewer than the %llu a second thread pays "
+                "for: the delegate runs on the calling thread",
+                static_cast<unsigned long long>(estimated_flops(view)),
+                static_cast<unsigned long long>(kFlopsWorthASecondThread));
+    }
+    options.num_threads = static_cast<size_t>(threads);
     ETC_ASSIGN_OR_RETURN(std::unique_ptr<XnnpackHandle> handle, create_instance(view, options));
     std::vector<std::pair<const uint8_t*, const uint8_t*>> reads = handle->blob_reads;
     delegate->sizes.push_back(std::move(handle));

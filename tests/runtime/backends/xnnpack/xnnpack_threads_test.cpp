@@ -86,7 +86,8 @@ TEST_CASE("methods of one program run at once on several threads over a shared x
   for (int t = 0; t < kThreads; ++t) {
     threads.emplace_back([&, t] {
       RuntimeOptions options;
-      options.num_threads = 2;  // every Method's delegate uses the one 2-thread pool
+      options.num_threads = 2;              // every Method's delegate uses the one 2-thread pool
+      options.fit_threads_to_work = false;  // small as it is
       auto method = Method::init(program.get(), 0, options);
       if (!method.ok()) return;
       for (int r = 0; r < kRuns; ++r) matching[t] += run_once(*method.get(), input) == want ? 1 : 0;
@@ -141,6 +142,7 @@ TEST_CASE("delegates whose stages are created on two threads, four at once", "[x
     threads.emplace_back([&, t] {
       RuntimeOptions options;
       options.num_threads = 2;
+      options.fit_threads_to_work = false;
       auto method = Method::init(program.get(), 0, options);
       if (!method.ok()) return;
       const TensorSpec spec{DType::Float32, {1, 16, 6, 5}};

@@ -1,0 +1,35 @@
+#pragma once
+// How much arithmetic one run of a delegate does, estimated from its blob,
+// and how many threads that work is worth. A second thread costs its start
+// before the first output (on a VM, also the wake of an idle virtual CPU:
+// README, "Tests and benchmarks"), and a synchronisation at every parallel
+// stage after it;
+// a delegate whose whole run is a few microseconds of one core's work gains
+// less from splitting than that. Such a delegate runs on the calling thread,
+// whatever thread count was asked for, and no pool of more threads is
+// created for it (RuntimeOptions::fit_threads_to_work).
+
+#include <cstdint>
+
+#include "runtime/backends/xnnpack/blob_reader.h"
+
+namespace etc::xnnpack {
+
+// Below this many floating-point operations a run, a delegate runs on one
+// thread: about 2·10^6, some tens of microseconds of one core on the
+// small, cache-resident operations such delegates hold.
+inline constexpr uint64_t kFlopsWorthASecondThread = 2'000'000;
+
+// Floating-point operations of one run of `view` at its compiled sizes:
+// 2 per multiply-add of the convolutions, fully connected nodes and matrix
+// products (a deconvolution's taps that land on each output counted once),
+// one per output element of every other node. A verified blob
+// (read_xnnpack_blob) is required.
+uint64_t estimated_flops(const BlobView& view);
+
+// The thread count to run `view` on when `requested` were asked for (0: one
+// per core): 1 when `requested` is not 1 and the run does fewer than
+// kFlopsWorthASecondThread operations, else `requested`.
+int threads_worth_using(const BlobView& view, int requested);
+
+}  // namespace etc::xnnpack
