@@ -13,6 +13,7 @@
 #include "runtime/backends/xnnpack/work_estimate.h"
 #include "runtime/core/log.h"
 #include "runtime/executor/method.h"
+#include "tests/support/native_conv_fixtures.h"
 #include "tests/support/program_bytes.h"
 #include "tests/support/random.h"
 #include "tests/support/xnnpack_blob_builder.h"
@@ -34,15 +35,9 @@ std::vector<uint8_t> conv_add_blob(uint64_t size, uint64_t c) {
   const uint32_t bias = b.constant({c}, testing::random_floats(c, rng));
   const uint32_t t = b.tensor({1, size, size, c});
   const uint32_t y = b.output({1, size, size, c}, 0, BoundaryLayout::NhwcToNchw);
-  auto& conv = b.node(NodeType::Convolution2d, {x, w, bias}, {t});
-  conv.padding = {1, 1, 1, 1};
-  conv.kernel = {3, 3};
-  conv.stride = {1, 1};
-  conv.groups = 1;
-  conv.group_input_channels = c;
-  conv.group_output_channels = c;
-  conv.input_channels = c;
-  conv.depth_multiplier = 1;
+  testing::native_conv::Geometry g;
+  g.h = g.w = size, g.c = g.o = c, g.kh = g.kw = 3, g.pad = {1, 1, 1, 1};
+  testing::native_conv::set_window(b.node(NodeType::Convolution2d, {x, w, bias}, {t}), g);
   b.node(NodeType::Add, {t, t}, {y});
   return b.build();
 }
