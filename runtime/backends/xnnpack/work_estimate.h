@@ -2,12 +2,13 @@
 // How much arithmetic one run of a delegate does, estimated from its blob,
 // and how many threads that work is worth. A second thread costs its start
 // before the first output (on a VM, also the wake of an idle virtual CPU:
-// README, "Tests and benchmarks"), and a synchronisation at every parallel
-// stage after it;
-// a delegate whose whole run is a few microseconds of one core's work gains
-// less from splitting than that. Such a delegate runs on the calling thread,
-// whatever thread count was asked for, and no pool of more threads is
-// created for it (RuntimeOptions::fit_threads_to_work).
+// README, "Tests and benchmarks") and a synchronisation at every parallel
+// stage after it; a delegate whose whole run is some tens of microseconds
+// of one core's work gains less from splitting than that. Such a delegate
+// runs on the calling thread, whatever thread count was asked for, and no
+// pool of more threads is created for it (RuntimeOptions::fit_threads_to_work).
+// The estimate matches the compiler's count of a partition's operations
+// (`etc partition`), which it re-derives from the blob alone.
 
 #include <cstdint>
 
@@ -16,8 +17,8 @@
 namespace etc::xnnpack {
 
 // Below this many floating-point operations a run, a delegate runs on one
-// thread: about 2·10^6, some tens of microseconds of one core on the
-// small, cache-resident operations such delegates hold.
+// thread: some tens of microseconds of one core on the small,
+// cache-resident operations such delegates hold.
 inline constexpr uint64_t kFlopsWorthASecondThread = 2'000'000;
 
 // Floating-point operations of one run of `view` at its compiled sizes:
