@@ -298,7 +298,8 @@ std::string dims_string(const std::vector<int64_t>& dims) {
 
 Result<BlobView> read_onednn_blob(const void* data, size_t size) {
   const auto* bytes = static_cast<const uint8_t*>(data);
-  if (data == nullptr || size < 8) return bad("too small");
+  // The size prefix, the root offset and the file identifier.
+  if (data == nullptr || size < 12) return bad("too small");
   uint32_t fb_size = 0;
   std::memcpy(&fb_size, bytes, sizeof(fb_size));
   fb_size = flatbuffers::EndianScalar(fb_size);

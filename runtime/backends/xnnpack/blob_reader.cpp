@@ -74,6 +74,11 @@ Status read_tensor(const fb::Tensor& tensor, size_t index, const uint8_t* consta
     if ((panels || winograd) && constant_offset % kXnnpackConstantAlignment != 0)
       return invalid(tensor_name(index) + ": packed constant at offset " + std::to_string(constant_offset) +
                      ", not a multiple of " + std::to_string(kXnnpackConstantAlignment));
+    // Every constant is float32, and native nodes read the plain ones (a
+    // bias, a scale) in place.
+    if (constant_offset % sizeof(float) != 0)
+      return invalid(tensor_name(index) + ": float32 constant at offset " + std::to_string(constant_offset) +
+                     ", not a multiple of 4");
     if (constant_offset > constants_size || constant_size > constants_size - constant_offset)
       return invalid(tensor_name(index) + ": constant bytes [" + std::to_string(constant_offset) + ", +" +
                      std::to_string(constant_size) + ") outside the " + std::to_string(constants_size) +
