@@ -45,9 +45,8 @@ uint64_t estimated_flops(const BlobView& view) {
   return total;
 }
 
-int threads_worth_using(const BlobView& view, int requested) {
-  if (requested == 1 || estimated_flops(view) >= kFlopsWorthASecondThread) return requested;
-  return 1;
+int threads_worth_using(uint64_t flops, int requested) {
+  return requested >= 0 && flops < kFlopsWorthASecondThread ? 1 : requested;
 }
 
 }  // namespace etc::xnnpack

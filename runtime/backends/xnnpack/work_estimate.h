@@ -28,9 +28,10 @@ inline constexpr uint64_t kFlopsWorthASecondThread = 2'000'000;
 // (read_xnnpack_blob) is required.
 uint64_t estimated_flops(const BlobView& view);
 
-// The thread count to run `view` on when `requested` were asked for (0: one
-// per core): 1 when `requested` is not 1 and the run does fewer than
-// kFlopsWorthASecondThread operations, else `requested`.
-int threads_worth_using(const BlobView& view, int requested);
+// The thread count to run a delegate of `flops` operations a run on when
+// `requested` were asked for (0: one per core): 1 when `requested` is 0 or
+// more than 1 and `flops` is below kFlopsWorthASecondThread, else
+// `requested` (a negative count is left for the pool to refuse).
+int threads_worth_using(uint64_t flops, int requested);
 
 }  // namespace etc::xnnpack

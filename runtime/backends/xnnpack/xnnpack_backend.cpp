@@ -210,12 +210,13 @@ class XnnpackBackend final : public BackendInterface {
     const int requested = context.options().num_threads;
     int threads = requested;
     if (context.options().fit_threads_to_work && !context.may_resize()) {
-      threads = threads_worth_using(view, requested);
+      const uint64_t flops = estimated_flops(view);
+      threads = threads_worth_using(flops, requested);
       if (threads != requested)
         ETC_LOG(Info,
                 "xnnpack: %llu floating-point operations a run, fewer than the %llu a second thread pays "
                 "for: the delegate runs on the calling thread",
-                static_cast<unsigned long long>(estimated_flops(view)),
+                static_cast<unsigned long long>(flops),
                 static_cast<unsigned long long>(kFlopsWorthASecondThread));
     }
     options.num_threads = static_cast<size_t>(threads);

@@ -51,9 +51,7 @@ uint64_t flops_of(const std::vector<uint8_t>& blob) {
 }
 
 int threads_for(const std::vector<uint8_t>& blob, int requested) {
-  auto view = xnnpack::read_xnnpack_blob(blob.data(), blob.size());
-  REQUIRE(view.ok());
-  return xnnpack::threads_worth_using(view.get(), requested);
+  return xnnpack::threads_worth_using(flops_of(blob), requested);
 }
 
 TEST_CASE("xnnpack counts a convolution's multiply-adds and one operation per element elsewhere",
@@ -81,6 +79,7 @@ TEST_CASE("xnnpack keeps the threads asked for only where the work pays for a se
   CHECK(threads_for(tiny, 1) == 1);
   CHECK(threads_for(large, 2) == 2);
   CHECK(threads_for(large, 0) == 0);
+  CHECK(threads_for(tiny, -1) == -1);  // refused by the pool, as before
 }
 
 std::vector<std::string>& logged() {
