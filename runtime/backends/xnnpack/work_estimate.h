@@ -7,8 +7,8 @@
 // of one core's work gains less from splitting than that. Such a delegate
 // runs on the calling thread, whatever thread count was asked for, and no
 // pool of more threads is created for it (RuntimeOptions::fit_threads_to_work).
-// The estimate matches the compiler's count of a partition's operations
-// (`etc partition`), which it re-derives from the blob alone.
+// The estimate re-derives from the blob alone what the compiler counts for
+// a partition (`etc partition`).
 
 #include <cstdint>
 
