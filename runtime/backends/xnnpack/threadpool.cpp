@@ -3,8 +3,8 @@
 #include <map>
 #include <mutex>
 #include <string>
-#include <system_error>
-#include <thread>
+
+#include "runtime/backends/xnnpack/task_pool.h"
 
 namespace etc::xnnpack {
 namespace {
@@ -25,29 +25,14 @@ std::map<int, PoolEntry>& pools() {
   return map;
 }
 
-// pthreadpool_create spins until its workers have started. Where the
-// scheduler queues a new worker on the creating thread's own core, the
-// worker waits out the spinner's time slice: on a 2-vCPU VM, 2 threads,
-// the median creation took 12.5 ms over 40 processes. Created on a helper
-// thread the caller waits for (blocking, which leaves the caller's core
-// free), and given one empty task so every worker has run before the first
-// real one, the pool was ready in 0.77 ms (median of 40; README).
+// A TaskPool (task_pool.h) through pthreadpool's interface: its workers
+// start while the caller goes on. (pthreadpool's own creation waited for
+// every worker to check in: 12-15 ms for 2 threads when the second vCPU of
+// a VM was slow to wake.)
 pthreadpool_t create_pool(size_t num_threads) {
-  // A pool of one thread is the caller alone: pthreadpool starts no worker,
-  // and a helper thread would only cost its own start (0.4-0.9 ms of a
-  // process's init here).
-  if (num_threads == 1) return pthreadpool_create(1);
-  pthreadpool_t pool = nullptr;
-  try {
-    std::thread([&pool, num_threads] {
-      pool = pthreadpool_create(num_threads);
-      if (pool != nullptr)
-        pthreadpool_parallelize_1d(
-            pool, [](void*, size_t) {}, nullptr, pthreadpool_get_threads_count(pool), 0);
-    }).join();
-  } catch (const std::system_error&) {  // no thread to spare: reported as a pool not created
-  }
-  return pool;
+  static const bool served = task_pool_serves_pthreadpool();
+  if (!served) return nullptr;
+  return pthreadpool_create(num_threads);
 }
 
 }  // namespace
@@ -62,6 +47,10 @@ Result<SharedThreadpool> SharedThreadpool::acquire(int num_threads) {
     entry.pool = create_pool(static_cast<size_t>(num_threads));
     if (entry.pool == nullptr) {
       pools().erase(num_threads);
+      if (!task_pool_serves_pthreadpool())
+        return fail(Error::NotSupported,
+                    "xnnpack: pthreadpool's calls do not reach the backend's thread pool (libpthreadpool's "
+                    "symbols come first: link the backend into the executable)");
       return fail(Error::MemoryAllocationFailed, "xnnpack: cannot create a pool of ",
                   std::to_string(num_threads), " threads");
     }

@@ -1,0 +1,107 @@
+#pragma once
+// The thread pool behind the XNNPACK backend's pthreadpool_t
+// (pthreadpool_abi.cpp implements pthreadpool's C interface on it, so
+// XNNPACK's operators and the native kernels run their parallel loops here).
+//
+// Items are shared out as pthreadpool does: thread t (the caller is 0, the
+// workers 1 and on) owns the t-th of `threads` equal contiguous ranges of
+// every loop, takes its items from the front, and when it runs out takes
+// from the back of the others'. The native kernels count on that: the same
+// thread gets the same part of every layer, whose rows it then finds in its
+// own cache.
+//
+// What it does differently from pthreadpool: nobody waits for a worker that
+// is not awake. Creating a pool starts its workers and returns; a loop's
+// caller works through its own range and then through the ranges of the
+// workers that have not come, and a worker that wakes while items are left
+// takes what remains of its range (and then others'). The caller waits only
+// for items a worker has already taken. pthreadpool waits for every worker
+// at creation and at the end of each loop, so a vCPU that is slow to wake
+// (milliseconds in a VM's slow phases) stalls start-up and every loop; here
+// it only means fewer hands for a while.
+//
+// Thread-safe: loops from several threads run one at a time, in full.
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <thread>
+
+#include <pthread.h>
+#include <vector>
+
+namespace etc::xnnpack {
+
+class TaskPool {
+ public:
+  // Runs items [begin, end) of a loop; `context` is what run() was given.
+  using Body = void (*)(const void* context, size_t begin, size_t end);
+
+  // A pool of `threads` threads, the caller included (threads - 1 workers);
+  // 0 means one per core of this machine. Null where a worker cannot be
+  // started. Returns before the workers have run.
+  static std::unique_ptr<TaskPool> create(size_t threads);
+  // Waits for a loop in progress, then stops and joins the workers.
+  ~TaskPool();
+  TaskPool(const TaskPool&) = delete;
+  TaskPool& operator=(const TaskPool&) = delete;
+
+  size_t threads() const { return workers_.size() + 1; }
+
+  // Runs body over [0, count) in chunks, on the calling thread and the
+  // workers awake to help; returns when every item has run. A count above
+  // 2^32 - 1 runs on the caller alone. With
+  // `flush_denormals`, every thread that runs a chunk treats denormal floats
+  // as zero while it does (restored after).
+  void run(size_t count, Body body, const void* context, bool flush_denormals);
+  // The same on the calling thread alone (what a null pool does).
+  static void run_inline(size_t count, Body body, const void* context, bool flush_denormals);
+
+  // Items run by workers since creation (for tests and diagnostics).
+  size_t items_run_by_workers() const { return worker_items_.load(std::memory_order_relaxed); }
+
+  // Test hook: while held, workers take no part in loops (as if asleep).
+  void hold_workers(bool held) { held_.store(held, std::memory_order_relaxed); }
+
+ private:
+  TaskPool() = default;
+  struct Loop {
+    size_t count = 0;
+    Body body = nullptr;
+    const void* context = nullptr;
+    bool flush_denormals = false;
+  };
+  static void* worker_main(void* start);  // pthread entry: owns `start`
+  void work(size_t own);
+  // Returns once the generation is no longer `seen`: spins, then sleeps.
+  void wait_for_loop(uint32_t seen);
+  // Takes chunks of the open loop, from range `own` first, until none is
+  // left; returns the items run.
+  size_t run_chunks(const Loop& loop, size_t own);
+  // Items [front, back) of a range, packed front | back << 32.
+  struct alignas(64) Range {
+    std::atomic<uint64_t> span{0};
+  };
+
+  std::vector<pthread_t> workers_;
+  std::mutex run_mutex_;   // one loop at a time
+  std::mutex join_mutex_;  // guards loop_, open_, stop_ and joining
+  Loop loop_;
+  bool open_ = false, stop_ = false;
+  std::atomic<bool> held_{false};
+  alignas(64) std::atomic<uint32_t> generation_{0};  // bumped per loop; workers wait on it
+  std::atomic<uint32_t> sleepers_{0};
+  std::unique_ptr<Range[]> ranges_;  // one per thread
+  alignas(64) std::atomic<uint32_t> active_{0};  // workers inside the open loop
+  std::atomic<size_t> worker_items_{0};
+};
+
+// Whether the process's pthreadpool_* symbols are the ones of
+// pthreadpool_abi.cpp (and not libpthreadpool's, which would be handed a
+// TaskPool it cannot read): true wherever the backend is linked into the
+// executable, as CMake does.
+bool task_pool_serves_pthreadpool();
+
+}  // namespace etc::xnnpack
