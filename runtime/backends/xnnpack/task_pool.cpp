@@ -19,7 +19,7 @@ namespace {
 // one inference follow each other within microseconds; between them the
 // caller may run portable kernels for a while. A worker that has gone to
 // sleep costs nothing but its share of the next loops until it wakes.
-constexpr auto kSpinBeforeSleep = std::chrono::microseconds(20000);
+constexpr auto kSpinBeforeSleep = std::chrono::microseconds(1000);
 
 void relax() {
 #if defined(ETC_TASK_POOL_X86)
