@@ -10,7 +10,8 @@
 #      into build-runtime/ (Debug: assertions on) and run its tests;
 #   3. build the runtime with XNNPACK under ThreadSanitizer (build-tsan/) and
 #      run the threaded tests: one program, several Methods executing at once
-#      on different threads over the shared XNNPACK thread pool.
+#      on different threads over the shared XNNPACK thread pool, and the
+#      pool itself (task_pool_test.cpp).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 "$root/tools/install_deps.sh"
@@ -27,6 +28,6 @@ cmake -S "$root" -B "$tsan" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_C
 ninja -C "$tsan" etc_threads_test | { grep -vE '^\[[0-9]+/[0-9]+\] (Building|Linking)' || true; }
 # history_size=7: the longest access history, so that the stack of an
 # access made on a pool thread is restored and the suppressions
-# (tests/tsan.supp) can see its pthreadpool frames.
+# (tests/tsan.supp) can see its XNNPACK frames.
 TSAN_OPTIONS="suppressions=$root/tests/tsan.supp halt_on_error=1 second_deadlock_stack=1 history_size=7" \
   "$tsan/tests/runtime/etc_threads_test"

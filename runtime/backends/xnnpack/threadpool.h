@@ -1,7 +1,8 @@
 #pragma once
-// The pthreadpools shared by every XNNPACK delegate of the process: one per
+// The thread pools shared by every XNNPACK delegate of the process: one per
 // thread count, created on first use and destroyed when the last handle
-// using it lets go. Thread-safe.
+// using it lets go. Each is a TaskPool (task_pool.h) behind pthreadpool's
+// interface, which XNNPACK and the native kernels call. Thread-safe.
 
 #include <pthreadpool.h>
 
