@@ -73,7 +73,6 @@ class Placement {
  public:
   Placement() {
 #if defined(__linux__)
-    CPU_ZERO(&allowed_);
     const int here = sched_getcpu();
     if (here < 0 || here >= CPU_SETSIZE || sched_getaffinity(0, sizeof allowed_, &allowed_) != 0) return;
     others_ = allowed_;
@@ -81,6 +80,8 @@ class Placement {
     useful_ = CPU_ISSET(here, &allowed_) && CPU_COUNT(&others_) > 0;
 #endif
   }
+  // No restriction: a thread starts anywhere.
+  static Placement none() { return Placement(false); }
   // Restricts where a thread created with `attr` starts.
   void restrict(pthread_attr_t* attr) const {
 #if defined(__linux__)
@@ -97,8 +98,9 @@ class Placement {
   }
 
  private:
+  explicit Placement(bool) {}
 #if defined(__linux__)
-  cpu_set_t allowed_, others_;
+  cpu_set_t allowed_{}, others_{};
 #endif
   bool useful_ = false;
 };
@@ -131,7 +133,12 @@ std::unique_ptr<TaskPool> TaskPool::create(size_t threads) {
     for (size_t w = 1; w < threads; ++w) {
       auto start = std::make_unique<WorkerStart>(WorkerStart{pool.get(), w, placement});
       pthread_t thread;
-      if (pthread_create(&thread, &attr, worker_main, start.get()) != 0) {
+      int failed = pthread_create(&thread, &attr, worker_main, start.get());
+      if (failed != 0) {  // the placement refused (a CPU set the system will not take): anywhere
+        start->placement = Placement::none();
+        failed = pthread_create(&thread, nullptr, worker_main, start.get());
+      }
+      if (failed != 0) {
         pool.reset();  // stops the workers started
         break;
       }
