@@ -5,6 +5,7 @@
 #include <string>
 
 #include "runtime/backends/xnnpack/task_pool.h"
+#include "runtime/core/log.h"
 
 namespace etc::xnnpack {
 namespace {
@@ -25,14 +26,21 @@ std::map<int, PoolEntry>& pools() {
   return map;
 }
 
-// A TaskPool (task_pool.h) through pthreadpool's interface: its workers
-// start while the caller goes on. (pthreadpool's own creation waited for
-// every worker to check in: 12-15 ms for 2 threads when the second vCPU of
-// a VM was slow to wake.)
-pthreadpool_t create_pool(size_t num_threads) {
-  static const bool served = task_pool_serves_pthreadpool();
-  if (!served) return nullptr;
-  return pthreadpool_create(num_threads);
+// Whether XNNPACK's pthreadpool calls reach the functions the backend
+// calls; where they do not (the backend linked into a library that binds
+// its own calls locally and is loaded with RTLD_LOCAL, say), a pool made by
+// one would be handed to the other, so every delegate runs on its calling
+// thread instead.
+bool pools_usable() {
+  static const bool usable = [] {
+    const bool served = task_pool_serves_pthreadpool();
+    if (!served)
+      ETC_LOG(Warning,
+              "xnnpack: XNNPACK's pthreadpool functions are not the backend's (link the XNNPACK backend "
+              "into the executable): delegates run on the calling thread alone");
+    return served;
+  }();
+  return usable;
 }
 
 }  // namespace
@@ -41,16 +49,14 @@ Result<SharedThreadpool> SharedThreadpool::acquire(int num_threads) {
   if (num_threads < 0)
     return fail(Error::InvalidArgument, "xnnpack: num_threads ", std::to_string(num_threads),
                 " (expected 0 for one per core, or a positive count)");
+  if (!pools_usable()) return SharedThreadpool();  // a null pool: the calling thread
   std::lock_guard<std::mutex> lock(pools_mutex());
   PoolEntry& entry = pools()[num_threads];
   if (entry.pool == nullptr) {
-    entry.pool = create_pool(static_cast<size_t>(num_threads));
+    // A TaskPool (task_pool.h): its workers start while the caller goes on.
+    entry.pool = pthreadpool_create(static_cast<size_t>(num_threads));
     if (entry.pool == nullptr) {
       pools().erase(num_threads);
-      if (!task_pool_serves_pthreadpool())
-        return fail(Error::NotSupported,
-                    "xnnpack: pthreadpool's calls do not reach the backend's thread pool (libpthreadpool's "
-                    "symbols come first: link the backend into the executable)");
       return fail(Error::MemoryAllocationFailed, "xnnpack: cannot create a pool of ",
                   std::to_string(num_threads), " threads");
     }

@@ -15,7 +15,10 @@ namespace etc::xnnpack {
 class SharedThreadpool {
  public:
   SharedThreadpool() = default;
-  // Errors: InvalidArgument (num_threads < 0), MemoryAllocationFailed.
+  // Errors: InvalidArgument (num_threads < 0), MemoryAllocationFailed. An
+  // empty handle (get() null: the calling thread alone, with a warning
+  // logged once) where XNNPACK's pthreadpool calls would not reach the
+  // backend's pool (task_pool_serves_pthreadpool()).
   static Result<SharedThreadpool> acquire(int num_threads);
   SharedThreadpool(SharedThreadpool&& o) noexcept : pool_(o.pool_), key_(o.key_) { o.pool_ = nullptr; }
   SharedThreadpool& operator=(SharedThreadpool&& o) noexcept;
