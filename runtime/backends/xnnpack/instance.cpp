@@ -264,9 +264,9 @@ struct StageCompile {
   size_t pool_threads;
   std::vector<std::optional<Result<StageWork>>> results;
   // Tasks finished, each counted with release order after writing its
-  // result and read with acquire order once the pool returns: the hand-over
-  // of the results is then plain to the compiler and to ThreadSanitizer,
-  // which cannot see the pool's own (uninstrumented) completion.
+  // result and read with acquire order once the pool returns: a check that
+  // every stage was created, which does not rest on the pool's own
+  // completion.
   std::atomic<size_t> done{0};
 };
 
@@ -287,12 +287,16 @@ Result<StageWork> compile_stage(const StageCompile& c, size_t s) {
 
 void compile_stage_task(void* context, size_t s) {
   auto& c = *static_cast<StageCompile*>(context);
-  // Nothing may leave a pool task: an allocation that throws is reported.
+  // Nothing may leave a pool task (it would stop the stages after it): an
+  // allocation that throws is reported, as is any other exception.
   try {
     c.results[s].emplace(compile_stage(c, s));
   } catch (const std::bad_alloc&) {
     c.results[s].emplace(fail(Error::DelegateMemoryAllocationFailed, "xnnpack: out of memory compiling node ",
                               std::to_string(c.plan->stages[s].first_node)));
+  } catch (const std::exception& e) {
+    c.results[s].emplace(fail(Error::Internal, "xnnpack: compiling node ", std::to_string(c.plan->stages[s].first_node),
+                              " failed: ", e.what()));
   }
   c.done.fetch_add(1, std::memory_order_release);
 }

@@ -89,7 +89,7 @@ void parallelize(pthreadpool_t pool, void* function, void* context, uint32_t fla
   for (size_t d = 0; d < Dims; ++d) {
     g.range[d] = ranges[d];
     g.tile[d] = d + Tiled >= Dims ? std::max<size_t>(1, tiles[d + Tiled - Dims]) : 1;
-    g.tiles[d] = (g.range[d] + g.tile[d] - 1) / g.tile[d];
+    g.tiles[d] = g.range[d] / g.tile[d] + (g.range[d] % g.tile[d] != 0);
     g.items *= g.tiles[d];
   }
   if (g.items == 0) return;

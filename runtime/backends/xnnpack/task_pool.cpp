@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <chrono>
+#include <exception>
 #include <system_error>
+#include <utility>
 
 #include <pthread.h>
 #include <sched.h>
@@ -40,7 +42,12 @@ class FlushDenormals {
     _mm_setcsr(saved_ | 0x8040u);  // FTZ | DAZ
 #elif defined(__aarch64__)
     asm volatile("mrs %0, fpcr" : "=r"(saved_));
-    asm volatile("msr fpcr, %0" : : "r"(saved_ | (uint64_t{1} << 24)));  // FZ
+    asm volatile("msr fpcr, %0" : : "r"(saved_ | (uint64_t{1} << 24) | (uint64_t{1} << 19)));  // FZ | FZ16
+#elif defined(__arm__) && defined(__ARM_FP)
+    uint32_t fpscr;
+    asm volatile("vmrs %0, fpscr" : "=r"(fpscr));
+    saved_ = fpscr;
+    asm volatile("vmsr fpscr, %0" : : "r"(fpscr | (uint32_t{1} << 24)));  // FZ
 #endif
   }
   ~FlushDenormals() {
@@ -49,6 +56,8 @@ class FlushDenormals {
     _mm_setcsr(saved_);
 #elif defined(__aarch64__)
     asm volatile("msr fpcr, %0" : : "r"(saved_));
+#elif defined(__arm__) && defined(__ARM_FP)
+    asm volatile("vmsr fpscr, %0" : : "r"(static_cast<uint32_t>(saved_)));
 #endif
   }
   FlushDenormals(const FlushDenormals&) = delete;
@@ -120,8 +129,17 @@ void* TaskPool::worker_main(void* start) {
   return nullptr;
 }
 
+size_t TaskPool::usable_cpus() {
+#if defined(__linux__)
+  cpu_set_t allowed;
+  if (sched_getaffinity(0, sizeof allowed, &allowed) == 0 && CPU_COUNT(&allowed) > 0)
+    return static_cast<size_t>(CPU_COUNT(&allowed));
+#endif
+  return std::max(1u, std::thread::hardware_concurrency());
+}
+
 std::unique_ptr<TaskPool> TaskPool::create(size_t threads) {
-  if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
+  if (threads == 0) threads = usable_cpus();
   std::unique_ptr<TaskPool> pool(new TaskPool);
   pthread_attr_t attr;
   if (pthread_attr_init(&attr) != 0) return nullptr;
@@ -178,14 +196,17 @@ void TaskPool::run(size_t count, Body body, const void* context, bool flush_deno
     loop_ = loop;
     const size_t n = threads();
     for (size_t t = 0; t < n; ++t)
-      ranges_[t].span.store(uint64_t{count * t / n} | uint64_t{count * (t + 1) / n} << 32, std::memory_order_relaxed);
+      ranges_[t].span.store(uint64_t{count} * t / n | (uint64_t{count} * (t + 1) / n) << 32,
+                            std::memory_order_relaxed);
     open_ = true;
+    failure_ = nullptr;
   }
   // Seen by a worker about to sleep, or the worker sees the new generation
   // (both sides use sequentially consistent operations).
   generation_.fetch_add(1, std::memory_order_seq_cst);
   if (sleepers_.load(std::memory_order_seq_cst) != 0) generation_.notify_all();
   run_chunks(loop, 0);
+  std::exception_ptr failure;
   {
     // No worker joins after this; those that joined have taken their last
     // chunk or will find none left.
@@ -198,6 +219,11 @@ void TaskPool::run(size_t count, Body body, const void* context, bool flush_deno
     else
       std::this_thread::yield();  // a worker descheduled inside its chunk
   }
+  {
+    const std::lock_guard<std::mutex> join(join_mutex_);
+    failure = std::exchange(failure_, nullptr);
+  }
+  if (failure) std::rethrow_exception(failure);
 }
 
 namespace {
@@ -227,12 +253,20 @@ size_t TaskPool::run_chunks(const Loop& loop, size_t own) {
   const FlushDenormals flush(loop.flush_denormals);
   const size_t n = threads();
   size_t ran = 0, begin = 0, end = 0;
-  for (size_t k = 0; k < n; ++k) {
-    std::atomic<uint64_t>& span = ranges_[(own + k) % n].span;
-    while (take(span, k == 0, begin, end)) {
-      loop.body(loop.context, begin, end);
-      ran += end - begin;
+  try {
+    for (size_t k = 0; k < n; ++k) {
+      std::atomic<uint64_t>& span = ranges_[(own + k) % n].span;
+      while (take(span, k == 0, begin, end)) {
+        loop.body(loop.context, begin, end);
+        ran += end - begin;
+      }
     }
+  } catch (...) {
+    // The loop stops: nobody takes more, the first exception reaches the
+    // caller once every thread inside has left (run()).
+    for (size_t t = 0; t < n; ++t) ranges_[t].span.store(0, std::memory_order_relaxed);
+    const std::lock_guard<std::mutex> join(join_mutex_);
+    if (!failure_) failure_ = std::current_exception();
   }
   return ran;
 }

@@ -25,6 +25,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <exception>
 #include <memory>
 #include <mutex>
 #include <thread>
@@ -40,7 +41,7 @@ class TaskPool {
   using Body = void (*)(const void* context, size_t begin, size_t end);
 
   // A pool of `threads` threads, the caller included (threads - 1 workers);
-  // 0 means one per core of this machine. Null where a worker cannot be
+  // 0 means one per CPU this process may run on (its affinity mask). Null where a worker cannot be
   // started. Returns before the workers have run.
   static std::unique_ptr<TaskPool> create(size_t threads);
   // Waits for a loop in progress, then stops and joins the workers.
@@ -54,10 +55,16 @@ class TaskPool {
   // workers awake to help; returns when every item has run. A count above
   // 2^32 - 1 runs on the caller alone. With
   // `flush_denormals`, every thread that runs a chunk treats denormal floats
-  // as zero while it does (restored after).
+  // as zero while it does (restored after). Where an item throws, no
+  // further items start and the first exception is rethrown here once every
+  // thread has left the loop.
   void run(size_t count, Body body, const void* context, bool flush_denormals);
   // The same on the calling thread alone (what a null pool does).
   static void run_inline(size_t count, Body body, const void* context, bool flush_denormals);
+
+  // The CPUs this process may run on (its affinity mask, where the system
+  // tells), at least 1.
+  static size_t usable_cpus();
 
   // Items run by workers since creation (for tests and diagnostics).
   size_t items_run_by_workers() const { return worker_items_.load(std::memory_order_relaxed); }
@@ -90,6 +97,7 @@ class TaskPool {
   std::mutex join_mutex_;  // guards loop_, open_, stop_ and joining
   Loop loop_;
   bool open_ = false, stop_ = false;
+  std::exception_ptr failure_;  // the open loop's first exception
   std::atomic<bool> held_{false};
   alignas(64) std::atomic<uint32_t> generation_{0};  // bumped per loop; workers wait on it
   std::atomic<uint32_t> sleepers_{0};

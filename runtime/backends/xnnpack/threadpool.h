@@ -10,8 +10,8 @@
 
 namespace etc::xnnpack {
 
-// A counted reference to the pool of `num_threads` threads (0: one per core
-// of this machine). Move-only; releases its reference on destruction.
+// A counted reference to the pool of `num_threads` threads (0: one per CPU
+// this process may run on). Move-only; releases its reference on destruction.
 class SharedThreadpool {
  public:
   SharedThreadpool() = default;

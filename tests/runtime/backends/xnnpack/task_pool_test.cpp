@@ -12,6 +12,7 @@
 #include <chrono>
 #include <memory>
 #include <numeric>
+#include <stdexcept>
 #include <thread>
 #include <vector>
 
@@ -195,6 +196,15 @@ void check_every_loop_shape(pthreadpool_t pool) {
         &g, 2, 1, 2, 3, 5, 5, 4, 2, 0);
     for (Coverage* c : {&a, &b, &d, &e, &f, &g}) CHECK(c->each_point_once());
   }
+  SECTION("a tile larger than its range, and a tile of 0 (taken as 1)") {
+    Coverage big({5, 3}, {0, 8}), zero({4}, {1});
+    pthreadpool_parallelize_2d_tile_1d(
+        pool, [](void* p, size_t i, size_t j, size_t nj) { cov(p).visit({i, j}, {nj}); }, &big, 5, 3, 8, 0);
+    pthreadpool_parallelize_1d_tile_1d(
+        pool, [](void* p, size_t i, size_t n) { cov(p).visit({i}, {n}); }, &zero, 4, 0, 0);
+    CHECK(big.each_point_once());
+    CHECK(zero.each_point_once());
+  }
   SECTION("an empty range runs nothing") {
     Coverage c({0, 4}, {0, 2});
     pthreadpool_parallelize_2d_tile_1d(
@@ -286,6 +296,118 @@ TEST_CASE("TaskPool: denormals are flushed inside a loop that asks, and only the
   for (const auto& f : p.flushed) CHECK(f.load() == 0);
   volatile float tiny = 1e-40f;
   CHECK(tiny * 2.0f != 0.0f);  // the caller's own setting was restored
+}
+
+// Items that take a while, so that a worker woken by the loop finds some
+// left; each records whether a worker ran it and whether denormals were
+// flushed there.
+struct SlowItems {
+  std::thread::id caller = std::this_thread::get_id();
+  std::vector<std::atomic<int>> by_worker = std::vector<std::atomic<int>>(48);
+  std::vector<std::atomic<int>> flushed = std::vector<std::atomic<int>>(48);
+};
+
+void slow_item(const void* context, size_t begin, size_t end) {
+  auto& s = *const_cast<SlowItems*>(static_cast<const SlowItems*>(context));
+  for (size_t i = begin; i < end; ++i) {
+    std::this_thread::sleep_for(std::chrono::microseconds(100));
+    volatile float tiny = 1e-40f;
+    const float product = tiny * 2.0f;
+    s.flushed[i] = product == 0.0f ? 1 : 0;
+    s.by_worker[i] = std::this_thread::get_id() != s.caller ? 1 : 0;
+  }
+}
+
+// Runs slow loops until a worker has taken part in one (bounded by wall
+// time, not by a count that a slow machine might miss); returns whether
+// one did, and leaves that loop's record in `s`.
+bool run_until_a_worker_helps(TaskPool& pool, SlowItems& s, bool flush) {
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (std::chrono::steady_clock::now() < give_up) {
+    pool.run(s.by_worker.size(), slow_item, &s, flush);
+    for (const auto& w : s.by_worker)
+      if (w.load() == 1) return true;
+  }
+  return false;
+}
+
+TEST_CASE("TaskPool: workers that went to sleep wake for later loops", "[xnnpack][threads]") {
+  std::unique_ptr<TaskPool> pool = TaskPool::create(2);
+  REQUIRE(pool != nullptr);
+  for (int cycle = 0; cycle < 3; ++cycle) {
+    // Longer than a worker spins before it sleeps.
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    SlowItems s;
+    CHECK(run_until_a_worker_helps(*pool, s, false));
+  }
+}
+
+TEST_CASE("TaskPool: a worker flushes denormals in a loop that asks", "[xnnpack][threads]") {
+  std::unique_ptr<TaskPool> pool = TaskPool::create(2);
+  REQUIRE(pool != nullptr);
+  SlowItems s;
+  REQUIRE(run_until_a_worker_helps(*pool, s, true));
+  for (size_t i = 0; i < s.flushed.size(); ++i) CHECK(s.flushed[i].load() == 1);
+}
+
+TEST_CASE("TaskPool: loops of different bodies in turn each run their own items", "[xnnpack][threads]") {
+  std::unique_ptr<TaskPool> pool = TaskPool::create(3);
+  REQUIRE(pool != nullptr);
+  std::vector<std::atomic<size_t>> a(61), b(7);
+  const auto twice = [](const void* context, size_t begin, size_t end) {
+    auto& sums = *static_cast<std::vector<std::atomic<size_t>>*>(const_cast<void*>(context));
+    for (size_t i = begin; i < end; ++i) sums[i] += 2;
+  };
+  for (int round = 0; round < 500; ++round) {
+    pool->run(a.size(), add_items, &a, false);
+    pool->run(b.size(), twice, &b, false);
+  }
+  for (size_t i = 0; i < a.size(); ++i) REQUIRE(a[i].load() == 500 * (i + 1));
+  for (size_t i = 0; i < b.size(); ++i) REQUIRE(b[i].load() == 1000);
+}
+
+TEST_CASE("TaskPool: an item's exception reaches the caller after the loop has stopped", "[xnnpack][threads]") {
+  std::unique_ptr<TaskPool> pool = TaskPool::create(2);
+  REQUIRE(pool != nullptr);
+  // Items run after the throw (there may be some on the other thread, in
+  // flight) still find their context alive: run() returns only once every
+  // thread has left. ASan checks that, with the context freed on unwinding.
+  struct Context {
+    std::atomic<int> ran{0};
+  };
+  const auto throwing = [](const void* context, size_t begin, size_t end) {
+    auto& c = *const_cast<Context*>(static_cast<const Context*>(context));
+    for (size_t i = begin; i < end; ++i) {
+      std::this_thread::sleep_for(std::chrono::microseconds(50));
+      ++c.ran;
+      if (i == 3) throw std::runtime_error("item 3");
+    }
+  };
+  for (int round = 0; round < 20; ++round) {
+    auto c = std::make_unique<Context>();
+    CHECK_THROWS_WITH(pool->run(200, throwing, c.get(), false), "item 3");
+    CHECK(c->ran.load() < 200);  // the loop stopped early
+  }
+  // The pool still runs loops in full afterwards.
+  std::vector<std::atomic<size_t>> sums(300);
+  pool->run(sums.size(), add_items, &sums, false);
+  for (size_t i = 0; i < sums.size(); ++i) REQUIRE(sums[i].load() == i + 1);
+}
+
+TEST_CASE("TaskPool: sizes, and pools destroyed before their workers ran", "[xnnpack][threads]") {
+  std::unique_ptr<TaskPool> all = TaskPool::create(0);
+  REQUIRE(all != nullptr);
+  CHECK(all->threads() == TaskPool::usable_cpus());
+  std::unique_ptr<TaskPool> one = TaskPool::create(1);
+  REQUIRE(one != nullptr);
+  CHECK(one->threads() == 1);
+  std::vector<std::atomic<size_t>> sums(5);
+  one->run(sums.size(), add_items, &sums, false);
+  all->run(1, add_items, &sums, false);
+  all->run(0, add_items, &sums, false);
+  CHECK(sums[0].load() == 2);
+  for (size_t i = 1; i < sums.size(); ++i) CHECK(sums[i].load() == i + 1);
+  for (int k = 0; k < 100; ++k) CHECK(TaskPool::create(3) != nullptr);  // created and destroyed at once
 }
 
 }  // namespace
