@@ -7,6 +7,7 @@
 
 #include <cstddef>
 #include <memory>
+#include <span>
 #include <string>
 
 #include "runtime/backend/options.h"
@@ -30,6 +31,12 @@ struct InstanceOptions {
 // DelegateMemoryAllocationFailed, DelegateInvalidCompatibility (XNNPACK
 // refuses a runtime), InvalidProgram (a blob defect found while creating).
 Result<std::unique_ptr<XnnpackHandle>> create_instance(const BlobView& view, const InstanceOptions& options);
+
+// Maps the pages of every buffer of 2 MiB or more in `buffers` for writing
+// now (populate_for_writing), a 2 MiB piece per task of `pool`; nothing on
+// a pool of fewer than 2 threads. create_instance does so for the
+// instance's arena and staging buffers.
+void populate_large_buffers(std::span<const AlignedBuffer> buffers, pthreadpool_t pool);
 
 // DelegateMemoryAllocationFailed naming `what`.
 Failure out_of_memory(const std::string& what);
