@@ -296,8 +296,8 @@ void compile_stage_task(void* context, size_t s) {
     c.results[s].emplace(fail(Error::DelegateMemoryAllocationFailed, "xnnpack: out of memory compiling node ",
                               std::to_string(c.plan->stages[s].first_node)));
   } catch (const std::exception& e) {
-    c.results[s].emplace(fail(Error::Internal, "xnnpack: compiling node ", std::to_string(c.plan->stages[s].first_node),
-                              " failed: ", e.what()));
+    c.results[s].emplace(fail(Error::Internal, "xnnpack: compiling node ",
+                              std::to_string(c.plan->stages[s].first_node), " failed: ", e.what()));
   }
   c.done.fetch_add(1, std::memory_order_release);
 }

@@ -69,7 +69,8 @@ void run_items(const void* context, size_t begin, size_t end) {
       start[d] = at[d] * g.tile[d];
       size[d] = std::min(g.tile[d], g.range[d] - start[d]);
     }
-    call<Dims, Tiled, WithId>(g, start, size, std::make_index_sequence<Dims>(), std::make_index_sequence<Tiled>());
+    call<Dims, Tiled, WithId>(g, start, size, std::make_index_sequence<Dims>(),
+                              std::make_index_sequence<Tiled>());
     for (size_t d = Dims; d-- > 0;) {
       if (++at[d] < g.tiles[d]) break;
       at[d] = 0;
@@ -110,7 +111,8 @@ void* as_pointer(F f) {
 
 bool task_pool_serves_pthreadpool() {
   // Typed, to pick the C functions over pthreadpool.h's C++ functor overloads.
-  void (*const one_d)(pthreadpool_t, pthreadpool_task_1d_t, void*, size_t, uint32_t) = pthreadpool_parallelize_1d;
+  void (*const one_d)(pthreadpool_t, pthreadpool_task_1d_t, void*, size_t, uint32_t) =
+      pthreadpool_parallelize_1d;
   void (*const tiled)(pthreadpool_t, pthreadpool_task_2d_tile_2d_t, void*, size_t, size_t, size_t, size_t,
                       uint32_t) = pthreadpool_parallelize_2d_tile_2d;
   return dlsym(RTLD_DEFAULT, "pthreadpool_parallelize_1d") == as_pointer(one_d) &&
@@ -136,7 +138,8 @@ size_t pthreadpool_get_threads_count(pthreadpool_t pool) {
   return pool == nullptr ? 1 : reinterpret_cast<TaskPool*>(pool)->threads();
 }
 
-void pthreadpool_parallelize_1d(pthreadpool_t pool, pthreadpool_task_1d_t f, void* c, size_t r, uint32_t flags) {
+void pthreadpool_parallelize_1d(pthreadpool_t pool, pthreadpool_task_1d_t f, void* c, size_t r,
+                                uint32_t flags) {
   parallelize<1, 0>(pool, as_pointer(f), c, flags, {r}, {});
 }
 
@@ -145,8 +148,8 @@ void pthreadpool_parallelize_1d_with_uarch(pthreadpool_t pool, pthreadpool_task_
   parallelize<1, 0, true>(pool, as_pointer(f), c, flags, {r}, {}, default_uarch);
 }
 
-void pthreadpool_parallelize_1d_tile_1d(pthreadpool_t pool, pthreadpool_task_1d_tile_1d_t f, void* c, size_t r,
-                                        size_t t, uint32_t flags) {
+void pthreadpool_parallelize_1d_tile_1d(pthreadpool_t pool, pthreadpool_task_1d_tile_1d_t f, void* c,
+                                        size_t r, size_t t, uint32_t flags) {
   parallelize<1, 1>(pool, as_pointer(f), c, flags, {r}, {t});
 }
 
@@ -155,18 +158,19 @@ void pthreadpool_parallelize_2d(pthreadpool_t pool, pthreadpool_task_2d_t f, voi
   parallelize<2, 0>(pool, as_pointer(f), c, flags, {ri, rj}, {});
 }
 
-void pthreadpool_parallelize_2d_tile_1d(pthreadpool_t pool, pthreadpool_task_2d_tile_1d_t f, void* c, size_t ri,
-                                        size_t rj, size_t tj, uint32_t flags) {
+void pthreadpool_parallelize_2d_tile_1d(pthreadpool_t pool, pthreadpool_task_2d_tile_1d_t f, void* c,
+                                        size_t ri, size_t rj, size_t tj, uint32_t flags) {
   parallelize<2, 1>(pool, as_pointer(f), c, flags, {ri, rj}, {tj});
 }
 
-void pthreadpool_parallelize_2d_tile_2d(pthreadpool_t pool, pthreadpool_task_2d_tile_2d_t f, void* c, size_t ri,
-                                        size_t rj, size_t ti, size_t tj, uint32_t flags) {
+void pthreadpool_parallelize_2d_tile_2d(pthreadpool_t pool, pthreadpool_task_2d_tile_2d_t f, void* c,
+                                        size_t ri, size_t rj, size_t ti, size_t tj, uint32_t flags) {
   parallelize<2, 2>(pool, as_pointer(f), c, flags, {ri, rj}, {ti, tj});
 }
 
-void pthreadpool_parallelize_2d_tile_2d_with_uarch(pthreadpool_t pool, pthreadpool_task_2d_tile_2d_with_id_t f,
-                                                   void* c, uint32_t default_uarch, uint32_t, size_t ri, size_t rj,
+void pthreadpool_parallelize_2d_tile_2d_with_uarch(pthreadpool_t pool,
+                                                   pthreadpool_task_2d_tile_2d_with_id_t f, void* c,
+                                                   uint32_t default_uarch, uint32_t, size_t ri, size_t rj,
                                                    size_t ti, size_t tj, uint32_t flags) {
   parallelize<2, 2, true>(pool, as_pointer(f), c, flags, {ri, rj}, {ti, tj}, default_uarch);
 }
@@ -176,18 +180,20 @@ void pthreadpool_parallelize_3d(pthreadpool_t pool, pthreadpool_task_3d_t f, voi
   parallelize<3, 0>(pool, as_pointer(f), c, flags, {ri, rj, rk}, {});
 }
 
-void pthreadpool_parallelize_3d_tile_1d(pthreadpool_t pool, pthreadpool_task_3d_tile_1d_t f, void* c, size_t ri,
-                                        size_t rj, size_t rk, size_t tk, uint32_t flags) {
+void pthreadpool_parallelize_3d_tile_1d(pthreadpool_t pool, pthreadpool_task_3d_tile_1d_t f, void* c,
+                                        size_t ri, size_t rj, size_t rk, size_t tk, uint32_t flags) {
   parallelize<3, 1>(pool, as_pointer(f), c, flags, {ri, rj, rk}, {tk});
 }
 
-void pthreadpool_parallelize_3d_tile_2d(pthreadpool_t pool, pthreadpool_task_3d_tile_2d_t f, void* c, size_t ri,
-                                        size_t rj, size_t rk, size_t tj, size_t tk, uint32_t flags) {
+void pthreadpool_parallelize_3d_tile_2d(pthreadpool_t pool, pthreadpool_task_3d_tile_2d_t f, void* c,
+                                        size_t ri, size_t rj, size_t rk, size_t tj, size_t tk,
+                                        uint32_t flags) {
   parallelize<3, 2>(pool, as_pointer(f), c, flags, {ri, rj, rk}, {tj, tk});
 }
 
-void pthreadpool_parallelize_3d_tile_2d_with_uarch(pthreadpool_t pool, pthreadpool_task_3d_tile_2d_with_id_t f,
-                                                   void* c, uint32_t default_uarch, uint32_t, size_t ri, size_t rj,
+void pthreadpool_parallelize_3d_tile_2d_with_uarch(pthreadpool_t pool,
+                                                   pthreadpool_task_3d_tile_2d_with_id_t f, void* c,
+                                                   uint32_t default_uarch, uint32_t, size_t ri, size_t rj,
                                                    size_t rk, size_t tj, size_t tk, uint32_t flags) {
   parallelize<3, 2, true>(pool, as_pointer(f), c, flags, {ri, rj, rk}, {tj, tk}, default_uarch);
 }
@@ -197,19 +203,23 @@ void pthreadpool_parallelize_4d(pthreadpool_t pool, pthreadpool_task_4d_t f, voi
   parallelize<4, 0>(pool, as_pointer(f), c, flags, {ri, rj, rk, rl}, {});
 }
 
-void pthreadpool_parallelize_4d_tile_1d(pthreadpool_t pool, pthreadpool_task_4d_tile_1d_t f, void* c, size_t ri,
-                                        size_t rj, size_t rk, size_t rl, size_t tl, uint32_t flags) {
+void pthreadpool_parallelize_4d_tile_1d(pthreadpool_t pool, pthreadpool_task_4d_tile_1d_t f, void* c,
+                                        size_t ri, size_t rj, size_t rk, size_t rl, size_t tl,
+                                        uint32_t flags) {
   parallelize<4, 1>(pool, as_pointer(f), c, flags, {ri, rj, rk, rl}, {tl});
 }
 
-void pthreadpool_parallelize_4d_tile_2d(pthreadpool_t pool, pthreadpool_task_4d_tile_2d_t f, void* c, size_t ri,
-                                        size_t rj, size_t rk, size_t rl, size_t tk, size_t tl, uint32_t flags) {
+void pthreadpool_parallelize_4d_tile_2d(pthreadpool_t pool, pthreadpool_task_4d_tile_2d_t f, void* c,
+                                        size_t ri, size_t rj, size_t rk, size_t rl, size_t tk, size_t tl,
+                                        uint32_t flags) {
   parallelize<4, 2>(pool, as_pointer(f), c, flags, {ri, rj, rk, rl}, {tk, tl});
 }
 
-void pthreadpool_parallelize_4d_tile_2d_with_uarch(pthreadpool_t pool, pthreadpool_task_4d_tile_2d_with_id_t f,
-                                                   void* c, uint32_t default_uarch, uint32_t, size_t ri, size_t rj,
-                                                   size_t rk, size_t rl, size_t tk, size_t tl, uint32_t flags) {
+void pthreadpool_parallelize_4d_tile_2d_with_uarch(pthreadpool_t pool,
+                                                   pthreadpool_task_4d_tile_2d_with_id_t f, void* c,
+                                                   uint32_t default_uarch, uint32_t, size_t ri, size_t rj,
+                                                   size_t rk, size_t rl, size_t tk, size_t tl,
+                                                   uint32_t flags) {
   parallelize<4, 2, true>(pool, as_pointer(f), c, flags, {ri, rj, rk, rl}, {tk, tl}, default_uarch);
 }
 
@@ -218,14 +228,15 @@ void pthreadpool_parallelize_5d(pthreadpool_t pool, pthreadpool_task_5d_t f, voi
   parallelize<5, 0>(pool, as_pointer(f), c, flags, {ri, rj, rk, rl, rm}, {});
 }
 
-void pthreadpool_parallelize_5d_tile_1d(pthreadpool_t pool, pthreadpool_task_5d_tile_1d_t f, void* c, size_t ri,
-                                        size_t rj, size_t rk, size_t rl, size_t rm, size_t tm, uint32_t flags) {
+void pthreadpool_parallelize_5d_tile_1d(pthreadpool_t pool, pthreadpool_task_5d_tile_1d_t f, void* c,
+                                        size_t ri, size_t rj, size_t rk, size_t rl, size_t rm, size_t tm,
+                                        uint32_t flags) {
   parallelize<5, 1>(pool, as_pointer(f), c, flags, {ri, rj, rk, rl, rm}, {tm});
 }
 
-void pthreadpool_parallelize_5d_tile_2d(pthreadpool_t pool, pthreadpool_task_5d_tile_2d_t f, void* c, size_t ri,
-                                        size_t rj, size_t rk, size_t rl, size_t rm, size_t tl, size_t tm,
-                                        uint32_t flags) {
+void pthreadpool_parallelize_5d_tile_2d(pthreadpool_t pool, pthreadpool_task_5d_tile_2d_t f, void* c,
+                                        size_t ri, size_t rj, size_t rk, size_t rl, size_t rm, size_t tl,
+                                        size_t tm, uint32_t flags) {
   parallelize<5, 2>(pool, as_pointer(f), c, flags, {ri, rj, rk, rl, rm}, {tl, tm});
 }
 
@@ -234,15 +245,15 @@ void pthreadpool_parallelize_6d(pthreadpool_t pool, pthreadpool_task_6d_t f, voi
   parallelize<6, 0>(pool, as_pointer(f), c, flags, {ri, rj, rk, rl, rm, rn}, {});
 }
 
-void pthreadpool_parallelize_6d_tile_1d(pthreadpool_t pool, pthreadpool_task_6d_tile_1d_t f, void* c, size_t ri,
-                                        size_t rj, size_t rk, size_t rl, size_t rm, size_t rn, size_t tn,
-                                        uint32_t flags) {
+void pthreadpool_parallelize_6d_tile_1d(pthreadpool_t pool, pthreadpool_task_6d_tile_1d_t f, void* c,
+                                        size_t ri, size_t rj, size_t rk, size_t rl, size_t rm, size_t rn,
+                                        size_t tn, uint32_t flags) {
   parallelize<6, 1>(pool, as_pointer(f), c, flags, {ri, rj, rk, rl, rm, rn}, {tn});
 }
 
-void pthreadpool_parallelize_6d_tile_2d(pthreadpool_t pool, pthreadpool_task_6d_tile_2d_t f, void* c, size_t ri,
-                                        size_t rj, size_t rk, size_t rl, size_t rm, size_t rn, size_t tm,
-                                        size_t tn, uint32_t flags) {
+void pthreadpool_parallelize_6d_tile_2d(pthreadpool_t pool, pthreadpool_task_6d_tile_2d_t f, void* c,
+                                        size_t ri, size_t rj, size_t rk, size_t rl, size_t rm, size_t rn,
+                                        size_t tm, size_t tn, uint32_t flags) {
   parallelize<6, 2>(pool, as_pointer(f), c, flags, {ri, rj, rk, rl, rm, rn}, {tm, tn});
 }
 

@@ -1,13 +1,13 @@
 #include "runtime/backends/xnnpack/task_pool.h"
 
+#include <pthread.h>
+#include <sched.h>
+
 #include <algorithm>
 #include <chrono>
 #include <exception>
 #include <system_error>
 #include <utility>
-
-#include <pthread.h>
-#include <sched.h>
 
 #if defined(__x86_64__) || defined(_M_X64) || defined(__i386__)
 #include <immintrin.h>
@@ -188,7 +188,8 @@ void TaskPool::run_inline(size_t count, Body body, const void* context, bool flu
 }
 
 void TaskPool::run(size_t count, Body body, const void* context, bool flush_denormals) {
-  if (workers_.empty() || count <= 1 || count > UINT32_MAX) return run_inline(count, body, context, flush_denormals);
+  if (workers_.empty() || count <= 1 || count > UINT32_MAX)
+    return run_inline(count, body, context, flush_denormals);
   const std::lock_guard<std::mutex> run(run_mutex_);
   Loop loop{count, body, context, flush_denormals};
   {
@@ -282,7 +283,8 @@ void TaskPool::wait_for_loop(uint32_t seen) {
     }
   }
   sleepers_.fetch_add(1, std::memory_order_seq_cst);
-  while (generation_.load(std::memory_order_seq_cst) == seen) generation_.wait(seen, std::memory_order_seq_cst);
+  while (generation_.load(std::memory_order_seq_cst) == seen)
+    generation_.wait(seen, std::memory_order_seq_cst);
   sleepers_.fetch_sub(1, std::memory_order_relaxed);
 }
 

@@ -22,6 +22,8 @@
 //
 // Thread-safe: loops from several threads run one at a time, in full.
 
+#include <pthread.h>
+
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
@@ -29,8 +31,6 @@
 #include <memory>
 #include <mutex>
 #include <thread>
-
-#include <pthread.h>
 #include <vector>
 
 namespace etc::xnnpack {
@@ -101,7 +101,7 @@ class TaskPool {
   std::atomic<bool> held_{false};
   alignas(64) std::atomic<uint32_t> generation_{0};  // bumped per loop; workers wait on it
   std::atomic<uint32_t> sleepers_{0};
-  std::unique_ptr<Range[]> ranges_;  // one per thread
+  std::unique_ptr<Range[]> ranges_;              // one per thread
   alignas(64) std::atomic<uint32_t> active_{0};  // workers inside the open loop
   std::atomic<size_t> worker_items_{0};
 };

@@ -5,6 +5,8 @@
 // take part; loops from several threads at once; denormals flushed on
 // request. Also built into etc_threads_test, which CI runs under
 // ThreadSanitizer.
+#include "runtime/backends/xnnpack/task_pool.h"
+
 #include <pthreadpool.h>
 
 #include <atomic>
@@ -15,8 +17,6 @@
 #include <stdexcept>
 #include <thread>
 #include <vector>
-
-#include "runtime/backends/xnnpack/task_pool.h"
 
 namespace etc {
 namespace {
@@ -34,7 +34,8 @@ struct Coverage {
   std::atomic<int> bad_uarch{0};
 
   Coverage(std::vector<size_t> r, std::vector<size_t> t) : range(std::move(r)), tile(std::move(t)) {
-    hits = std::vector<std::atomic<int>>(std::accumulate(range.begin(), range.end(), size_t{1}, std::multiplies<>()));
+    hits = std::vector<std::atomic<int>>(
+        std::accumulate(range.begin(), range.end(), size_t{1}, std::multiplies<>()));
   }
   // `start` per dimension, `size` per tiled dimension (in order).
   void visit(const std::vector<size_t>& start, const std::vector<size_t>& size) {
@@ -71,7 +72,8 @@ Coverage& cov(void* c) { return *static_cast<Coverage*>(c); }
 void check_every_loop_shape(pthreadpool_t pool) {
   SECTION("1d") {
     Coverage c({37}, {0});
-    pthreadpool_parallelize_1d(pool, [](void* p, size_t i) { cov(p).visit({i}, {}); }, &c, 37, 0);
+    pthreadpool_parallelize_1d(
+        pool, [](void* p, size_t i) { cov(p).visit({i}, {}); }, &c, 37, 0);
     CHECK(c.each_point_once());
   }
   SECTION("1d with uarch") {
@@ -94,20 +96,32 @@ void check_every_loop_shape(pthreadpool_t pool) {
   }
   SECTION("2d") {
     Coverage c({5, 7}, {0, 0});
-    pthreadpool_parallelize_2d(pool, [](void* p, size_t i, size_t j) { cov(p).visit({i, j}, {}); }, &c, 5, 7, 0);
+    pthreadpool_parallelize_2d(
+        pool,
+        [](void* p, size_t i, size_t j) {
+          cov(p).visit({i, j}, {});
+        },
+        &c, 5, 7, 0);
     CHECK(c.each_point_once());
   }
   SECTION("2d tile 1d") {
     Coverage c({5, 19}, {0, 4});
     pthreadpool_parallelize_2d_tile_1d(
-        pool, [](void* p, size_t i, size_t j, size_t nj) { cov(p).visit({i, j}, {nj}); }, &c, 5, 19, 4, 0);
+        pool,
+        [](void* p, size_t i, size_t j, size_t nj) {
+          cov(p).visit({i, j}, {nj});
+        },
+        &c, 5, 19, 4, 0);
     CHECK(c.each_point_once());
   }
   SECTION("2d tile 2d") {
     Coverage c({23, 19}, {5, 4});
     pthreadpool_parallelize_2d_tile_2d(
-        pool, [](void* p, size_t i, size_t j, size_t ni, size_t nj) { cov(p).visit({i, j}, {ni, nj}); }, &c, 23,
-        19, 5, 4, 0);
+        pool,
+        [](void* p, size_t i, size_t j, size_t ni, size_t nj) {
+          cov(p).visit({i, j}, {ni, nj});
+        },
+        &c, 23, 19, 5, 4, 0);
     CHECK(c.each_point_once());
   }
   SECTION("2d tile 2d with uarch") {
@@ -125,14 +139,23 @@ void check_every_loop_shape(pthreadpool_t pool) {
   SECTION("3d, tiled 0, 1 and 2") {
     Coverage a({3, 4, 5}, {0, 0, 0}), b({3, 4, 11}, {0, 0, 3}), d({3, 9, 11}, {0, 2, 3});
     pthreadpool_parallelize_3d(
-        pool, [](void* p, size_t i, size_t j, size_t k) { cov(p).visit({i, j, k}, {}); }, &a, 3, 4, 5, 0);
+        pool,
+        [](void* p, size_t i, size_t j, size_t k) {
+          cov(p).visit({i, j, k}, {});
+        },
+        &a, 3, 4, 5, 0);
     pthreadpool_parallelize_3d_tile_1d(
-        pool, [](void* p, size_t i, size_t j, size_t k, size_t nk) { cov(p).visit({i, j, k}, {nk}); }, &b, 3, 4,
-        11, 3, 0);
+        pool,
+        [](void* p, size_t i, size_t j, size_t k, size_t nk) {
+          cov(p).visit({i, j, k}, {nk});
+        },
+        &b, 3, 4, 11, 3, 0);
     pthreadpool_parallelize_3d_tile_2d(
         pool,
-        [](void* p, size_t i, size_t j, size_t k, size_t nj, size_t nk) { cov(p).visit({i, j, k}, {nj, nk}); }, &d,
-        3, 9, 11, 2, 3, 0);
+        [](void* p, size_t i, size_t j, size_t k, size_t nj, size_t nk) {
+          cov(p).visit({i, j, k}, {nj, nk});
+        },
+        &d, 3, 9, 11, 2, 3, 0);
     CHECK(a.each_point_once());
     CHECK(b.each_point_once());
     CHECK(d.each_point_once());
@@ -140,12 +163,17 @@ void check_every_loop_shape(pthreadpool_t pool) {
   SECTION("4d, tiled 0, 1 and 2") {
     Coverage a({2, 3, 4, 5}, {0, 0, 0, 0}), b({2, 3, 4, 7}, {0, 0, 0, 3}), d({2, 3, 7, 9}, {0, 0, 2, 4});
     pthreadpool_parallelize_4d(
-        pool, [](void* p, size_t i, size_t j, size_t k, size_t l) { cov(p).visit({i, j, k, l}, {}); }, &a, 2, 3,
-        4, 5, 0);
+        pool,
+        [](void* p, size_t i, size_t j, size_t k, size_t l) {
+          cov(p).visit({i, j, k, l}, {});
+        },
+        &a, 2, 3, 4, 5, 0);
     pthreadpool_parallelize_4d_tile_1d(
         pool,
-        [](void* p, size_t i, size_t j, size_t k, size_t l, size_t nl) { cov(p).visit({i, j, k, l}, {nl}); }, &b,
-        2, 3, 4, 7, 3, 0);
+        [](void* p, size_t i, size_t j, size_t k, size_t l, size_t nl) {
+          cov(p).visit({i, j, k, l}, {nl});
+        },
+        &b, 2, 3, 4, 7, 3, 0);
     pthreadpool_parallelize_4d_tile_2d(
         pool,
         [](void* p, size_t i, size_t j, size_t k, size_t l, size_t nk, size_t nl) {
@@ -162,7 +190,10 @@ void check_every_loop_shape(pthreadpool_t pool) {
     Coverage e({2, 1, 2, 3, 2, 3}, {0, 0, 0, 0, 0, 0}), f({2, 1, 2, 3, 2, 5}, {0, 0, 0, 0, 0, 4}),
         g({2, 1, 2, 3, 5, 5}, {0, 0, 0, 0, 4, 2});
     pthreadpool_parallelize_5d(
-        pool, [](void* p, size_t i, size_t j, size_t k, size_t l, size_t m) { cov(p).visit({i, j, k, l, m}, {}); },
+        pool,
+        [](void* p, size_t i, size_t j, size_t k, size_t l, size_t m) {
+          cov(p).visit({i, j, k, l, m}, {});
+        },
         &a, 2, 2, 3, 2, 3, 0);
     pthreadpool_parallelize_5d_tile_1d(
         pool,
@@ -199,7 +230,11 @@ void check_every_loop_shape(pthreadpool_t pool) {
   SECTION("a tile larger than its range, and a tile of 0 (taken as 1)") {
     Coverage big({5, 3}, {0, 8}), zero({4}, {1});
     pthreadpool_parallelize_2d_tile_1d(
-        pool, [](void* p, size_t i, size_t j, size_t nj) { cov(p).visit({i, j}, {nj}); }, &big, 5, 3, 8, 0);
+        pool,
+        [](void* p, size_t i, size_t j, size_t nj) {
+          cov(p).visit({i, j}, {nj});
+        },
+        &big, 5, 3, 8, 0);
     pthreadpool_parallelize_1d_tile_1d(
         pool, [](void* p, size_t i, size_t n) { cov(p).visit({i}, {n}); }, &zero, 4, 0, 0);
     CHECK(big.each_point_once());
@@ -213,7 +248,8 @@ void check_every_loop_shape(pthreadpool_t pool) {
   }
 }
 
-TEST_CASE("pthreadpool_abi: every loop shape covers its grid once, on the caller alone", "[xnnpack][threads]") {
+TEST_CASE("pthreadpool_abi: every loop shape covers its grid once, on the caller alone",
+          "[xnnpack][threads]") {
   CHECK(pthreadpool_get_threads_count(nullptr) == 1);
   check_every_loop_shape(nullptr);
 }
@@ -366,7 +402,8 @@ TEST_CASE("TaskPool: loops of different bodies in turn each run their own items"
   for (size_t i = 0; i < b.size(); ++i) REQUIRE(b[i].load() == 1000);
 }
 
-TEST_CASE("TaskPool: an item's exception reaches the caller after the loop has stopped", "[xnnpack][threads]") {
+TEST_CASE("TaskPool: an item's exception reaches the caller after the loop has stopped",
+          "[xnnpack][threads]") {
   std::unique_ptr<TaskPool> pool = TaskPool::create(2);
   REQUIRE(pool != nullptr);
   // Items run after the throw (there may be some on the other thread, in

@@ -50,9 +50,10 @@ bool kernel_populates() {
 #endif
 }
 
-TEST_CASE("xnnpack: an instance's large buffers are mapped ahead on its pool, contents unchanged", "[xnnpack]") {
+TEST_CASE("xnnpack: an instance's large buffers are mapped ahead on its pool, contents unchanged",
+          "[xnnpack]") {
   std::vector<AlignedBuffer> buffers;
-  buffers.push_back(AlignedBuffer::allocate(size_t{6} << 20));    // large, fresh
+  buffers.push_back(AlignedBuffer::allocate(size_t{6} << 20));          // large, fresh
   buffers.push_back(AlignedBuffer::allocate((size_t{5} << 20) + 100));  // large, partly written already
   for (const AlignedBuffer& b : buffers) REQUIRE(b);
   std::memset(buffers[1].data(), 0x5a, 4096);
@@ -79,7 +80,8 @@ TEST_CASE("xnnpack: an instance's large buffers are mapped ahead on its pool, co
     }
   }
   for (size_t i = 0; i < 4096; ++i) REQUIRE(buffers[1].data()[i] == 0x5a);
-  for (size_t i = 4096, k = 0; i < buffers[1].size(); i += 4093, ++k) REQUIRE(buffers[1].data()[i] == before[k]);
+  for (size_t i = 4096, k = 0; i < buffers[1].size(); i += 4093, ++k)
+    REQUIRE(buffers[1].data()[i] == before[k]);
   if (own_mappings)
     for (size_t i = 0; i < buffers[0].size(); i += 4093) REQUIRE(buffers[0].data()[i] == 0);
 }
