@@ -41,8 +41,8 @@ class TaskPool {
   using Body = void (*)(const void* context, size_t begin, size_t end);
 
   // A pool of `threads` threads, the caller included (threads - 1 workers);
-  // 0 means one per CPU this process may run on (its affinity mask). Null where a worker cannot be
-  // started. Returns before the workers have run.
+  // 0 means one per CPU this process may run on (its affinity mask). Null
+  // where a worker cannot be started. Returns before the workers have run.
   static std::unique_ptr<TaskPool> create(size_t threads);
   // Waits for a loop in progress, then stops and joins the workers.
   ~TaskPool();
@@ -53,11 +53,10 @@ class TaskPool {
 
   // Runs body over [0, count) in chunks, on the calling thread and the
   // workers awake to help; returns when every item has run. A count above
-  // 2^32 - 1 runs on the caller alone. With
-  // `flush_denormals`, every thread that runs a chunk treats denormal floats
-  // as zero while it does (restored after). Where an item throws, no
-  // further items start and the first exception is rethrown here once every
-  // thread has left the loop.
+  // 2^32 - 1 runs on the caller alone. With `flush_denormals`, every thread
+  // that runs a chunk treats denormal floats as zero while it does
+  // (restored after). Where an item throws, no further items start and the
+  // first exception is rethrown here once every thread has left the loop.
   void run(size_t count, Body body, const void* context, bool flush_denormals);
   // The same on the calling thread alone (what a null pool does).
   static void run_inline(size_t count, Body body, const void* context, bool flush_denormals);
@@ -94,7 +93,7 @@ class TaskPool {
 
   std::vector<pthread_t> workers_;
   std::mutex run_mutex_;   // one loop at a time
-  std::mutex join_mutex_;  // guards loop_, open_, stop_ and joining
+  std::mutex join_mutex_;  // guards loop_, open_, stop_, failure_ and joining
   Loop loop_;
   bool open_ = false, stop_ = false;
   std::exception_ptr failure_;  // the open loop's first exception
