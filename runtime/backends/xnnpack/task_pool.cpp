@@ -6,7 +6,7 @@
 #include <algorithm>
 #include <chrono>
 #include <exception>
-#include <system_error>
+#include <thread>
 #include <utility>
 
 #if defined(__x86_64__) || defined(_M_X64) || defined(__i386__)
