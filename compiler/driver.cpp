@@ -8,9 +8,10 @@ namespace etc {
 namespace {
 
 ir::ExportedProgram import_and_optimize(const std::string& path, const onnx_import::ImportOptions& options,
+                                        const passes::PipelineOptions& pipeline,
                                         passes::PipelineStats* stats) {
   ir::ExportedProgram program = onnx_import::import_onnx(path, options);
-  const passes::PipelineStats s = passes::run_pipeline(program);
+  const passes::PipelineStats s = passes::run_pipeline(program, pipeline);
   if (stats) *stats = s;
   return program;
 }
@@ -20,6 +21,7 @@ ir::ExportedProgram import_and_optimize(const std::string& path, const onnx_impo
 // (compiler/ir/shape_polymorphism.h).
 ShapeProbe check_same_program(const std::string& path, ir::ExportedProgram& program,
                               const onnx_import::ImportOptions& options,
+                              const passes::PipelineOptions& pipeline,
                               const std::map<std::string, Shape>& probe, const char* which) {
   onnx_import::ImportOptions at = options;
   at.input_min_shapes.clear();
@@ -28,7 +30,7 @@ ShapeProbe check_same_program(const std::string& path, ir::ExportedProgram& prog
   for (const auto& [name, shape] : probe) sizes += (sizes.empty() ? "" : ", ") + name + "=" + shape.str();
   ir::ExportedProgram other;
   try {
-    other = import_and_optimize(path, at, nullptr);
+    other = import_and_optimize(path, at, pipeline, nullptr);
   } catch (const CompileError& e) {
     throw CompileError(std::string("at the ") + which + " shapes of the ranges (" + sizes + "): " + e.what());
   }
@@ -43,8 +45,9 @@ ShapeProbe check_same_program(const std::string& path, ir::ExportedProgram& prog
 }  // namespace
 
 ir::ExportedProgram compile_onnx(const std::string& path, const onnx_import::ImportOptions& options,
-                                 passes::PipelineStats* stats, std::vector<ShapeProbe>* probes) {
-  ir::ExportedProgram program = import_and_optimize(path, options, stats);
+                                 passes::PipelineStats* stats, std::vector<ShapeProbe>* probes,
+                                 const passes::PipelineOptions& pipeline) {
+  ir::ExportedProgram program = import_and_optimize(path, options, pipeline, stats);
   if (options.input_min_shapes.empty()) return program;
   // The program is compiled for the largest shapes; the smallest and the
   // middle of each range must give the same program.
@@ -58,10 +61,10 @@ ir::ExportedProgram compile_onnx(const std::string& path, const onnx_import::Imp
     smallest[name] = min;
     middle[name] = mid;
   }
-  ShapeProbe low = check_same_program(path, program, options, smallest, "smallest");
+  ShapeProbe low = check_same_program(path, program, options, pipeline, smallest, "smallest");
   if (probes) probes->push_back(std::move(low));
   if (middle != smallest) {
-    ShapeProbe mid = check_same_program(path, program, options, middle, "middle");
+    ShapeProbe mid = check_same_program(path, program, options, pipeline, middle, "middle");
     if (probes) probes->push_back(std::move(mid));
   }
   const ir::Graph& g = program.graph;

@@ -27,7 +27,8 @@ struct ShapeProbe {
 
 ir::ExportedProgram compile_onnx(const std::string& path, const onnx_import::ImportOptions& options = {},
                                  passes::PipelineStats* stats = nullptr,
-                                 std::vector<ShapeProbe>* probes = nullptr);
+                                 std::vector<ShapeProbe>* probes = nullptr,
+                                 const passes::PipelineOptions& pipeline = {});
 
 // to_backend(program, partitioner). With probes (a program compiled with
 // ranges), each probe is lowered the same way and every delegate must

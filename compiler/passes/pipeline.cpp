@@ -7,6 +7,7 @@
 #include "compiler/passes/fold_into_conv.h"
 #include "compiler/passes/fuse_activation.h"
 #include "compiler/passes/fuse_patterns.h"
+#include "compiler/passes/prepack_rnn.h"
 
 namespace etc::passes {
 
@@ -34,10 +35,16 @@ void run_passes(ir::Graph& g, PipelineStats& stats) {
 
 }  // namespace
 
-PipelineStats run_pipeline(ir::ExportedProgram& program) {
+PipelineStats run_pipeline(ir::ExportedProgram& program, const PipelineOptions& options) {
   PipelineStats stats;
   ir::Graph& g = program.graph;
   run_passes(g, stats);
+  // Last: on the weights as every other pass left them.
+  if (options.prepack_rnn) {
+    const PrepackStats packed = prepack_rnn_weights(g);
+    stats.rnn_weights_prepacked = packed.tensors;
+    stats.rnn_prepacked_bytes = packed.bytes;
+  }
   Status s = ir::verify(g);
   if (!s.ok()) throw CompileError(program.source_path + ": internal error after passes: " + s.message());
   return stats;

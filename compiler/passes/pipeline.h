@@ -11,10 +11,18 @@ struct PipelineStats {
   size_t patterns_fused = 0;       // fuse_patterns.h
   size_t conv1d_as_2d = 0;         // conv1d_as_2d.h
   size_t dead_nodes_removed = 0;
+  size_t rnn_weights_prepacked = 0;  // prepack_rnn.h: packed forms added
+  size_t rnn_prepacked_bytes = 0;    // and their size
+};
+
+struct PipelineOptions {
+  // prepack_rnn.h: LSTM and GRU weights packed ahead of time beside their
+  // plain form (a larger program, no packing at init).
+  bool prepack_rnn = true;
 };
 
 // Runs every pass in order, then compacts and verifies (throws CompileError
 // on a verifier failure, which would be a compiler bug).
-PipelineStats run_pipeline(ir::ExportedProgram& program);
+PipelineStats run_pipeline(ir::ExportedProgram& program, const PipelineOptions& options = {});
 
 }  // namespace etc::passes

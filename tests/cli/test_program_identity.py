@@ -15,7 +15,8 @@ from cli_support import ETC, HERE, TempDirCase
 ROOT = os.path.join(HERE, "..", "..")
 MODELS = sorted(glob.glob(os.path.join(ROOT, "tests", "models", "example", "*.onnx"))) + [
     m for m in (os.path.join(ROOT, "tests", "models", "fetched", f) for f in
-                ("mobilenet_v2_op13.onnx", "transformer_encoder.onnx", "resnet18_op13.onnx"))
+                ("mobilenet_v2_op13.onnx", "transformer_encoder.onnx", "resnet18_op13.onnx", "lstm.onnx",
+                 "gru.onnx"))
     if os.path.exists(m)]
 
 

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "compiler/emit/program_writer.h"
+#include "runtime/core/aligned_buffer.h"
 #include "runtime/executor/method.h"
 #include "runtime/executor/program.h"
 
@@ -17,7 +18,11 @@ inline std::vector<std::vector<uint8_t>> run_program(const ir::ExportedProgram& 
                                                      const std::vector<std::vector<uint8_t>>& inputs,
                                                      const RuntimeOptions& options = {}) {
   const std::vector<uint8_t> bytes = emit::serialize_program(program);
-  auto loaded = Program::load_from_data(FileData::borrow(bytes.data(), bytes.size()), "test.etp");
+  // 64-byte aligned, as a mapped file is (constants are read in place).
+  AlignedBuffer aligned = AlignedBuffer::allocate(bytes.size());
+  if (!aligned) throw std::runtime_error("out of memory");
+  std::memcpy(aligned.data(), bytes.data(), bytes.size());
+  auto loaded = Program::load_from_data(FileData::borrow(aligned.data(), bytes.size()), "test.etp");
   if (!loaded.ok()) throw std::runtime_error(loaded.message());
   auto method = Method::init(loaded.get(), 0, options);
   if (!method.ok()) throw std::runtime_error(method.message());

@@ -24,6 +24,13 @@ namespace etc::cli {
 
 namespace {
 
+std::string size_text(double bytes) {
+  char size[32];
+  std::snprintf(size, sizeof size, bytes < 1e6 ? "%.1f kB" : "%.1f MB",
+                bytes < 1e6 ? bytes / 1e3 : bytes / 1e6);
+  return size;
+}
+
 // "delegate 0 (xnnpack) weights: 9.5 MB plain (31), 37.3 MB packed for
 // the native kernel (11), 38.0 MB transformed for Winograd (10)": what
 // each delegate's share of the program is made of (constants per layout).
@@ -33,12 +40,8 @@ void print_delegate_weights(const ir::ExportedProgram& program) {
     if (m.weights.empty()) continue;
     std::cout << "delegate " << d << " (" << m.backend_id << ") weights:";
     for (size_t i = 0; i < m.weights.size(); ++i) {
-      const auto bytes = static_cast<double>(m.weights[i].bytes);
-      char size[32];
-      std::snprintf(size, sizeof size, bytes < 1e6 ? "%.1f kB" : "%.1f MB",
-                    bytes < 1e6 ? bytes / 1e3 : bytes / 1e6);
-      std::cout << (i ? ", " : " ") << size << " " << m.weights[i].layout << " (" << m.weights[i].tensors
-                << ")";
+      std::cout << (i ? ", " : " ") << size_text(static_cast<double>(m.weights[i].bytes)) << " "
+                << m.weights[i].layout << " (" << m.weights[i].tensors << ")";
     }
     std::cout << "\n";
   }
@@ -49,7 +52,7 @@ void print_delegate_weights(const ir::ExportedProgram& program) {
 Action add_preprocess(CLI::App& app) {
   auto* cmd = app.add_subcommand("preprocess", "Compile an ONNX model into a program file (.etp)");
   struct Options {
-    std::string model, output, fallback = "none";
+    std::string model, output, fallback = "none", prepack = "rnn";
     std::vector<std::string> input_shapes;
     bool json = false;
     bool print_ir = false;
@@ -67,6 +70,11 @@ Action add_preprocess(CLI::App& app) {
                   "portable: keep each delegate's portable instructions beside it, run where its backend "
                   "cannot (more slowly, with a warning)")
       ->check(CLI::IsMember({"portable", "none"}));
+  cmd->add_option("--prepack", opt->prepack,
+                  "rnn (default): store LSTM and GRU weights also packed for the portable kernels' AVX-512 "
+                  "products, read in place where those run (a larger program, no packing at init); none: "
+                  "leave them out (the smaller program, for CPUs without AVX-512)")
+      ->check(CLI::IsMember({"rnn", "none"}));
   cmd->add_flag("--json", opt->json, "Print a JSON summary");
   cmd->add_flag("--print-ir", opt->print_ir, "Print the edge IR after the passes");
   return [opt]() {
@@ -77,7 +85,10 @@ Action add_preprocess(CLI::App& app) {
     std::unique_ptr<Partitioner> partitioner;
     if (!opt->backend.backends.empty()) partitioner = make_requested_partitioner(opt->backend);
     std::vector<ShapeProbe> probes;
-    ir::ExportedProgram program = compile_onnx(opt->model, options, nullptr, &probes);
+    passes::PipelineOptions pipeline;
+    pipeline.prepack_rnn = opt->prepack == "rnn";
+    passes::PipelineStats pipeline_stats;
+    ir::ExportedProgram program = compile_onnx(opt->model, options, &pipeline_stats, &probes, pipeline);
     std::optional<PartitionReport> report;
     if (partitioner) {
       report = make_partition_report(program, *partitioner, opt->backend.backends);
@@ -118,6 +129,8 @@ Action add_preprocess(CLI::App& app) {
                              {"tensors", l.tensors},
                              {"bytes", l.bytes}});
       j["delegate_weights"] = weights;
+      j["prepacked_rnn_weights"] = {{"tensors", pipeline_stats.rnn_weights_prepacked},
+                                    {"bytes", pipeline_stats.rnn_prepacked_bytes}};
       if (report)
         j["partitioning"] = {{"backends", report->backends},
                              {"nodes", report->nodes.size()},
@@ -132,6 +145,10 @@ Action add_preprocess(CLI::App& app) {
                 << stats.arena_size << " bytes (lower bound " << stats.arena_lower_bound << "), compiled in "
                 << static_cast<int>(ms) << " ms\n";
       print_delegate_weights(program);
+      if (pipeline_stats.rnn_weights_prepacked > 0)
+        std::cout << "LSTM/GRU weights packed ahead of time: "
+                  << size_text(static_cast<double>(pipeline_stats.rnn_prepacked_bytes)) << " ("
+                  << pipeline_stats.rnn_weights_prepacked << "; --prepack none leaves them out)\n";
       if (report)
         std::cout << "delegated " << report->delegated_nodes << " of " << report->nodes.size() << " nodes ("
                   << static_cast<int>(report->node_coverage() * 1000 + 0.5) / 10.0 << "%) in "

@@ -75,15 +75,9 @@ PackedGemv PackedGemv::pack(const float* w, int64_t n, int64_t k, int64_t ldw) {
   return pack_always(w, n, k, ldw);
 }
 
-PackedGemv PackedGemv::pack_always(const float* w, int64_t n, int64_t k, int64_t ldw) {
-  PackedGemv g;
-  if (n <= 0 || k <= 0) return g;
-  g.data_ = AlignedBuffer::allocate(static_cast<size_t>(padded(n) * k) * sizeof(float));
-  if (!g.data_) return g;
-  g.data_.populate();
-  g.n_ = n;
-  g.k_ = k;
-  float* out = g.data_.as<float>();
+int64_t PackedGemv::packed_floats(int64_t n, int64_t k) { return n > 0 && k > 0 ? padded(n) * k : 0; }
+
+void PackedGemv::pack_into(const float* w, int64_t n, int64_t k, int64_t ldw, float* out) {
   // A row of w at a time, a line of it (16 floats) to 16 rows of the block,
   // so that w is read in order: reading a block's column of w, a float a
   // row at the row stride, packed a 512 x 128 matrix in cache 1.5x slower.
@@ -98,6 +92,29 @@ PackedGemv PackedGemv::pack_always(const float* w, int64_t n, int64_t k, int64_t
       }
     }
   }
+}
+
+PackedGemv PackedGemv::pack_always(const float* w, int64_t n, int64_t k, int64_t ldw) {
+  PackedGemv g;
+  if (n <= 0 || k <= 0) return g;
+  g.data_ = AlignedBuffer::allocate(static_cast<size_t>(packed_floats(n, k)) * sizeof(float));
+  if (!g.data_) return g;
+  g.data_.populate();
+  pack_into(w, n, k, ldw, g.data_.as<float>());
+  g.p_ = g.data_.as<const float>();
+  g.n_ = n;
+  g.k_ = k;
+  return g;
+}
+
+PackedGemv PackedGemv::view(const float* data, int64_t n, int64_t k) {
+  PackedGemv g;
+  if (n <= 0 || k <= 0 || data == nullptr ||
+      reinterpret_cast<uintptr_t>(data) % AlignedBuffer::kAlignment != 0)
+    return g;
+  g.p_ = data;
+  g.n_ = n;
+  g.k_ = k;
   return g;
 }
 
@@ -105,7 +122,7 @@ void PackedGemv::run(const float* x, float* y) const { run_rows(x, k_, 1, y, n_)
 
 void PackedGemv::run_rows(const float* x, int64_t ldx, int64_t rows, float* y, int64_t ldy) const {
 #if ETC_PACKED_GEMV_X86
-  const float* p = data_.as<const float>();
+  const float* p = p_;
   for (int64_t r0 = 0; r0 < rows; r0 += kRows) {
     const int64_t r = std::min<int64_t>(kRows, rows - r0);
     for (int64_t j0 = 0; j0 < n_; j0 += kBlock) {
@@ -120,7 +137,7 @@ void PackedGemv::run_rows(const float* x, int64_t ldx, int64_t rows, float* y, i
 }
 
 void PackedGemv::run_portable(const float* x, float* y) const {
-  const float* p = data_.as<const float>();
+  const float* p = p_;
   float acc[kBlock];
   for (int64_t j0 = 0; j0 < n_; j0 += kBlock) {
     const int64_t width = block_width(n_, j0);

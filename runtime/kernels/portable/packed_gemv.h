@@ -9,6 +9,8 @@
 // Packing happens only where the AVX-512 kernel runs (packed_gemv_available());
 // elsewhere pack() gives an empty PackedGemv and callers keep their GEMM on W
 // as it is (Eigen's kernels: the path every other CPU, ARM included, takes).
+// The layout is the same on every CPU, so the compiler can pack ahead of
+// time (pack_into) and the kernel read the program's bytes in place (view).
 
 #include <cstdint>
 
@@ -29,8 +31,18 @@ class PackedGemv {
   static PackedGemv pack(const float* w, int64_t n, int64_t k, int64_t ldw);
   // As pack(), whatever the CPU: for tests of the layout and the portable loop.
   static PackedGemv pack_always(const float* w, int64_t n, int64_t k, int64_t ldw);
+  // Floats of the packed form of an [n, k] matrix (n rounded up to 16, times k).
+  static int64_t packed_floats(int64_t n, int64_t k);
+  // Writes the packed form of W [n, k] (row stride ldw) to out
+  // (packed_floats(n, k) floats, any alignment): what pack() holds.
+  static void pack_into(const float* w, int64_t n, int64_t k, int64_t ldw, float* out);
+  // The packed form at `data` (packed_floats(n, k) floats, as pack_into
+  // wrote them), used in place: not copied, not owned; it must outlive the
+  // view. Empty when data is not 64-byte aligned (the kernel's loads are) or
+  // n or k is not positive.
+  static PackedGemv view(const float* data, int64_t n, int64_t k);
 
-  bool packed() const { return static_cast<bool>(data_); }
+  bool packed() const { return p_ != nullptr; }
   int64_t rows() const { return n_; }
   int64_t cols() const { return k_; }
 
@@ -43,7 +55,8 @@ class PackedGemv {
   void run_portable(const float* x, float* y) const;
 
  private:
-  AlignedBuffer data_;  // per block of up to kBlock columns: [k][width], width a multiple of 16
+  AlignedBuffer data_;        // owned packed form (pack); empty for a view
+  const float* p_ = nullptr;  // per block of up to kBlock columns: [k][width], width a multiple of 16
   int64_t n_ = 0;
   int64_t k_ = 0;
 };

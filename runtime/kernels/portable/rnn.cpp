@@ -108,7 +108,52 @@ Result<RnnConfig> parse_rnn_config(const AttrList& attrs, Span<const TensorSpec>
     ETC_TRY(check_shape(in, kInitialC, "initial_c", state_shape(c), t));
     ETC_TRY(check_shape(in, kP, "P", Shape{d, 3 * c.hidden}, t));
   }
+  for (RnnPacked which : {RnnPacked::kW, RnnPacked::kR}) {
+    const int i = rnn_packed_input(lstm, which);
+    if (!present(in, i)) continue;
+    const char* name = which == RnnPacked::kW ? "W packed ahead of time" : "R packed ahead of time";
+    ETC_CHECK_OR_FAIL(t == DType::Float32, Error::InvalidType, name, " is given for a ", dtype_name(t),
+                      " cell (only float32 cells take it)");
+    ETC_TRY(check_shape(in, i, name, Shape{rnn_prepacked_floats(c, which)}, t));
+  }
   return c;
+}
+
+RnnSegments rnn_recurrent_segments(const RnnConfig& c) {
+  if (c.gates == 4 || c.linear_before_reset) return {{{0, c.gates * c.hidden}}, 1};
+  return {{{0, 2 * c.hidden}, {2 * c.hidden, c.hidden}}, 2};
+}
+
+int rnn_packed_input(bool lstm, RnnPacked which) { return (lstm ? 8 : 6) + static_cast<int>(which); }
+
+namespace {
+
+// Columns (k) and the row ranges of one direction of W or R, packed one
+// range after another.
+std::pair<int64_t, RnnSegments> packed_pieces(const RnnConfig& c, RnnPacked which) {
+  if (which == RnnPacked::kW) return {c.input, RnnSegments{{{0, c.gates * c.hidden}}, 1}};
+  return {c.hidden, rnn_recurrent_segments(c)};
+}
+
+}  // namespace
+
+int64_t rnn_prepacked_floats(const RnnConfig& c, RnnPacked which) {
+  const auto [k, segments] = packed_pieces(c, which);
+  int64_t floats = 0;
+  for (int j = 0; j < segments.count; ++j) floats += PackedGemv::packed_floats(segments.range[j].second, k);
+  return floats * c.num_dirs;
+}
+
+void rnn_prepack(const RnnConfig& c, RnnPacked which, const float* w, float* out) {
+  const auto [k, segments] = packed_pieces(c, which);
+  for (int d = 0; d < c.num_dirs; ++d) {
+    const float* w_dir = w + d * c.gates * c.hidden * k;
+    for (int j = 0; j < segments.count; ++j) {
+      const auto [row0, rows] = segments.range[j];
+      PackedGemv::pack_into(w_dir + row0 * k, rows, k, k, out);
+      out += PackedGemv::packed_floats(rows, k);
+    }
+  }
 }
 
 Status rnn_sequence_lengths(const RnnConfig& c, const Tensor& lens, int32_t* out) {
@@ -143,8 +188,9 @@ Result<std::unique_ptr<Kernel>> create_rnn(const AttrList& attrs, Span<const Ten
 }  // namespace
 
 const OpDef* rnn_op_def(EdgeOp op) {
-  static const OpDef kLstmDef{EdgeOp::Lstm, 3, 8, 1, 3, infer_rnn<true>, create_rnn<true>};
-  static const OpDef kGruDef{EdgeOp::Gru, 3, 6, 1, 2, infer_rnn<false>, create_rnn<false>};
+  // ONNX's inputs, then W and R packed ahead of time (rnn_packed_input).
+  static const OpDef kLstmDef{EdgeOp::Lstm, 3, 10, 1, 3, infer_rnn<true>, create_rnn<true>};
+  static const OpDef kGruDef{EdgeOp::Gru, 3, 8, 1, 2, infer_rnn<false>, create_rnn<false>};
   if (op == EdgeOp::Lstm) return &kLstmDef;
   if (op == EdgeOp::Gru) return &kGruDef;
   return nullptr;

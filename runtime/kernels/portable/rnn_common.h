@@ -71,6 +71,33 @@ struct RnnConfig {
   }
 };
 
+// Row ranges (first row, rows) of a direction's R [G*H, H] that a cell
+// multiplies by its state separately at each step: all of an LSTM's rows at
+// once, a GRU's z, r and h rows at once when the linear map comes before the
+// reset, else z and r, then h's rows times r⊙Ht-1.
+struct RnnSegments {
+  std::pair<int64_t, int64_t> range[2];
+  int count = 0;
+};
+RnnSegments rnn_recurrent_segments(const RnnConfig& c);
+
+// The inputs after ONNX's: W and R packed ahead of time in PackedGemv's
+// layout (packed_gemv.h), each direction's segments in order (W: one of all
+// its rows; R: rnn_recurrent_segments), as rnn_prepack writes them: float32
+// [rnn_prepacked_floats]. Optional; they must hold W's and R's values. The
+// kernel reads them in place where it runs the packed products and ignores
+// them elsewhere (it then multiplies by W and R as they are).
+enum class RnnPacked { kW = 0, kR = 1 };
+// Input index of the packed W or R: after LSTM's 8 inputs, GRU's 6.
+int rnn_packed_input(bool lstm, RnnPacked which);
+int64_t rnn_prepacked_floats(const RnnConfig& c, RnnPacked which);
+// Writes the packed form of W ([dirs, G*H, I]) or R ([dirs, G*H, H]) to out
+// (rnn_prepacked_floats floats).
+void rnn_prepack(const RnnConfig& c, RnnPacked which, const float* w, float* out);
+// Above this batch a GEMM over all rows beats the packed recurrent products
+// (and R's packed form goes unused).
+inline constexpr int64_t kRnnMaxPackedBatch = 4;
+
 Result<RnnConfig> parse_rnn_config(const AttrList& attrs, Span<const TensorSpec> in, bool lstm);
 
 Result<std::unique_ptr<Kernel>> make_lstm_kernel(const RnnConfig& config, DType dtype);
@@ -220,13 +247,6 @@ void rnn_store_state(const RnnConfig& c, const T* state, int dir, Tensor* out) {
     std::copy_n(state + b * c.hidden, c.hidden, out->data_as<T>() + c.state_offset(dir, b));
 }
 
-// Row ranges (first row, rows) of a direction's R [G*H, H] that a cell
-// multiplies by its state separately at each step.
-struct RnnSegments {
-  std::pair<int64_t, int64_t> range[2];
-  int count = 0;
-};
-
 // The shape every recurrent kernel shares: carve the scratch, read the
 // sequence lengths, zero the padded steps, run each direction (Cell's
 // run_direction) and store its final states: Y_h as output 1 and, when the
@@ -235,7 +255,7 @@ struct RnnSegments {
 template <typename T, typename Cell>
 class RnnKernel : public Kernel {
  public:
-  explicit RnnKernel(RnnConfig c) : c_(std::move(c)), segments_(Cell::recurrent_segments(c_)) {}
+  explicit RnnKernel(RnnConfig c) : c_(std::move(c)), segments_(rnn_recurrent_segments(c_)) {}
 
   size_t scratch_bytes() const override {
     RnnScratch s(nullptr);
@@ -243,15 +263,19 @@ class RnnKernel : public Kernel {
     return s.used();
   }
 
-  // Packs each direction's input weights (W, input 1) and, when the batch is
-  // small, recurrent weights (R, input 2) once, when they are program
-  // constants and the CPU has the packed kernel.
+  // Each direction's input weights (W, input 1) and, when the batch is small,
+  // recurrent weights (R, input 2) for the packed products, when they are
+  // program constants and the CPU has the packed kernel: their forms packed
+  // ahead of time read in place when the program has them, else packed here.
   Status prepare(Span<const Tensor* const> constants) override {
     if constexpr (std::is_same_v<T, float>) {
       if (!packed_gemv_available()) return Status::Ok();
-      packed_w_ = pack_constant(constants, kInputWeights, c_.input, {{{0, c_.gates * c_.hidden}}, 1});
-      if (c_.batch <= kMaxPackedBatch)
-        packed_r_ = pack_constant(constants, kRecurrenceInput, c_.hidden, segments_);
+      const bool lstm = c_.gates == 4;
+      packed_w_ = view_or_pack(constants, kInputWeights, rnn_packed_input(lstm, RnnPacked::kW), c_.input,
+                               {{{0, c_.gates * c_.hidden}}, 1});
+      if (c_.batch <= kRnnMaxPackedBatch)
+        packed_r_ = view_or_pack(constants, kRecurrenceInput, rnn_packed_input(lstm, RnnPacked::kR),
+                                 c_.hidden, segments_);
     }
     return Status::Ok();
   }
@@ -274,8 +298,26 @@ class RnnKernel : public Kernel {
   static constexpr int kSequenceLensInput = 4;
   static constexpr size_t kInputWeights = 1;
   static constexpr size_t kRecurrenceInput = 2;
-  // Above this batch a GEMM over all rows beats the packed recurrent products.
-  static constexpr int64_t kMaxPackedBatch = 4;
+
+  // pack_constant of input i, or views of the packed input `packed` (its
+  // direction-segment pieces in order) when that is a constant and aligned.
+  std::vector<PackedGemv> view_or_pack(Span<const Tensor* const> constants, size_t i, int packed_i, int64_t k,
+                                       const RnnSegments& segments) const {
+    const size_t p = static_cast<size_t>(packed_i);
+    if (constants.size() > p && constants[p] != nullptr) {
+      const float* at = constants[p]->template data_as<const float>();
+      std::vector<PackedGemv> views;
+      for (int d = 0; d < c_.num_dirs; ++d)
+        for (int j = 0; j < segments.count; ++j) {
+          const int64_t rows = segments.range[j].second;
+          views.push_back(PackedGemv::view(at, rows, k));
+          if (!views.back().packed()) return pack_constant(constants, i, k, segments);
+          at += PackedGemv::packed_floats(rows, k);
+        }
+      return views;
+    }
+    return pack_constant(constants, i, k, segments);
+  }
 
   // One PackedGemv per direction and segment of constant input i ([dirs,
   // G*H, k]); empty when it is not a constant or memory runs out (the GEMM

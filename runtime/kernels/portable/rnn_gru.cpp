@@ -19,12 +19,6 @@ class GruKernel final : public RnnKernel<T, GruKernel<T>> {
  public:
   using RnnKernel<T, GruKernel<T>>::RnnKernel;
   static constexpr bool kStoresCellState = false;
-  // z, r and h rows at once when the linear map comes before the reset; else
-  // z and r, then h's rows times r⊙Ht-1.
-  static RnnSegments recurrent_segments(const RnnConfig& c) {
-    if (c.linear_before_reset) return {{{0, 3 * c.hidden}}, 1};
-    return {{{0, 2 * c.hidden}, {2 * c.hidden, c.hidden}}, 2};
-  }
 
  private:
   friend class RnnKernel<T, GruKernel<T>>;

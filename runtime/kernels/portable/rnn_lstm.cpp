@@ -20,8 +20,6 @@ class LstmKernel final : public RnnKernel<T, LstmKernel<T>> {
  public:
   using RnnKernel<T, LstmKernel<T>>::RnnKernel;
   static constexpr bool kStoresCellState = true;
-  // All four gates' rows of R at once.
-  static RnnSegments recurrent_segments(const RnnConfig& c) { return {{{0, 4 * c.hidden}}, 1}; }
 
  private:
   friend class RnnKernel<T, LstmKernel<T>>;

@@ -1,10 +1,12 @@
 // The packed recurrent product (packed_gemv.h) and the LSTM/GRU kernels that
-// use it when R is a program constant: same results as the GEMM path.
+// use it when R is a program constant: same results as the GEMM path, and
+// W and R packed ahead of time read in place.
 #include "runtime/kernels/portable/packed_gemv.h"
 
 #include <catch2/catch.hpp>
 #include <cmath>
 
+#include "runtime/kernels/portable/rnn_common.h"
 #include "tests/runtime/kernels/resize_kernel_test_util.h"
 
 using etc::EdgeOp;
@@ -107,4 +109,157 @@ TEST_CASE("lstm and gru give the GEMM path's results with W and R packed at init
         CHECK(relative_gap(packed[i].values<float>(), gemm[i].values<float>()) < 1e-5f);
     }
   }
+}
+
+TEST_CASE("a packed form written by pack_into is read in place by a view", "[packed_gemv]") {
+  for (int64_t n : {1, 17, 128, 200}) {
+    for (int64_t k : {1, 37}) {
+      const int64_t ldw = k + 2;
+      const auto w = pseudo_random(static_cast<size_t>(n * ldw), static_cast<uint32_t>(n + k));
+      const auto x = pseudo_random(static_cast<size_t>(k), 3);
+      const int64_t floats = PackedGemv::packed_floats(n, k);
+      CHECK(floats == (n + 15) / 16 * 16 * k);
+      etc::AlignedBuffer buf = etc::AlignedBuffer::allocate(static_cast<size_t>(floats + 1) * sizeof(float));
+      REQUIRE(buf);
+      PackedGemv::pack_into(w.data(), n, k, ldw, buf.as<float>());
+      const PackedGemv view = PackedGemv::view(buf.as<const float>(), n, k);
+      REQUIRE(view.packed());
+      CHECK(view.rows() == n);
+      CHECK(view.cols() == k);
+      const PackedGemv owned = PackedGemv::pack_always(w.data(), n, k, ldw);
+      std::vector<float> a(static_cast<size_t>(n)), b(static_cast<size_t>(n));
+      view.run_portable(x.data(), a.data());
+      owned.run_portable(x.data(), b.data());
+      INFO("n " << n << " k " << k);
+      CHECK(a == b);
+      if (etc::packed_gemv_available()) {
+        view.run(x.data(), a.data());
+        owned.run(x.data(), b.data());
+        CHECK(a == b);
+      }
+      // The kernel's loads are aligned: a view elsewhere is refused.
+      CHECK_FALSE(PackedGemv::view(buf.as<const float>() + 1, n, k).packed());
+    }
+  }
+  CHECK_FALSE(PackedGemv::view(nullptr, 4, 4).packed());
+  CHECK(PackedGemv::packed_floats(0, 4) == 0);
+}
+
+namespace {
+
+// An LSTM or GRU's inputs (bidirectional, batch 2, a shorter second
+// sequence, initial states) with W and R from `seed`, and hidden 40 (160
+// rows of R: a full block and a tail), padded with absent inputs up to the
+// packed ones.
+struct RnnCase {
+  EdgeOp op;
+  etc::ir::Attrs attrs;
+  std::vector<OwnedTensor> inputs;
+  int outputs;
+};
+
+RnnCase rnn_case(EdgeOp op, int lbr, uint32_t seed) {
+  const int seq = 5, batch = 2, in = 7, hs = 40;
+  const int gates = op == EdgeOp::Lstm ? 4 : 3;
+  RnnCase c{op, {{"hidden_size", int64_t{hs}}, {"direction", std::string("bidirectional")}}, {}, 0};
+  if (op == EdgeOp::Gru) c.attrs.set("linear_before_reset", int64_t{lbr});
+  c.inputs = {OwnedTensor::of<float>(Shape{seq, batch, in}, pseudo_random(seq * batch * in, 1)),
+              OwnedTensor::of<float>(Shape{2, gates * hs, in}, pseudo_random(2 * gates * hs * in, seed)),
+              OwnedTensor::of<float>(Shape{2, gates * hs, hs}, pseudo_random(2 * gates * hs * hs, seed + 1)),
+              OwnedTensor::of<float>(Shape{2, 2 * gates * hs}, pseudo_random(2 * 2 * gates * hs, 4)),
+              OwnedTensor::of<int32_t>(Shape{batch}, {5, 3}),
+              OwnedTensor::of<float>(Shape{2, batch, hs}, pseudo_random(2 * batch * hs, 5))};
+  if (op == EdgeOp::Lstm) {
+    c.inputs.push_back(OwnedTensor::of<float>(Shape{2, batch, hs}, pseudo_random(2 * batch * hs, 6)));
+    c.inputs.push_back(OwnedTensor{});  // no peepholes
+  }
+  c.outputs = op == EdgeOp::Lstm ? 3 : 2;
+  return c;
+}
+
+// W's and R's packed forms, as the compiler writes them.
+std::vector<OwnedTensor> packed_forms(const RnnCase& c) {
+  std::vector<etc::TensorSpec> specs;
+  for (const auto& t : c.inputs) specs.push_back(t.spec);
+  const std::vector<etc::AttrView> views = c.attrs.views();
+  const auto config = etc::parse_rnn_config(etc::AttrList(views), specs, c.op == EdgeOp::Lstm);
+  REQUIRE(config.ok());
+  std::vector<OwnedTensor> out;
+  for (auto which : {etc::RnnPacked::kW, etc::RnnPacked::kR}) {
+    const int64_t floats = etc::rnn_prepacked_floats(config.get(), which);
+    std::vector<float> packed(static_cast<size_t>(floats));
+    const auto plain = c.inputs[which == etc::RnnPacked::kW ? 1 : 2].values<float>();
+    etc::rnn_prepack(config.get(), which, plain.data(), packed.data());
+    out.push_back(OwnedTensor::of<float>(Shape{floats}, packed));
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("lstm and gru read W and R packed ahead of time in place where they run the packed products",
+          "[packed_gemv][rnn]") {
+  for (EdgeOp op : {EdgeOp::Lstm, EdgeOp::Gru}) {
+    for (int lbr = 0; lbr <= (op == EdgeOp::Gru ? 1 : 0); ++lbr) {
+      INFO("op " << (op == EdgeOp::Lstm ? "lstm" : "gru") << " linear_before_reset " << lbr);
+      const RnnCase c = rnn_case(op, lbr, 2), other = rnn_case(op, lbr, 12);
+      const auto plain = run_kernel(op, c.attrs, c.inputs, c.outputs, true);
+      const auto plain_other = run_kernel(op, other.attrs, other.inputs, other.outputs, true);
+
+      // Packed from the same W and R: the same products on the same layout.
+      RnnCase with = c;
+      for (auto& t : packed_forms(c)) with.inputs.push_back(t);
+      const auto same = run_kernel(op, with.attrs, with.inputs, with.outputs, true);
+      for (int i = 0; i < c.outputs; ++i) CHECK(same[i].bytes == plain[i].bytes);
+
+      // Packed from other weights: where the packed products run, the
+      // kernel multiplies by those (it reads the packed inputs, not W and R);
+      // elsewhere it ignores them. Misaligned, they are ignored everywhere
+      // (W and R are packed at init instead).
+      RnnCase mixed = c;
+      for (auto& t : packed_forms(other)) mixed.inputs.push_back(t);
+      const auto read = run_kernel(op, mixed.attrs, mixed.inputs, mixed.outputs, true);
+      const auto& want = etc::packed_gemv_available() ? plain_other : plain;
+      for (int i = 0; i < c.outputs; ++i) CHECK(read[i].bytes == want[i].bytes);
+      const auto misaligned = run_kernel(op, mixed.attrs, mixed.inputs, mixed.outputs, true, 4);
+      for (int i = 0; i < c.outputs; ++i) CHECK(misaligned[i].bytes == plain[i].bytes);
+      // Not constants (inputs fed at run time): ignored too.
+      const auto fed = run_kernel(op, mixed.attrs, mixed.inputs, mixed.outputs, false);
+      const auto fed_plain = run_kernel(op, c.attrs, c.inputs, c.outputs, false);
+      for (int i = 0; i < c.outputs; ++i) CHECK(fed[i].bytes == fed_plain[i].bytes);
+    }
+  }
+}
+
+TEST_CASE("packed weights of the wrong size or for a float64 cell are refused", "[packed_gemv][rnn]") {
+  const etc::OpDef* def = etc::find_op_def(EdgeOp::Lstm);
+  REQUIRE(def != nullptr);
+  RnnCase c = rnn_case(EdgeOp::Lstm, 0, 2);
+  auto packed = packed_forms(c);
+  std::vector<etc::TensorSpec> specs;
+  for (const auto& t : c.inputs) specs.push_back(t.spec);
+  const std::vector<etc::AttrView> views = c.attrs.views();
+  std::vector<etc::TensorSpec> outs(3);
+  specs.push_back(packed[0].spec);
+  specs.push_back(etc::TensorSpec{etc::DType::Float32, Shape{packed[1].spec.shape[0] - 16}});
+  etc::Status s = etc::infer_outputs(*def, etc::AttrList(views), specs, outs);
+  CHECK(s.error() == etc::Error::InvalidShape);
+  CHECK_THAT(s.message(), Catch::Contains("R packed ahead of time has shape"));
+  specs.back() = packed[1].spec;
+  CHECK(etc::infer_outputs(*def, etc::AttrList(views), specs, outs).ok());
+  specs.push_back(packed[1].spec);  // one input too many
+  CHECK_FALSE(etc::infer_outputs(*def, etc::AttrList(views), specs, outs).ok());
+
+  // A float64 cell takes no packed forms.
+  std::vector<etc::TensorSpec> f64;
+  for (size_t i = 0; i < c.inputs.size(); ++i) {
+    etc::TensorSpec t = c.inputs[i].spec;
+    if (t.dtype == etc::DType::Float32) t.dtype = etc::DType::Float64;
+    f64.push_back(t);
+  }
+  CHECK(etc::infer_outputs(*def, etc::AttrList(views), f64, outs).ok());
+  f64.push_back(packed[0].spec);
+  s = etc::infer_outputs(*def, etc::AttrList(views), f64, outs);
+  CHECK(s.error() == etc::Error::InvalidType);
+  CHECK_THAT(s.message(), Catch::Contains("only float32 cells take it"));
 }

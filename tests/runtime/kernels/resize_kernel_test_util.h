@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "compiler/ir/attrs.h"
+#include "runtime/core/aligned_buffer.h"
 #include "runtime/kernels/kernel.h"
 
 namespace etc::test {
@@ -44,9 +45,11 @@ inline std::vector<float> pseudo_random(size_t n, uint32_t seed) {
 // Infers the outputs, creates the kernel and runs it once.
 // Runs op's portable kernel on inputs; with constant_inputs, first tells the
 // kernel (Kernel::prepare) that every input is a program constant, as the
-// runtime does for initializers.
+// runtime does for initializers. Inputs lie 64-byte aligned, as a program's
+// constants do, or `misalign` bytes past that.
 inline std::vector<OwnedTensor> run_kernel(EdgeOp op, const ir::Attrs& attrs, std::vector<OwnedTensor> inputs,
-                                           int num_outputs, bool constant_inputs = false) {
+                                           int num_outputs, bool constant_inputs = false,
+                                           size_t misalign = 0) {
   const OpDef* def = find_op_def(op);
   REQUIRE(def != nullptr);
   const std::vector<AttrView> views = attrs.views();
@@ -63,7 +66,14 @@ inline std::vector<OwnedTensor> run_kernel(EdgeOp op, const ir::Attrs& attrs, st
   for (const auto& spec : out_specs)
     outputs.push_back(OwnedTensor{spec, std::vector<uint8_t>(spec.nbytes(), 0xAB)});
   std::vector<Tensor> in_t, out_t;
-  for (auto& t : inputs) in_t.push_back(Tensor{t.spec, t.bytes.data()});
+  std::vector<AlignedBuffer> storage;
+  for (auto& t : inputs) {
+    storage.push_back(AlignedBuffer::allocate(t.bytes.size() + misalign));
+    REQUIRE(storage.back());
+    uint8_t* at = storage.back().as<uint8_t>() + misalign;
+    if (!t.bytes.empty()) std::memcpy(at, t.bytes.data(), t.bytes.size());
+    in_t.push_back(Tensor{t.spec, at});
+  }
   for (auto& t : outputs) out_t.push_back(Tensor{t.spec, t.bytes.data()});
   std::vector<const Tensor*> in_p;
   std::vector<Tensor*> out_p;
