@@ -301,6 +301,36 @@ class DelegationCli(TempDirCase):
             self.etc("run", self.path(name + ".etp"), "--input", f"x={x}", "--output-dir", self.path(name))
         np.testing.assert_array_equal(np.load(self.path("a/y.npy")), np.load(self.path("b/y.npy")))
 
+    def test_preprocess_packs_recurrent_weights_ahead_of_time_unless_told_not_to(self):
+        # A bidirectional LSTM, input 16, hidden 40: W [2, 160, 16], R [2, 160, 40];
+        # packed, each direction's 160 rows take 160 columns (a multiple of 16).
+        from onnx import TensorProto, helper, numpy_helper
+        rng = np.random.default_rng(3)
+        w = numpy_helper.from_array(rng.standard_normal((2, 160, 16)).astype(np.float32) * 0.2, "w")
+        r = numpy_helper.from_array(rng.standard_normal((2, 160, 40)).astype(np.float32) * 0.2, "r")
+        graph = helper.make_graph(
+            [helper.make_node("LSTM", ["x", "w", "r"], ["y"], hidden_size=40, direction="bidirectional")],
+            "lstm", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [12, 1, 16])],
+            [helper.make_tensor_value_info("y", TensorProto.FLOAT, [12, 2, 1, 40])], [w, r])
+        model = self.path("lstm.onnx")
+        with open(model, "wb") as f:
+            f.write(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 14)]).SerializeToString())
+        packed_bytes = (2 * 160 * 16 + 2 * 160 * 40) * 4
+        out = self.etc("preprocess", model, "-o", self.path("a.etp")).stdout
+        self.assertIn("LSTM/GRU weights packed ahead of time: 71.7 kB (2; --prepack none leaves them out)", out)
+        summary = json.loads(self.etc("preprocess", model, "--prepack", "none", "-o", self.path("b.etp"),
+                                      "--json").stdout)
+        self.assertEqual(summary["prepacked_rnn_weights"], {"tensors": 0, "bytes": 0})
+        self.assertGreaterEqual(os.path.getsize(self.path("a.etp")) - os.path.getsize(self.path("b.etp")),
+                                packed_bytes)
+        self.etc("preprocess", model, "--prepack", "all", "-o", self.path("c.etp"), code=2)
+        self.assertFalse(os.path.exists(self.path("c.etp")))
+        x = self.path("x.npy")
+        np.save(x, rng.standard_normal((12, 1, 16)).astype(np.float32))
+        for name in ("a", "b"):
+            self.etc("run", self.path(name + ".etp"), "--input", f"x={x}", "--output-dir", self.path(name))
+        np.testing.assert_array_equal(np.load(self.path("a/y.npy")), np.load(self.path("b/y.npy")))
+
     def test_backends_lists_the_demo_backend(self):
         listing = json.loads(self.etc("backends", "--json").stdout)["backends"]
         demo = [b for b in listing if b["name"] == "demo"]
