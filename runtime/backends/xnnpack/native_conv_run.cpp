@@ -168,8 +168,15 @@ void run_pair(size_t taps, size_t depth, const float* const* a, const float* con
   Epilogue eh = e;
   eh.prefetch_step = step;
   eh.prefetch = prefetch0;
+  // The next tile's rows: the first 6 with the first half, the rest with the second.
+  eh.next_rows = std::min<size_t>(e.next_rows, 6);
   native_kernel::micro_kernel_pair<6, Residual, Act>(taps, depth, a, nullptr, w0, w1, out, out_stride, eh);
   eh.prefetch = prefetch1;
+  eh.next_rows = e.next_rows - eh.next_rows;
+  if (eh.next_rows > 0) {
+    eh.next_out = e.next_out + 6 * out_stride;
+    if (e.next_residual != nullptr) eh.next_residual = e.next_residual + 6 * e.residual_stride;
+  }
   if (Residual) eh.residual = e.residual + 6 * e.residual_stride;
   if (e.partial_in != nullptr) eh.partial_in = e.partial_in + 6 * native_kernel::kPairChannels;
   if (e.partial_out != nullptr) eh.partial_out = e.partial_out + 6 * native_kernel::kPairChannels;
@@ -248,10 +255,17 @@ void conv_panel_pair(void* context, size_t pair, size_t tile) {
   } else if (!task.panel_major && p0 == 0 && c.rows_contiguous() && (tile + 1) * kRows < task.pixels) {
     pf0 = task.x + (task.first_pixel + (tile + 1) * kRows) * c.in_c;
   }
-  prefetch_next_tile(task, tile, call, 2 * kChannels);
+  // The next tile's output rows (and residual rows), fetched by the kernel
+  // as it computes this one.
+  Epilogue e = call.e;
+  if ((tile + 1) * kRows < task.pixels) {
+    e.next_out = call.out + kRows * c.out_stride;
+    if (e.residual != nullptr) e.next_residual = e.residual + kRows * c.out_c;
+    e.next_rows = std::min(kRows, task.pixels - (tile + 1) * kRows);
+  }
   const float* w0 = c.weights + p0 * c.panel_floats;
-  run_pair_of(c, call.e.residual != nullptr, c.kernel_taps(), c.tap_depth(), call.a, last, w0,
-              w0 + c.panel_floats, call.out, call.e, pf0, pf1, step);
+  run_pair_of(c, e.residual != nullptr, c.kernel_taps(), c.tap_depth(), call.a, last, w0, w0 + c.panel_floats,
+              call.out, e, pf0, pf1, step);
 #else
   (void)context, (void)pair, (void)tile;
 #endif
