@@ -122,11 +122,15 @@ void PackedGemv::run(const float* x, float* y) const { run_rows(x, k_, 1, y, n_)
 
 void PackedGemv::run_rows(const float* x, int64_t ldx, int64_t rows, float* y, int64_t ldy) const {
 #if ETC_PACKED_GEMV_X86
+  // Block by block, every row through each: a block (up to 128 x k floats)
+  // is read from memory once and from cache for the rest of the rows (row
+  // by row, an input projection of 50 steps through a 16 MB W read all of it
+  // 17 times).
   const float* p = p_;
-  for (int64_t r0 = 0; r0 < rows; r0 += kRows) {
-    const int64_t r = std::min<int64_t>(kRows, rows - r0);
-    for (int64_t j0 = 0; j0 < n_; j0 += kBlock) {
-      const int64_t width = block_width(n_, j0);
+  for (int64_t j0 = 0; j0 < n_; j0 += kBlock) {
+    const int64_t width = block_width(n_, j0);
+    for (int64_t r0 = 0; r0 < rows; r0 += kRows) {
+      const int64_t r = std::min<int64_t>(kRows, rows - r0);
       kBlocksByRows[r - 1][width / kLanes - 1](p + j0 * k_, x + r0 * ldx, ldx, k_, y + r0 * ldy + j0, ldy,
                                                std::min(width, n_ - j0));
     }

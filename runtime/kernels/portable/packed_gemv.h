@@ -49,7 +49,8 @@ class PackedGemv {
   // y = x · Wᵀ; y may not alias x. Requires packed().
   void run(const float* x, float* y) const;
   // The same for `rows` rows of x (row stride ldx) into rows of y (stride
-  // ldy), three at a time: each block of W is read once per three rows.
+  // ldy): block by block of W, each through all the rows three at a time,
+  // so that a block comes from memory once and from cache for the rest.
   void run_rows(const float* x, int64_t ldx, int64_t rows, float* y, int64_t ldy) const;
   // The same product by a plain loop over the packed layout (any CPU).
   void run_portable(const float* x, float* y) const;
