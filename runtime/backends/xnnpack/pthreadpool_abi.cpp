@@ -21,7 +21,8 @@
 #include <array>
 #include <utility>
 
-#include "runtime/backends/xnnpack/task_pool.h"
+#include "runtime/backends/xnnpack/threadpool.h"
+#include "runtime/core/task_pool.h"
 
 namespace etc::xnnpack {
 namespace {
@@ -123,7 +124,7 @@ bool task_pool_serves_pthreadpool() {
 
 using etc::xnnpack::as_pointer;
 using etc::xnnpack::parallelize;
-using etc::xnnpack::TaskPool;
+using etc::TaskPool;
 
 extern "C" {
 

@@ -1,12 +1,14 @@
 #pragma once
-// The thread pools shared by every XNNPACK delegate of the process: one per
-// thread count, created on first use and destroyed when the last handle
-// using it lets go. Each is a TaskPool (task_pool.h) behind pthreadpool's
+// The thread pools shared by every XNNPACK delegate of the process (and the
+// portable kernels of methods with the same thread count): one per thread
+// count, created on first use and destroyed when the last handle using it
+// lets go (runtime/core/task_pool.h SharedTaskPool), behind pthreadpool's
 // interface, which XNNPACK and the native kernels call. Thread-safe.
 
 #include <pthreadpool.h>
 
 #include "runtime/core/result.h"
+#include "runtime/core/task_pool.h"
 
 namespace etc::xnnpack {
 
@@ -20,21 +22,21 @@ class SharedThreadpool {
   // logged once) where XNNPACK's pthreadpool calls would not reach the
   // backend's pool (task_pool_serves_pthreadpool()).
   static Result<SharedThreadpool> acquire(int num_threads);
-  SharedThreadpool(SharedThreadpool&& o) noexcept : pool_(o.pool_), key_(o.key_) { o.pool_ = nullptr; }
-  SharedThreadpool& operator=(SharedThreadpool&& o) noexcept;
-  SharedThreadpool(const SharedThreadpool&) = delete;
-  SharedThreadpool& operator=(const SharedThreadpool&) = delete;
-  ~SharedThreadpool() { release(); }
 
-  pthreadpool_t get() const { return pool_; }
-  void release();
+  pthreadpool_t get() const { return reinterpret_cast<pthreadpool_t>(pool_.get()); }
+  void release() { pool_.release(); }
 
  private:
-  pthreadpool_t pool_ = nullptr;
-  int key_ = 0;
+  SharedTaskPool pool_;
 };
 
 // Pools alive now (for tests).
-size_t live_threadpool_count();
+inline size_t live_threadpool_count() { return SharedTaskPool::live_count(); }
+
+// Whether the process's pthreadpool_* symbols are the ones of
+// pthreadpool_abi.cpp (and not libpthreadpool's, which would be handed a
+// TaskPool it cannot read): true wherever the backend is linked into the
+// executable, as CMake does.
+bool task_pool_serves_pthreadpool();
 
 }  // namespace etc::xnnpack

@@ -1,4 +1,4 @@
-#include "runtime/backends/xnnpack/task_pool.h"
+#include "runtime/core/task_pool.h"
 
 #include <pthread.h>
 #include <sched.h>
@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <chrono>
 #include <exception>
+#include <map>
+#include <mutex>
 #include <thread>
 #include <utility>
 
@@ -14,7 +16,7 @@
 #define ETC_TASK_POOL_X86 1
 #endif
 
-namespace etc::xnnpack {
+namespace etc {
 namespace {
 
 // How long a worker looks for the next loop before it sleeps. The loops of
@@ -308,4 +310,71 @@ void TaskPool::work(size_t own) {
   }
 }
 
-}  // namespace etc::xnnpack
+namespace {
+
+struct SharedEntry {
+  std::unique_ptr<TaskPool> pool;
+  size_t references = 0;
+};
+
+std::mutex& shared_mutex() {
+  static std::mutex mutex;
+  return mutex;
+}
+
+// Keyed by the requested thread count. Few keys ever exist, so a map is fine.
+std::map<size_t, SharedEntry>& shared_pools() {
+  static std::map<size_t, SharedEntry> map;
+  return map;
+}
+
+}  // namespace
+
+SharedTaskPool SharedTaskPool::acquire(size_t threads) {
+  std::lock_guard<std::mutex> lock(shared_mutex());
+  SharedEntry& entry = shared_pools()[threads];
+  if (entry.pool == nullptr) {
+    // Its workers start while the caller goes on.
+    entry.pool = TaskPool::create(threads);
+    if (entry.pool == nullptr) {
+      shared_pools().erase(threads);
+      return {};
+    }
+  }
+  ++entry.references;
+  SharedTaskPool result;
+  result.pool_ = entry.pool.get();
+  result.key_ = threads;
+  return result;
+}
+
+SharedTaskPool& SharedTaskPool::operator=(SharedTaskPool&& o) noexcept {
+  if (this != &o) {
+    release();
+    pool_ = o.pool_;
+    key_ = o.key_;
+    o.pool_ = nullptr;
+  }
+  return *this;
+}
+
+void SharedTaskPool::release() {
+  if (pool_ == nullptr) return;
+  std::unique_ptr<TaskPool> last;  // joined outside the lock
+  {
+    std::lock_guard<std::mutex> lock(shared_mutex());
+    auto it = shared_pools().find(key_);
+    if (it != shared_pools().end() && --it->second.references == 0) {
+      last = std::move(it->second.pool);
+      shared_pools().erase(it);
+    }
+  }
+  pool_ = nullptr;
+}
+
+size_t SharedTaskPool::live_count() {
+  std::lock_guard<std::mutex> lock(shared_mutex());
+  return shared_pools().size();
+}
+
+}  // namespace etc

@@ -1,7 +1,10 @@
 #pragma once
-// The thread pool behind the XNNPACK backend's pthreadpool_t
-// (pthreadpool_abi.cpp implements pthreadpool's C interface on it, so
-// XNNPACK's operators and the native kernels run their parallel loops here).
+// The runtime's thread pool: behind the XNNPACK backend's pthreadpool_t
+// (runtime/backends/xnnpack/pthreadpool_abi.cpp implements pthreadpool's C
+// interface on it, so XNNPACK's operators and the native kernels run their
+// parallel loops here) and the portable kernels' parallel loops
+// (KernelArgs::pool); one pool per thread count is shared by all of them
+// (SharedTaskPool).
 //
 // Items are shared out as pthreadpool does: thread t (the caller is 0, the
 // workers 1 and on) owns the t-th of `threads` equal contiguous ranges of
@@ -32,7 +35,7 @@
 #include <mutex>
 #include <vector>
 
-namespace etc::xnnpack {
+namespace etc {
 
 class TaskPool {
  public:
@@ -104,10 +107,30 @@ class TaskPool {
   std::atomic<size_t> worker_items_{0};
 };
 
-// Whether the process's pthreadpool_* symbols are the ones of
-// pthreadpool_abi.cpp (and not libpthreadpool's, which would be handed a
-// TaskPool it cannot read): true wherever the backend is linked into the
-// executable, as CMake does.
-bool task_pool_serves_pthreadpool();
+// A counted reference to the process's pool of `threads` threads (0: one
+// per CPU this process may run on), created on first use and destroyed when
+// the last reference lets go: every delegate and method asking for the same
+// count shares its threads. Move-only. Thread-safe.
+class SharedTaskPool {
+ public:
+  SharedTaskPool() = default;
+  // Empty (get() null) where the pool cannot be created.
+  static SharedTaskPool acquire(size_t threads);
+  SharedTaskPool(SharedTaskPool&& o) noexcept : pool_(o.pool_), key_(o.key_) { o.pool_ = nullptr; }
+  SharedTaskPool& operator=(SharedTaskPool&& o) noexcept;
+  SharedTaskPool(const SharedTaskPool&) = delete;
+  SharedTaskPool& operator=(const SharedTaskPool&) = delete;
+  ~SharedTaskPool() { release(); }
 
-}  // namespace etc::xnnpack
+  TaskPool* get() const { return pool_; }
+  void release();
+
+  // Pools alive now (for tests).
+  static size_t live_count();
+
+ private:
+  TaskPool* pool_ = nullptr;
+  size_t key_ = 0;
+};
+
+}  // namespace etc
