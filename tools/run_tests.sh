@@ -10,8 +10,9 @@
 #      into build-runtime/ (Debug: assertions on) and run its tests;
 #   3. build the runtime with XNNPACK under ThreadSanitizer (build-tsan/) and
 #      run the threaded tests: one program, several Methods executing at once
-#      on different threads over the shared XNNPACK thread pool, and the
-#      pool itself (task_pool_test.cpp).
+#      on different threads over the shared XNNPACK thread pool, the
+#      pool itself (task_pool_test.cpp) and the recurrent kernels' products
+#      split over it (packed_gemv_test.cpp).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 "$root/tools/install_deps.sh"

@@ -90,6 +90,11 @@ Status Method::create_steps(const Program& program, const fb::ExecutionPlan& pla
     }
   }
   ETC_TRY(check_fallback_chains());
+  for (const Step& step : steps_)
+    if (step.kernel && step.kernel->wants_threads()) {
+      acquire_kernel_pool();
+      break;
+    }
   if (scratch > 0) {
     scratch_ = AlignedBuffer::allocate(scratch, kTailPadding);
     if (!scratch_)
@@ -97,6 +102,12 @@ Status Method::create_steps(const Program& program, const fb::ExecutionPlan& pla
                   " bytes of kernel scratch");
   }
   return Status::Ok();
+}
+
+void Method::acquire_kernel_pool() {
+  if (kernel_pool_.get() != nullptr || options_.num_threads == 1 || options_.num_threads < 0) return;
+  // Empty where it cannot be made: the kernels then run on the calling thread.
+  kernel_pool_ = SharedTaskPool::acquire(static_cast<size_t>(options_.num_threads));
 }
 
 Status Method::bind_values(const Program& program, const fb::ExecutionPlan& plan) {
@@ -226,7 +237,7 @@ Status Method::run_step(Step& step) {
   if (step.fallback >= 0) return run_fallback<kTraced>(step);
   if (step.delegate_call >= 0) return execute_delegate(delegates_[static_cast<size_t>(step.delegate_call)]);
   if (step.control >= 0) return run_control<kTraced>(controls_[static_cast<size_t>(step.control)]);
-  KernelArgs args{step.inputs, step.outputs, scratch_.data()};
+  KernelArgs args{step.inputs, step.outputs, scratch_.data(), kernel_pool_.get()};
   Status s = step.kernel->run(args);
   if (!s.ok()) return fail(s.error(), describe_instruction(step.instruction), ": ", s.message());
   return Status::Ok();

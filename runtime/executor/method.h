@@ -32,6 +32,7 @@
 #include "runtime/core/freeable_buffer.h"
 #include "runtime/core/memory_allocator.h"
 #include "runtime/core/result.h"
+#include "runtime/core/task_pool.h"
 #include "runtime/core/tensor.h"
 #include "runtime/delegate/delegate.h"
 #include "runtime/devtools/event_tracer.h"
@@ -212,6 +213,11 @@ class Method {
   size_t arena_size_ = 0;
   AlignedBuffer scratch_;
   Tensor absent_;
+  // The threads of kernels that ask for them (Kernel::wants_threads):
+  // options_.num_threads of them, the pool its delegates share; empty
+  // otherwise. Acquired once, by acquire_kernel_pool().
+  SharedTaskPool kernel_pool_;
+  void acquire_kernel_pool();
 
   const Program* program_ = nullptr;
   const fb::ExecutionPlan* plan_ = nullptr;

@@ -209,6 +209,7 @@ Status Method::reinfer_step(Step& step) {
   std::unique_ptr<Kernel> created = std::move(kernel).get();
   if (Status s = created->prepare(step.constants); !s.ok())
     return fail(s.error(), describe_instruction(step.instruction), ": ", s.message());
+  if (created->wants_threads()) acquire_kernel_pool();
   step.kernel = std::move(created);
   step.in_specs = std::move(in_specs);
   return Status::Ok();

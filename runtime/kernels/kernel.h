@@ -20,12 +20,17 @@
 
 namespace etc {
 
+class TaskPool;  // runtime/core/task_pool.h
+
 // Absent optional inputs are Tensors whose present() is false.
 struct KernelArgs {
   Span<const Tensor* const> inputs;
   Span<Tensor* const> outputs;
   // scratch_bytes() bytes, 64-byte aligned, shared by all kernels of a method.
   void* scratch = nullptr;
+  // The method's threads, the calling one among them, for a kernel that
+  // asked for them (Kernel::wants_threads); null: the calling thread alone.
+  TaskPool* pool = nullptr;
 };
 
 class Kernel {
@@ -40,6 +45,11 @@ class Kernel {
   virtual Status prepare(Span<const Tensor* const> /*constants*/) { return Status::Ok(); }
   // Temporary memory run() needs; requested once at init.
   virtual size_t scratch_bytes() const { return 0; }
+  // Whether run() has enough work per call to split over KernelArgs::pool;
+  // asked after prepare. The method acquires a pool of
+  // RuntimeOptions::num_threads threads (the one its delegates share) only
+  // when some kernel asks.
+  virtual bool wants_threads() const { return false; }
 };
 
 using InferFn = Status (*)(const AttrList& attrs, Span<const TensorSpec> inputs, Span<TensorSpec> outputs);

@@ -122,9 +122,9 @@ bool task_pool_serves_pthreadpool() {
 
 }  // namespace etc::xnnpack
 
+using etc::TaskPool;
 using etc::xnnpack::as_pointer;
 using etc::xnnpack::parallelize;
-using etc::TaskPool;
 
 extern "C" {
 

@@ -34,8 +34,8 @@ Result<SharedThreadpool> SharedThreadpool::acquire(int num_threads) {
   SharedThreadpool result;
   result.pool_ = SharedTaskPool::acquire(static_cast<size_t>(num_threads));
   if (result.pool_.get() == nullptr)
-    return fail(Error::MemoryAllocationFailed, "xnnpack: cannot create a pool of ", std::to_string(num_threads),
-                " threads");
+    return fail(Error::MemoryAllocationFailed, "xnnpack: cannot create a pool of ",
+                std::to_string(num_threads), " threads");
   return result;
 }
 

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "runtime/core/task_pool.h"
+
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #include <immintrin.h>
 #define ETC_PACKED_GEMV_X86 1
@@ -121,13 +123,18 @@ PackedGemv PackedGemv::view(const float* data, int64_t n, int64_t k) {
 void PackedGemv::run(const float* x, float* y) const { run_rows(x, k_, 1, y, n_); }
 
 void PackedGemv::run_rows(const float* x, int64_t ldx, int64_t rows, float* y, int64_t ldy) const {
+  run_blocks(x, ldx, rows, y, ldy, 0, blocks());
+}
+
+void PackedGemv::run_blocks(const float* x, int64_t ldx, int64_t rows, float* y, int64_t ldy, int64_t first,
+                            int64_t end) const {
 #if ETC_PACKED_GEMV_X86
   // Block by block, every row through each: a block (up to 128 x k floats)
   // is read from memory once and from cache for the rest of the rows (row
   // by row, an input projection of 50 steps through a 16 MB W read all of it
   // 17 times).
   const float* p = p_;
-  for (int64_t j0 = 0; j0 < n_; j0 += kBlock) {
+  for (int64_t j0 = first * kBlock; j0 < std::min(n_, end * kBlock); j0 += kBlock) {
     const int64_t width = block_width(n_, j0);
     for (int64_t r0 = 0; r0 < rows; r0 += kRows) {
       const int64_t r = std::min<int64_t>(kRows, rows - r0);
@@ -136,14 +143,45 @@ void PackedGemv::run_rows(const float* x, int64_t ldx, int64_t rows, float* y, i
     }
   }
 #else
-  for (int64_t r = 0; r < rows; ++r) run_portable(x + r * ldx, y + r * ldy);
+  for (int64_t r = 0; r < rows; ++r) portable_blocks(x + r * ldx, y + r * ldy, first, end);
 #endif
 }
 
-void PackedGemv::run_portable(const float* x, float* y) const {
+namespace {
+
+struct BlocksTask {
+  const PackedGemv* gemv;
+  const float* x;
+  int64_t ldx, rows;
+  float* y;
+  int64_t ldy;
+};
+
+}  // namespace
+
+void PackedGemv::run_rows_on(TaskPool* pool, const float* x, int64_t ldx, int64_t rows, float* y,
+                             int64_t ldy) const {
+  if (pool == nullptr || pool->threads() < 2 || n_ * k_ < kThreadedFloats || blocks() < 2) {
+    run_rows(x, ldx, rows, y, ldy);
+    return;
+  }
+  const BlocksTask task{this, x, ldx, rows, y, ldy};
+  pool->run(
+      static_cast<size_t>(blocks()),
+      [](const void* context, size_t begin, size_t end) {
+        const auto& t = *static_cast<const BlocksTask*>(context);
+        t.gemv->run_blocks(t.x, t.ldx, t.rows, t.y, t.ldy, static_cast<int64_t>(begin),
+                           static_cast<int64_t>(end));
+      },
+      &task, false);
+}
+
+void PackedGemv::run_portable(const float* x, float* y) const { portable_blocks(x, y, 0, blocks()); }
+
+void PackedGemv::portable_blocks(const float* x, float* y, int64_t first, int64_t end) const {
   const float* p = p_;
   float acc[kBlock];
-  for (int64_t j0 = 0; j0 < n_; j0 += kBlock) {
+  for (int64_t j0 = first * kBlock; j0 < std::min(n_, end * kBlock); j0 += kBlock) {
     const int64_t width = block_width(n_, j0);
     const float* block = p + j0 * k_;
     std::fill_n(acc, width, 0.0f);

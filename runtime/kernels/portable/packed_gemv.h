@@ -18,6 +18,8 @@
 
 namespace etc {
 
+class TaskPool;
+
 // True when this CPU runs the AVX-512 kernel.
 bool packed_gemv_available();
 
@@ -52,10 +54,24 @@ class PackedGemv {
   // ldy): block by block of W, each through all the rows three at a time,
   // so that a block comes from memory once and from cache for the rest.
   void run_rows(const float* x, int64_t ldx, int64_t rows, float* y, int64_t ldy) const;
+  // run_rows split over the pool's threads by column blocks, each thread
+  // a contiguous range of them (the same one every call, so its part of W
+  // stays in its core's cache where it fits), when W is large enough to gain
+  // (kThreadedFloats); on the calling thread otherwise or with a null pool.
+  void run_rows_on(TaskPool* pool, const float* x, int64_t ldx, int64_t rows, float* y, int64_t ldy) const;
+  // Below this many floats of W a product runs on one thread: a loop's
+  // hand-off costs microseconds, a 1 MB product from cache about 10-20.
+  static constexpr int64_t kThreadedFloats = int64_t{1} << 18;
   // The same product by a plain loop over the packed layout (any CPU).
   void run_portable(const float* x, float* y) const;
 
  private:
+  int64_t blocks() const { return (n_ + kBlock - 1) / kBlock; }
+  // run_rows over column blocks [first, end) only; run_portable likewise.
+  void run_blocks(const float* x, int64_t ldx, int64_t rows, float* y, int64_t ldy, int64_t first,
+                  int64_t end) const;
+  void portable_blocks(const float* x, float* y, int64_t first, int64_t end) const;
+
   AlignedBuffer data_;        // owned packed form (pack); empty for a view
   const float* p_ = nullptr;  // per block of up to kBlock columns: [k][width], width a multiple of 16
   int64_t n_ = 0;

@@ -280,7 +280,16 @@ class RnnKernel : public Kernel {
     return Status::Ok();
   }
 
+  // When a packed product is large enough to split (PackedGemv::run_rows_on).
+  bool wants_threads() const override {
+    for (const auto* packed : {&packed_w_, &packed_r_})
+      for (const PackedGemv& p : *packed)
+        if (p.rows() * p.cols() >= PackedGemv::kThreadedFloats) return true;
+    return false;
+  }
+
   Status run(const KernelArgs& args) override {
+    pool_ = args.pool;
     RnnScratch s(args.scratch);
     const RnnBuffers<T> buf = carve(s);
     const Tensor& lens = rnn_input(args, kSequenceLensInput);
@@ -343,7 +352,7 @@ class RnnKernel : public Kernel {
     const int64_t gh = c_.gates * c_.hidden;
     if constexpr (std::is_same_v<T, float>) {
       if (!packed_w_.empty()) {
-        packed_w_[static_cast<size_t>(d)].run_rows(x, c_.input, c_.seq * c_.batch, xw, gh);
+        packed_w_[static_cast<size_t>(d)].run_rows_on(pool_, x, c_.input, c_.seq * c_.batch, xw, gh);
         return;
       }
     }
@@ -357,8 +366,8 @@ class RnnKernel : public Kernel {
     const auto [row0, rows] = segments_.range[segment];
     if constexpr (std::is_same_v<T, float>) {
       if (!packed_r_.empty()) {
-        packed_r_[static_cast<size_t>(d * segments_.count + segment)].run_rows(h, c_.hidden, c_.batch, out,
-                                                                               ldo);
+        packed_r_[static_cast<size_t>(d * segments_.count + segment)].run_rows_on(pool_, h, c_.hidden,
+                                                                                  c_.batch, out, ldo);
         return;
       }
     }
@@ -375,6 +384,7 @@ class RnnKernel : public Kernel {
   RnnSegments segments_;              // Cell::recurrent_segments(c_)
   std::vector<PackedGemv> packed_w_;  // [direction] when packed; else empty
   std::vector<PackedGemv> packed_r_;  // [direction][segment] when packed; else empty
+  TaskPool* pool_ = nullptr;          // this run's KernelArgs::pool
 };
 
 }  // namespace etc

@@ -6,6 +6,7 @@
 #include <catch2/catch.hpp>
 #include <cmath>
 
+#include "runtime/core/task_pool.h"
 #include "runtime/kernels/portable/rnn_common.h"
 #include "tests/runtime/kernels/resize_kernel_test_util.h"
 
@@ -262,4 +263,61 @@ TEST_CASE("packed weights of the wrong size or for a float64 cell are refused", 
   s = etc::infer_outputs(*def, etc::AttrList(views), f64, outs);
   CHECK(s.error() == etc::Error::InvalidType);
   CHECK_THAT(s.message(), Catch::Contains("only float32 cells take it"));
+}
+
+TEST_CASE("packed products split over a pool's threads give the one-thread bytes", "[packed_gemv][threads]") {
+  // 1000 columns (8 blocks, the last of 104) x 300: above kThreadedFloats.
+  const int64_t n = 1000, k = 300;
+  REQUIRE(n * k >= PackedGemv::kThreadedFloats);
+  const auto w = pseudo_random(static_cast<size_t>(n * k), 21);
+  const PackedGemv g = PackedGemv::pack_always(w.data(), n, k, k);
+  REQUIRE(g.packed());
+  auto pool = etc::TaskPool::create(3);
+  REQUIRE(pool != nullptr);
+  for (int64_t rows : {1, 4, 7}) {
+    INFO("rows " << rows);
+    const int64_t ldy = n + 3;
+    const auto x = pseudo_random(static_cast<size_t>(rows * k), static_cast<uint32_t>(rows));
+    std::vector<float> one(static_cast<size_t>(rows * ldy), 42.0f), split(one);
+    if (etc::packed_gemv_available())
+      g.run_rows(x.data(), k, rows, one.data(), ldy);
+    else
+      for (int64_t r = 0; r < rows; ++r) g.run_portable(x.data() + r * k, one.data() + r * ldy);
+    // Several times: the workers join some loops and not others.
+    for (int rep = 0; rep < 20; ++rep) {
+      std::fill(split.begin(), split.end(), 42.0f);
+      g.run_rows_on(pool.get(), x.data(), k, rows, split.data(), ldy);
+      REQUIRE(split == one);
+    }
+    // The same without a pool, and for a product below the threshold.
+    std::fill(split.begin(), split.end(), 42.0f);
+    g.run_rows_on(nullptr, x.data(), k, rows, split.data(), ldy);
+    CHECK(split == one);
+  }
+}
+
+TEST_CASE("lstm and gru ask for threads when a packed product is large enough",
+          "[packed_gemv][rnn][threads]") {
+  for (int64_t hidden : {40, 256}) {
+    etc::ir::Attrs attrs{{"hidden_size", hidden}};
+    const int64_t in = 16;
+    std::vector<etc::TensorSpec> specs{{etc::DType::Float32, Shape{3, 1, in}},
+                                       {etc::DType::Float32, Shape{1, 4 * hidden, in}},
+                                       {etc::DType::Float32, Shape{1, 4 * hidden, hidden}}};
+    const std::vector<etc::AttrView> views = attrs.views();
+    std::vector<etc::TensorSpec> outs(1);
+    const etc::OpDef* def = etc::find_op_def(EdgeOp::Lstm);
+    REQUIRE(etc::infer_outputs(*def, etc::AttrList(views), specs, outs).ok());
+    auto kernel = def->create(etc::AttrList(views), specs, outs);
+    REQUIRE(kernel.ok());
+    CHECK_FALSE(kernel.get()->wants_threads());  // nothing packed yet
+    const auto w = pseudo_random(static_cast<size_t>(4 * hidden * in), 1);
+    const auto r = pseudo_random(static_cast<size_t>(4 * hidden * hidden), 2);
+    etc::Tensor tw{specs[1], const_cast<float*>(w.data())}, tr{specs[2], const_cast<float*>(r.data())};
+    const etc::Tensor* constants[] = {nullptr, &tw, &tr};
+    REQUIRE(kernel.get()->prepare(constants).ok());
+    INFO("hidden " << hidden);
+    // R of 4 x 256 x 256 floats reaches kThreadedFloats; 4 x 40 x 40 does not.
+    CHECK(kernel.get()->wants_threads() == (etc::packed_gemv_available() && hidden == 256));
+  }
 }

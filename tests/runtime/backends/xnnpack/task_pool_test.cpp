@@ -5,7 +5,6 @@
 // take part; loops from several threads at once; denormals flushed on
 // request. Also built into etc_threads_test, which CI runs under
 // ThreadSanitizer.
-#include "runtime/backends/xnnpack/threadpool.h"
 #include "runtime/core/task_pool.h"
 
 #include <pthreadpool.h>
@@ -19,9 +18,10 @@
 #include <thread>
 #include <vector>
 
+#include "runtime/backends/xnnpack/threadpool.h"
+
 namespace etc {
 namespace {
-
 
 // Counts, for every point of a grid of up to six dimensions, how many items
 // covered it; an item is wrong when a tile does not start on a tile boundary
