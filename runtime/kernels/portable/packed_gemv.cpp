@@ -22,6 +22,8 @@ int64_t padded(int64_t n) { return (n + kLanes - 1) / kLanes * kLanes; }
 int64_t block_width(int64_t n, int64_t j0) { return std::min(PackedGemv::kBlock, padded(n) - j0); }
 
 #if ETC_PACKED_GEMV_X86
+constexpr int64_t kPrefetchFloats = 1024;
+
 // One block for R rows of x (row stride ldx) at once: R x V registers of 16
 // columns, the block's k rows streamed once for all R.
 template <int V, int R>
@@ -32,6 +34,14 @@ __attribute__((target("avx512f"))) void block_avx512(const float* p, const float
     for (int v = 0; v < V; ++v) acc[r][v] = _mm512_setzero_ps();
   for (int64_t i = 0; i < k; ++i) {
     const float* row = p + i * (kLanes * V);
+    // One row of x reads the block with one multiply-add per weight, as
+    // fast as memory brings it: the lines 4 KB ahead are asked for too (a
+    // recurrent step through a 16 MB R from L3, 1 thread: ~4% faster).
+    // Past the block's end they fall in the next block, or nowhere (a
+    // prefetch does not fault).
+    if constexpr (R == 1)
+      for (int v = 0; v < V; ++v)
+        _mm_prefetch(reinterpret_cast<const char*>(row + kPrefetchFloats + kLanes * v), _MM_HINT_T0);
     for (int r = 0; r < R; ++r) {
       const __m512 xi = _mm512_set1_ps(x[r * ldx + i]);
       for (int v = 0; v < V; ++v)
