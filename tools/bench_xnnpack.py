@@ -33,7 +33,7 @@ the same alternation, and reported next to the ahead-of-time program.
 Models: torchvision exports (opset 13, seeded random weights) made by
 tests/models/export_torchvision.py, and the other model classes
 tests/models/prepare_models.sh makes or fetches into tests/models/fetched/:
-transformer_encoder, lstm, gru (torch exports), ppocr_det (PP-OCRv4 detector,
+transformer_encoder, lstm, gru, lstm_speech (torch exports), ppocr_det (PP-OCRv4 detector,
 640x640), ppocr_rec (PP-OCRv4 recogniser, 48x320), lraspp (LR-ASPP MobileNetV3
 segmenter, 320x320). `--models all` runs every
 one. ONNX Runtime is npm onnxruntime-node (prepare_models.sh installs it).
@@ -61,6 +61,7 @@ OTHER_MODELS = {
     "transformer_encoder": ("transformer_encoder.onnx", []),
     "lstm": ("lstm.onnx", []),
     "gru": ("gru.onnx", []),
+    "lstm_speech": ("lstm_speech.onnx", []),
     "ppocr_det": ("ppocr_det.onnx", ["x=1x3x640x640"]),
     "ppocr_rec": ("ppocr_rec.onnx", ["x=1x3x48x320"]),
     "lraspp": ("lraspp.onnx", []),

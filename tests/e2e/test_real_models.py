@@ -57,6 +57,7 @@ CASES = [
     ("transformer_encoder.onnx", "x", "transformer_encoder.input.npy", "transformer_encoder.reference.npy", []),
     ("lstm.onnx", "x", "lstm.input.npy", "lstm.reference.npy", []),
     ("gru.onnx", "x", "gru.input.npy", "gru.reference.npy", []),
+    ("lstm_speech.onnx", "x", "lstm_speech.input.npy", "lstm_speech.reference.npy", []),
     ("lraspp.onnx", "input", "lraspp.input.npy", "lraspp.reference.npy", []),
 ] + [(f"{m}_op13.onnx", "input", f"{m}_op13.input.npy", f"{m}_op13.reference.npy", [])
      for m in ["mobilenet_v3_small", "squeezenet1_1", "shufflenet_v2_x1_0", "efficientnet_b0", "googlenet"]]
