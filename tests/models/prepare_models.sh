@@ -3,7 +3,8 @@
 # into tests/models/fetched/ (git-ignored), with reference outputs:
 #   - torchvision resnet18 and mobilenet_v2, opsets 13 and 17 (PyTorch reference)
 #   - a 4-layer torch nn.TransformerEncoder (d_model 256, seq 128; PyTorch reference)
-#   - a 2-layer LSTM and a 2-layer bidirectional GRU (torch; PyTorch reference)
+#   - a 2-layer LSTM, a 2-layer bidirectional GRU and a speech-size 2-layer LSTM
+#     (hidden 512) (torch; PyTorch reference)
 #   - torchvision's LR-ASPP MobileNetV3-Large segmenter at 320x320 (PyTorch reference)
 #   - PaddleOCR ch_ppocr_mobile_v2.0_cls_infer.onnx, ch_PP-OCRv4_det_infer.onnx
 #     (640x640) and ch_PP-OCRv4_rec_infer.onnx (48x320) from npm
