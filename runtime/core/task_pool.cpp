@@ -198,9 +198,10 @@ void TaskPool::run(size_t count, Body body, const void* context, bool flush_deno
     const std::lock_guard<std::mutex> join(join_mutex_);
     loop_ = loop;
     const size_t n = threads();
-    for (size_t t = 0; t < n; ++t)
-      ranges_[t].span.store(uint64_t{count} * t / n | (uint64_t{count} * (t + 1) / n) << 32,
-                            std::memory_order_relaxed);
+    for (size_t t = 0; t < n; ++t) {
+      const Owned own = owned_range(count, n, t);
+      ranges_[t].span.store(uint64_t{own.first} | uint64_t{own.end} << 32, std::memory_order_relaxed);
+    }
     open_ = true;
     failure_ = nullptr;
   }

@@ -67,6 +67,16 @@ class TaskPool {
   // tells), at least 1.
   static size_t usable_cpus();
 
+  // The items [first, end) thread t owns in a loop of `count` items on
+  // `threads` threads. Every chunk a body is given lies in one thread's.
+  struct Owned {
+    size_t first, end;
+  };
+  static Owned owned_range(size_t count, size_t threads, size_t t) {
+    return {static_cast<size_t>(uint64_t{count} * t / threads),
+            static_cast<size_t>(uint64_t{count} * (t + 1) / threads)};
+  }
+
   // Items run by workers since creation (for tests and diagnostics).
   size_t items_run_by_workers() const { return worker_items_.load(std::memory_order_relaxed); }
 

@@ -137,14 +137,15 @@ void PackedGemv::run_rows(const float* x, int64_t ldx, int64_t rows, float* y, i
 }
 
 void PackedGemv::run_blocks(const float* x, int64_t ldx, int64_t rows, float* y, int64_t ldy, int64_t first,
-                            int64_t end) const {
+                            int64_t end, bool backward) const {
 #if ETC_PACKED_GEMV_X86
   // Block by block, every row through each: a block (up to 128 x k floats)
   // is read from memory once and from cache for the rest of the rows (row
   // by row, an input projection of 50 steps through a 16 MB W read all of it
   // 17 times).
   const float* p = p_;
-  for (int64_t j0 = first * kBlock; j0 < std::min(n_, end * kBlock); j0 += kBlock) {
+  for (int64_t b = first; b < end; ++b) {
+    const int64_t j0 = (backward ? first + end - 1 - b : b) * kBlock;
     const int64_t width = block_width(n_, j0);
     for (int64_t r0 = 0; r0 < rows; r0 += kRows) {
       const int64_t r = std::min<int64_t>(kRows, rows - r0);
@@ -153,6 +154,7 @@ void PackedGemv::run_blocks(const float* x, int64_t ldx, int64_t rows, float* y,
     }
   }
 #else
+  (void)backward;
   for (int64_t r = 0; r < rows; ++r) portable_blocks(x + r * ldx, y + r * ldy, first, end);
 #endif
 }
@@ -165,23 +167,35 @@ struct BlocksTask {
   int64_t ldx, rows;
   float* y;
   int64_t ldy;
+  size_t blocks, threads;
+  bool backward;
 };
 
 }  // namespace
 
-void PackedGemv::run_rows_on(TaskPool* pool, const float* x, int64_t ldx, int64_t rows, float* y,
-                             int64_t ldy) const {
+void PackedGemv::run_rows_on(TaskPool* pool, const float* x, int64_t ldx, int64_t rows, float* y, int64_t ldy,
+                             bool backward) const {
   if (pool == nullptr || pool->threads() < 2 || n_ * k_ < kThreadedFloats || blocks() < 2) {
-    run_rows(x, ldx, rows, y, ldy);
+    run_blocks(x, ldx, rows, y, ldy, 0, blocks(), backward);
     return;
   }
-  const BlocksTask task{this, x, ldx, rows, y, ldy};
+  const BlocksTask task{this, x, ldx, rows, y, ldy, static_cast<size_t>(blocks()), pool->threads(), backward};
   pool->run(
-      static_cast<size_t>(blocks()),
+      task.blocks,
       [](const void* context, size_t begin, size_t end) {
         const auto& t = *static_cast<const BlocksTask*>(context);
+        if (t.backward) {
+          // Items mirrored within their owner's range: the thread that owns
+          // a block forward owns it backward too, last block first.
+          size_t owner = 0;
+          while (TaskPool::owned_range(t.blocks, t.threads, owner).end <= begin) ++owner;
+          const TaskPool::Owned own = TaskPool::owned_range(t.blocks, t.threads, owner);
+          const size_t mirrored_end = own.first + own.end - begin;
+          begin = own.first + own.end - end;
+          end = mirrored_end;
+        }
         t.gemv->run_blocks(t.x, t.ldx, t.rows, t.y, t.ldy, static_cast<int64_t>(begin),
-                           static_cast<int64_t>(end));
+                           static_cast<int64_t>(end), t.backward);
       },
       &task, false);
 }

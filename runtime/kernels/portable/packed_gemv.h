@@ -58,7 +58,12 @@ class PackedGemv {
   // a contiguous range of them (the same one every call, so its part of W
   // stays in its core's cache where it fits), when W is large enough to gain
   // (kThreadedFloats); on the calling thread otherwise or with a null pool.
-  void run_rows_on(TaskPool* pool, const float* x, int64_t ldx, int64_t rows, float* y, int64_t ldy) const;
+  // With `backward`, each thread takes its blocks last to first: a product
+  // repeated on a W larger than the cache, in alternate directions, finds
+  // the blocks it read last still there (a recurrent step through a 4 MB R
+  // on one Sapphire Rapids core, 4 MB of L2: a third faster).
+  void run_rows_on(TaskPool* pool, const float* x, int64_t ldx, int64_t rows, float* y, int64_t ldy,
+                   bool backward = false) const;
   // Below this many floats of W a product runs on one thread: a loop's
   // hand-off costs microseconds, a 1 MB product from cache about 10-20.
   static constexpr int64_t kThreadedFloats = int64_t{1} << 18;
@@ -69,7 +74,7 @@ class PackedGemv {
   int64_t blocks() const { return (n_ + kBlock - 1) / kBlock; }
   // run_rows over column blocks [first, end) only; run_portable likewise.
   void run_blocks(const float* x, int64_t ldx, int64_t rows, float* y, int64_t ldy, int64_t first,
-                  int64_t end) const;
+                  int64_t end, bool backward = false) const;
   void portable_blocks(const float* x, float* y, int64_t first, int64_t end) const;
 
   AlignedBuffer data_;        // owned packed form (pack); empty for a view

@@ -276,6 +276,7 @@ class RnnKernel : public Kernel {
       if (c_.batch <= kRnnMaxPackedBatch)
         packed_r_ = view_or_pack(constants, kRecurrenceInput, rnn_packed_input(lstm, RnnPacked::kR),
                                  c_.hidden, segments_);
+      backward_.assign(packed_r_.size(), false);
     }
     return Status::Ok();
   }
@@ -366,8 +367,10 @@ class RnnKernel : public Kernel {
     const auto [row0, rows] = segments_.range[segment];
     if constexpr (std::is_same_v<T, float>) {
       if (!packed_r_.empty()) {
-        packed_r_[static_cast<size_t>(d * segments_.count + segment)].run_rows_on(pool_, h, c_.hidden,
-                                                                                  c_.batch, out, ldo);
+        // Each step the other way through R (PackedGemv::run_rows_on).
+        const size_t i = static_cast<size_t>(d * segments_.count + segment);
+        backward_[i] = !backward_[i];
+        packed_r_[i].run_rows_on(pool_, h, c_.hidden, c_.batch, out, ldo, backward_[i]);
         return;
       }
     }
@@ -381,10 +384,11 @@ class RnnKernel : public Kernel {
   }
 
   RnnConfig c_;
-  RnnSegments segments_;              // Cell::recurrent_segments(c_)
-  std::vector<PackedGemv> packed_w_;  // [direction] when packed; else empty
-  std::vector<PackedGemv> packed_r_;  // [direction][segment] when packed; else empty
-  TaskPool* pool_ = nullptr;          // this run's KernelArgs::pool
+  RnnSegments segments_;                // Cell::recurrent_segments(c_)
+  std::vector<PackedGemv> packed_w_;    // [direction] when packed; else empty
+  std::vector<PackedGemv> packed_r_;    // [direction][segment] when packed; else empty
+  TaskPool* pool_ = nullptr;            // this run's KernelArgs::pool
+  mutable std::vector<bool> backward_;  // by packed_r_: the way its last product went
 };
 
 }  // namespace etc

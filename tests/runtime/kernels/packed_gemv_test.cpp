@@ -265,7 +265,9 @@ TEST_CASE("packed weights of the wrong size or for a float64 cell are refused", 
   CHECK_THAT(s.message(), Catch::Contains("only float32 cells take it"));
 }
 
-TEST_CASE("packed products split over a pool's threads give the one-thread bytes", "[packed_gemv][threads]") {
+TEST_CASE(
+    "packed products split over a pool's threads, either way through the blocks, give the one-thread bytes",
+    "[packed_gemv][threads]") {
   // 1000 columns (8 blocks, the last of 104) x 300: above kThreadedFloats.
   const int64_t n = 1000, k = 300;
   REQUIRE(n * k >= PackedGemv::kThreadedFloats);
@@ -283,16 +285,19 @@ TEST_CASE("packed products split over a pool's threads give the one-thread bytes
       g.run_rows(x.data(), k, rows, one.data(), ldy);
     else
       for (int64_t r = 0; r < rows; ++r) g.run_portable(x.data() + r * k, one.data() + r * ldy);
-    // Several times: the workers join some loops and not others.
+    // Several times: the workers join some loops and not others; blocks
+    // first to last and last to first (each thread its own range mirrored).
     for (int rep = 0; rep < 20; ++rep) {
       std::fill(split.begin(), split.end(), 42.0f);
-      g.run_rows_on(pool.get(), x.data(), k, rows, split.data(), ldy);
+      g.run_rows_on(pool.get(), x.data(), k, rows, split.data(), ldy, rep % 2 == 1);
       REQUIRE(split == one);
     }
-    // The same without a pool, and for a product below the threshold.
-    std::fill(split.begin(), split.end(), 42.0f);
-    g.run_rows_on(nullptr, x.data(), k, rows, split.data(), ldy);
-    CHECK(split == one);
+    // The same without a pool, both ways.
+    for (bool backward : {false, true}) {
+      std::fill(split.begin(), split.end(), 42.0f);
+      g.run_rows_on(nullptr, x.data(), k, rows, split.data(), ldy, backward);
+      CHECK(split == one);
+    }
   }
 }
 
