@@ -76,6 +76,15 @@ class TaskPool {
     return {static_cast<size_t>(uint64_t{count} * t / threads),
             static_cast<size_t>(uint64_t{count} * (t + 1) / threads)};
   }
+  // A chunk [begin, end) mirrored within its owner's range: a body that
+  // walks its items last to first this way keeps each thread on the items
+  // it owns going first to last.
+  static Owned mirrored(size_t count, size_t threads, size_t begin, size_t end) {
+    size_t t = 0;
+    while (t + 1 < threads && owned_range(count, threads, t).end <= begin) ++t;
+    const Owned own = owned_range(count, threads, t);
+    return {own.first + own.end - end, own.first + own.end - begin};
+  }
 
   // Items run by workers since creation (for tests and diagnostics).
   size_t items_run_by_workers() const { return worker_items_.load(std::memory_order_relaxed); }

@@ -185,14 +185,9 @@ void PackedGemv::run_rows_on(TaskPool* pool, const float* x, int64_t ldx, int64_
       [](const void* context, size_t begin, size_t end) {
         const auto& t = *static_cast<const BlocksTask*>(context);
         if (t.backward) {
-          // Items mirrored within their owner's range: the thread that owns
-          // a block forward owns it backward too, last block first.
-          size_t owner = 0;
-          while (TaskPool::owned_range(t.blocks, t.threads, owner).end <= begin) ++owner;
-          const TaskPool::Owned own = TaskPool::owned_range(t.blocks, t.threads, owner);
-          const size_t mirrored_end = own.first + own.end - begin;
-          begin = own.first + own.end - end;
-          end = mirrored_end;
+          // The thread that owns a block forward owns it backward too.
+          const TaskPool::Owned m = TaskPool::mirrored(t.blocks, t.threads, begin, end);
+          begin = m.first, end = m.end;
         }
         t.gemv->run_blocks(t.x, t.ldx, t.rows, t.y, t.ldy, static_cast<int64_t>(begin),
                            static_cast<int64_t>(end), t.backward);

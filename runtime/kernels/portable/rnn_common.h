@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "runtime/core/task_pool.h"
 #include "runtime/kernels/kernel.h"
 #include "runtime/kernels/portable/gemm.h"
 #include "runtime/kernels/portable/packed_gemv.h"
@@ -255,7 +256,10 @@ void rnn_store_state(const RnnConfig& c, const T* state, int dir, Tensor* out) {
 template <typename T, typename Cell>
 class RnnKernel : public Kernel {
  public:
-  explicit RnnKernel(RnnConfig c) : c_(std::move(c)), segments_(rnn_recurrent_segments(c_)) {}
+  explicit RnnKernel(RnnConfig c)
+      : c_(std::move(c)),
+        segments_(rnn_recurrent_segments(c_)),
+        backward_(static_cast<size_t>(c_.num_dirs * segments_.count), false) {}
 
   size_t scratch_bytes() const override {
     RnnScratch s(nullptr);
@@ -276,17 +280,14 @@ class RnnKernel : public Kernel {
       if (c_.batch <= kRnnMaxPackedBatch)
         packed_r_ = view_or_pack(constants, kRecurrenceInput, rnn_packed_input(lstm, RnnPacked::kR),
                                  c_.hidden, segments_);
-      backward_.assign(packed_r_.size(), false);
     }
     return Status::Ok();
   }
 
-  // When a packed product is large enough to split (PackedGemv::run_rows_on).
+  // When a product is large enough to split (PackedGemv::run_rows_on,
+  // gemm_blocks): W or R of kThreadedFloats or more.
   bool wants_threads() const override {
-    for (const auto* packed : {&packed_w_, &packed_r_})
-      for (const PackedGemv& p : *packed)
-        if (p.rows() * p.cols() >= PackedGemv::kThreadedFloats) return true;
-    return false;
+    return c_.gates * c_.hidden * std::max(c_.input, c_.hidden) >= PackedGemv::kThreadedFloats;
   }
 
   Status run(const KernelArgs& args) override {
@@ -357,7 +358,7 @@ class RnnKernel : public Kernel {
         return;
       }
     }
-    gemm_typed(false, true, c_.seq * c_.batch, gh, c_.input, x, c_.input, w_dir, c_.input, T(0), xw, gh);
+    gemm_blocks(c_.seq * c_.batch, gh, c_.input, x, c_.input, w_dir, xw, gh, kProjectionBlock, false);
   }
 
   // out[b, 0:rows] = h[b, :] · R_dᵀ over R_d's rows [row0, row0 + rows), for
@@ -365,17 +366,65 @@ class RnnKernel : public Kernel {
   // segment `segment` of the cell. r_dir: direction d's R.
   void recurrent_product(const T* r_dir, int d, int segment, const T* h, T* out, int64_t ldo) const {
     const auto [row0, rows] = segments_.range[segment];
+    // Each step the other way through R (PackedGemv::run_rows_on).
+    const size_t i = static_cast<size_t>(d * segments_.count + segment);
+    backward_[i] = !backward_[i];
     if constexpr (std::is_same_v<T, float>) {
       if (!packed_r_.empty()) {
-        // Each step the other way through R (PackedGemv::run_rows_on).
-        const size_t i = static_cast<size_t>(d * segments_.count + segment);
-        backward_[i] = !backward_[i];
         packed_r_[i].run_rows_on(pool_, h, c_.hidden, c_.batch, out, ldo, backward_[i]);
         return;
       }
     }
-    gemm_typed(false, true, c_.batch, rows, c_.hidden, h, c_.hidden, r_dir + row0 * c_.hidden, c_.hidden,
-               T(0), out, ldo);
+    gemm_blocks(c_.batch, rows, c_.hidden, h, c_.hidden, r_dir + row0 * c_.hidden, out, ldo,
+                PackedGemv::kBlock, backward_[i]);
+  }
+
+  // Rows of W per GEMM of an input projection without a packed form: a
+  // GEMM over many rows repacks x for each block, so its blocks are larger.
+  static constexpr int64_t kProjectionBlock = 4 * PackedGemv::kBlock;
+
+  // y[r, j] = x[r, :] · w[j, :] for m rows of x (row stride ldx) and the n
+  // rows of w (row stride k), where no packed form is used (W or R fed at
+  // run time, float64, a batch above kRnnMaxPackedBatch, a CPU without
+  // AVX-512): GEMMs of `block` rows of w at a time, split over the pool and
+  // walked either way as the packed products are, so those gains hold on
+  // every CPU. The blocks are the same on any thread count, and so are the
+  // bytes.
+  void gemm_blocks(int64_t m, int64_t n, int64_t k, const T* x, int64_t ldx, const T* w, T* y, int64_t ldy,
+                   int64_t block, bool backward) const {
+    struct Task {
+      int64_t m, n, k;
+      const T* x;
+      int64_t ldx;
+      const T* w;
+      T* y;
+      int64_t ldy, block;
+      size_t blocks, threads;
+      bool backward;
+      void run(size_t first, size_t end) const {
+        for (size_t b = first; b < end; ++b) {
+          const int64_t j0 = static_cast<int64_t>(backward ? first + end - 1 - b : b) * block;
+          gemm_typed(false, true, m, std::min(block, n - j0), k, x, ldx, w + j0 * k, k, T(0), y + j0, ldy);
+        }
+      }
+    };
+    const auto blocks = static_cast<size_t>((n + block - 1) / block);
+    const bool split =
+        pool_ != nullptr && pool_->threads() > 1 && blocks > 1 && n * k >= PackedGemv::kThreadedFloats;
+    const Task task{m, n, k, x, ldx, w, y, ldy, block, blocks, split ? pool_->threads() : 1, backward};
+    if (!split) {
+      task.run(0, blocks);
+      return;
+    }
+    pool_->run(
+        blocks,
+        [](const void* context, size_t begin, size_t end) {
+          const Task& t = *static_cast<const Task*>(context);
+          const TaskPool::Owned own =
+              t.backward ? TaskPool::mirrored(t.blocks, t.threads, begin, end) : TaskPool::Owned{begin, end};
+          t.run(own.first, own.end);
+        },
+        &task, false);
   }
 
   RnnBuffers<T> carve(RnnScratch& s) const { return rnn_carve<T>(s, c_, c_.gates); }
@@ -384,11 +433,11 @@ class RnnKernel : public Kernel {
   }
 
   RnnConfig c_;
-  RnnSegments segments_;                // Cell::recurrent_segments(c_)
+  RnnSegments segments_;                // rnn_recurrent_segments(c_)
   std::vector<PackedGemv> packed_w_;    // [direction] when packed; else empty
   std::vector<PackedGemv> packed_r_;    // [direction][segment] when packed; else empty
   TaskPool* pool_ = nullptr;            // this run's KernelArgs::pool
-  mutable std::vector<bool> backward_;  // by packed_r_: the way its last product went
+  mutable std::vector<bool> backward_;  // by direction and segment: the way its last product went
 };
 
 }  // namespace etc

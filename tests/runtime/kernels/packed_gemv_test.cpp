@@ -301,28 +301,48 @@ TEST_CASE(
   }
 }
 
-TEST_CASE("lstm and gru ask for threads when a packed product is large enough",
+TEST_CASE("lstm and gru ask for threads when a product is large enough", "[packed_gemv][rnn][threads]") {
+  for (EdgeOp op : {EdgeOp::Lstm, EdgeOp::Gru}) {
+    for (int64_t hidden : {40, 300}) {
+      const int64_t in = 16, gates = op == EdgeOp::Lstm ? 4 : 3;
+      etc::ir::Attrs attrs{{"hidden_size", hidden}};
+      std::vector<etc::TensorSpec> specs{{etc::DType::Float32, Shape{3, 1, in}},
+                                         {etc::DType::Float32, Shape{1, gates * hidden, in}},
+                                         {etc::DType::Float32, Shape{1, gates * hidden, hidden}}};
+      const std::vector<etc::AttrView> views = attrs.views();
+      std::vector<etc::TensorSpec> outs(1);
+      const etc::OpDef* def = etc::find_op_def(op);
+      REQUIRE(etc::infer_outputs(*def, etc::AttrList(views), specs, outs).ok());
+      auto kernel = def->create(etc::AttrList(views), specs, outs);
+      REQUIRE(kernel.ok());
+      INFO("gates " << gates << " hidden " << hidden);
+      // R of 3 or 4 x 300 x 300 floats reaches kThreadedFloats (2^18); of
+      // 40 not. Packed or not (the GEMM path splits as well).
+      CHECK(kernel.get()->wants_threads() == (hidden == 300));
+    }
+  }
+}
+
+TEST_CASE("lstm and gru without packed forms run to the same bytes on a pool, both ways through R",
           "[packed_gemv][rnn][threads]") {
-  for (int64_t hidden : {40, 256}) {
-    etc::ir::Attrs attrs{{"hidden_size", hidden}};
-    const int64_t in = 16;
-    std::vector<etc::TensorSpec> specs{{etc::DType::Float32, Shape{3, 1, in}},
-                                       {etc::DType::Float32, Shape{1, 4 * hidden, in}},
-                                       {etc::DType::Float32, Shape{1, 4 * hidden, hidden}}};
-    const std::vector<etc::AttrView> views = attrs.views();
-    std::vector<etc::TensorSpec> outs(1);
-    const etc::OpDef* def = etc::find_op_def(EdgeOp::Lstm);
-    REQUIRE(etc::infer_outputs(*def, etc::AttrList(views), specs, outs).ok());
-    auto kernel = def->create(etc::AttrList(views), specs, outs);
-    REQUIRE(kernel.ok());
-    CHECK_FALSE(kernel.get()->wants_threads());  // nothing packed yet
-    const auto w = pseudo_random(static_cast<size_t>(4 * hidden * in), 1);
-    const auto r = pseudo_random(static_cast<size_t>(4 * hidden * hidden), 2);
-    etc::Tensor tw{specs[1], const_cast<float*>(w.data())}, tr{specs[2], const_cast<float*>(r.data())};
-    const etc::Tensor* constants[] = {nullptr, &tw, &tr};
-    REQUIRE(kernel.get()->prepare(constants).ok());
-    INFO("hidden " << hidden);
-    // R of 4 x 256 x 256 floats reaches kThreadedFloats; 4 x 40 x 40 does not.
-    CHECK(kernel.get()->wants_threads() == (etc::packed_gemv_available() && hidden == 256));
+  // Hidden 300: each direction's R (3 or 4 x 300 rows of 300) is worth
+  // splitting. The GEMM path: the weights are not given as constants.
+  auto pool = etc::TaskPool::create(3);
+  REQUIRE(pool != nullptr);
+  const int seq = 4, batch = 1, in = 8, hs = 300;
+  for (EdgeOp op : {EdgeOp::Lstm, EdgeOp::Gru}) {
+    const int gates = op == EdgeOp::Lstm ? 4 : 3;
+    etc::ir::Attrs attrs{{"hidden_size", int64_t{hs}}, {"direction", std::string("bidirectional")}};
+    std::vector<OwnedTensor> inputs{
+        OwnedTensor::of<float>(Shape{seq, batch, in}, pseudo_random(seq * batch * in, 1)),
+        OwnedTensor::of<float>(Shape{2, gates * hs, in}, pseudo_random(2 * gates * hs * in, 2)),
+        OwnedTensor::of<float>(Shape{2, gates * hs, hs}, pseudo_random(2 * gates * hs * hs, 3))};
+    const auto one = run_kernel(op, attrs, inputs, 1, false);
+    const auto pooled = run_kernel(op, attrs, inputs, 1, false, 0, pool.get());
+    INFO("op " << (op == EdgeOp::Lstm ? "lstm" : "gru"));
+    CHECK(pooled[0].bytes == one[0].bytes);
+    // And packed, on the pool, within rounding of the GEMM path.
+    const auto packed = run_kernel(op, attrs, inputs, 1, true, 0, pool.get());
+    CHECK(relative_gap(packed[0].values<float>(), one[0].values<float>()) < 1e-4f);
   }
 }

@@ -42,14 +42,13 @@ inline std::vector<float> pseudo_random(size_t n, uint32_t seed) {
   return v;
 }
 
-// Infers the outputs, creates the kernel and runs it once.
 // Runs op's portable kernel on inputs; with constant_inputs, first tells the
 // kernel (Kernel::prepare) that every input is a program constant, as the
 // runtime does for initializers. Inputs lie 64-byte aligned, as a program's
-// constants do, or `misalign` bytes past that.
+// constants do, or `misalign` bytes past that. `pool`: KernelArgs::pool.
 inline std::vector<OwnedTensor> run_kernel(EdgeOp op, const ir::Attrs& attrs, std::vector<OwnedTensor> inputs,
-                                           int num_outputs, bool constant_inputs = false,
-                                           size_t misalign = 0) {
+                                           int num_outputs, bool constant_inputs = false, size_t misalign = 0,
+                                           TaskPool* pool = nullptr) {
   const OpDef* def = find_op_def(op);
   REQUIRE(def != nullptr);
   const std::vector<AttrView> views = attrs.views();
@@ -89,7 +88,7 @@ inline std::vector<OwnedTensor> run_kernel(EdgeOp op, const ir::Attrs& attrs, st
   std::vector<double> scratch((kernel.get()->scratch_bytes() + 63) / 8 + 8);  // over-allocated to align
   void* aligned =
       reinterpret_cast<void*>((reinterpret_cast<uintptr_t>(scratch.data()) + 63) & ~uintptr_t{63});
-  KernelArgs args{{in_p.data(), in_p.size()}, {out_p.data(), out_p.size()}, aligned};
+  KernelArgs args{{in_p.data(), in_p.size()}, {out_p.data(), out_p.size()}, aligned, pool};
   Status r = kernel.get()->run(args);
   INFO(r.message());
   REQUIRE(r.ok());
