@@ -175,7 +175,7 @@ struct BlocksTask {
 
 void PackedGemv::run_rows_on(TaskPool* pool, const float* x, int64_t ldx, int64_t rows, float* y, int64_t ldy,
                              bool backward) const {
-  if (pool == nullptr || pool->threads() < 2 || n_ * k_ < kThreadedFloats || blocks() < 2) {
+  if (pool == nullptr || pool->threads() < 2 || rows * n_ * k_ < kThreadedWork || blocks() < 2) {
     run_blocks(x, ldx, rows, y, ldy, 0, blocks(), backward);
     return;
   }

@@ -56,17 +56,21 @@ class PackedGemv {
   void run_rows(const float* x, int64_t ldx, int64_t rows, float* y, int64_t ldy) const;
   // run_rows split over the pool's threads by column blocks, each thread
   // a contiguous range of them (the same one every call, so its part of W
-  // stays in its core's cache where it fits), when W is large enough to gain
-  // (kThreadedFloats); on the calling thread otherwise or with a null pool.
+  // stays in its core's cache where it fits), when the product is large
+  // enough to gain (kThreadedWork); on the calling thread otherwise or
+  // with a null pool.
   // With `backward`, each thread takes its blocks last to first: a product
   // repeated on a W larger than the cache, in alternate directions, finds
   // the blocks it read last still there (a recurrent step through a 4 MB R
   // on one Sapphire Rapids core, 4 MB of L2: a third faster).
   void run_rows_on(TaskPool* pool, const float* x, int64_t ldx, int64_t rows, float* y, int64_t ldy,
                    bool backward = false) const;
-  // Below this many floats of W a product runs on one thread: a loop's
-  // hand-off costs microseconds, a 1 MB product from cache about 10-20.
-  static constexpr int64_t kThreadedFloats = int64_t{1} << 18;
+  // Below this many multiply-adds (rows x W's size) a product runs on one
+  // thread: a loop's hand-off costs microseconds. One row through 2^17
+  // weights (512 KB) gains on two threads; through 2^16 (an LSTM of hidden
+  // 128) it loses 25% (2-vCPU Sapphire Rapids VM); an input projection of
+  // 64 rows gains through far less.
+  static constexpr int64_t kThreadedWork = int64_t{1} << 17;
   // The same product by a plain loop over the packed layout (any CPU).
   void run_portable(const float* x, float* y) const;
 

@@ -285,9 +285,12 @@ class RnnKernel : public Kernel {
   }
 
   // When a product is large enough to split (PackedGemv::run_rows_on,
-  // gemm_blocks): W or R of kThreadedFloats or more.
+  // gemm_blocks): an input projection or a step's product of
+  // PackedGemv::kThreadedWork multiply-adds or more.
   bool wants_threads() const override {
-    return c_.gates * c_.hidden * std::max(c_.input, c_.hidden) >= PackedGemv::kThreadedFloats;
+    const int64_t gh = c_.gates * c_.hidden;
+    return std::max(c_.seq * c_.batch * gh * c_.input, c_.batch * gh * c_.hidden) >=
+           PackedGemv::kThreadedWork;
   }
 
   Status run(const KernelArgs& args) override {
@@ -410,7 +413,7 @@ class RnnKernel : public Kernel {
     };
     const auto blocks = static_cast<size_t>((n + block - 1) / block);
     const bool split =
-        pool_ != nullptr && pool_->threads() > 1 && blocks > 1 && n * k >= PackedGemv::kThreadedFloats;
+        pool_ != nullptr && pool_->threads() > 1 && blocks > 1 && m * n * k >= PackedGemv::kThreadedWork;
     const Task task{m, n, k, x, ldx, w, y, ldy, block, blocks, split ? pool_->threads() : 1, backward};
     if (!split) {
       task.run(0, blocks);

@@ -268,9 +268,10 @@ TEST_CASE("packed weights of the wrong size or for a float64 cell are refused", 
 TEST_CASE(
     "packed products split over a pool's threads, either way through the blocks, give the one-thread bytes",
     "[packed_gemv][threads]") {
-  // 1000 columns (8 blocks, the last of 104) x 300: above kThreadedFloats.
+  // 1000 columns (8 blocks, the last of 104) x 300: above kThreadedWork
+  // for one row already.
   const int64_t n = 1000, k = 300;
-  REQUIRE(n * k >= PackedGemv::kThreadedFloats);
+  REQUIRE(n * k >= PackedGemv::kThreadedWork);
   const auto w = pseudo_random(static_cast<size_t>(n * k), 21);
   const PackedGemv g = PackedGemv::pack_always(w.data(), n, k, k);
   REQUIRE(g.packed());
@@ -316,8 +317,9 @@ TEST_CASE("lstm and gru ask for threads when a product is large enough", "[packe
       auto kernel = def->create(etc::AttrList(views), specs, outs);
       REQUIRE(kernel.ok());
       INFO("gates " << gates << " hidden " << hidden);
-      // R of 3 or 4 x 300 x 300 floats reaches kThreadedFloats (2^18); of
-      // 40 not. Packed or not (the GEMM path splits as well).
+      // A step through R of 3 or 4 x 300 x 300 floats reaches kThreadedWork
+      // (2^17 multiply-adds); with hidden 40 neither it nor the projection
+      // of 3 steps does. Packed or not (the GEMM path splits as well).
       CHECK(kernel.get()->wants_threads() == (hidden == 300));
     }
   }
