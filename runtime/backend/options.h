@@ -24,6 +24,7 @@ enum class DelegateDetail : uint8_t {
 };
 
 struct RuntimeOptions {
+  // Delegates' threads, and the portable kernels' that ask (Kernel::wants_threads).
   int num_threads = 0;  // 0: one per CPU this process may run on (its affinity mask)
   // num_threads is the most a delegate runs on: one whose run is too little
   // work to gain from splitting runs on the calling thread instead (each

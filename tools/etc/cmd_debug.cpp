@@ -114,8 +114,9 @@ Action add_debug(CLI::App& app) {
                   "NAME=FILE (.npy or ONNX TensorProto .pb); inputs not given get seeded random data");
   cmd->add_option("--tolerance", opt->tolerance, "Largest relative error (max |diff| / max |ref|) allowed")
       ->check(CLI::NonNegativeNumber);
-  cmd->add_option("--threads", opt->threads,
-                  "Threads per delegate's thread pool (0: one per CPU this process may run on)")
+  cmd->add_option(
+         "--threads", opt->threads,
+         "Threads of the pool delegates and threaded kernels share (0: one per CPU this process may run on)")
       ->check(CLI::Range(0, 1024));
   cmd->add_flag("--json", opt->json, "Print the comparison as JSON");
   return [opt]() {

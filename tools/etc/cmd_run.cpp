@@ -96,8 +96,9 @@ Action add_run(CLI::App& app) {
   cmd->add_option("--max-loop-iterations", opt->max_loop_iterations,
                   "Fail a run when one Loop runs more iterations than this (0: no limit)")
       ->check(CLI::NonNegativeNumber);
-  cmd->add_option("--threads", opt->threads,
-                  "Threads per delegate's thread pool (0: one per CPU this process may run on)")
+  cmd->add_option(
+         "--threads", opt->threads,
+         "Threads of the pool delegates and threaded kernels share (0: one per CPU this process may run on)")
       ->check(CLI::Range(0, 1024));
   cmd->add_option("--iterations", opt->iterations, "Run N times and report latency")
       ->check(CLI::Range(1, 1000000));
