@@ -76,14 +76,32 @@ class TaskPool {
     return {static_cast<size_t>(uint64_t{count} * t / threads),
             static_cast<size_t>(uint64_t{count} * (t + 1) / threads)};
   }
-  // A chunk [begin, end) mirrored within its owner's range: a body that
-  // walks its items last to first this way keeps each thread on the items
-  // it owns going first to last.
-  static Owned mirrored(size_t count, size_t threads, size_t begin, size_t end) {
-    size_t t = 0;
-    while (t + 1 < threads && owned_range(count, threads, t).end <= begin) ++t;
-    const Owned own = owned_range(count, threads, t);
-    return {own.first + own.end - end, own.first + own.end - begin};
+  // Runs range(first, end) over items [0, count) in chunks: on the pool's
+  // threads, each its own owned_range first, or on the calling thread alone
+  // where `pool` is null. With `backward`, each chunk is mirrored within its
+  // owner's range (and `range` walks it last to first), so the thread that
+  // owns an item going forward owns it going backward too: a product walked
+  // in alternate directions keeps each thread's part in its own cache.
+  template <typename F>
+  static void run_owned(TaskPool* pool, size_t count, bool backward, const F& range) {
+    if (pool == nullptr) {
+      range(size_t{0}, count);
+      return;
+    }
+    struct Context {
+      const F* range;
+      size_t count, threads;
+      bool backward;
+    };
+    const Context context{&range, count, pool->threads(), backward};
+    pool->run(
+        count,
+        [](const void* c, size_t begin, size_t end) {
+          const Context& x = *static_cast<const Context*>(c);
+          const Owned chunk = x.backward ? mirrored(x.count, x.threads, begin, end) : Owned{begin, end};
+          (*x.range)(chunk.first, chunk.end);
+        },
+        &context, false);
   }
 
   // Items run by workers since creation (for tests and diagnostics).
@@ -94,6 +112,13 @@ class TaskPool {
 
  private:
   TaskPool() = default;
+  // A chunk [begin, end) mirrored within its owner's range.
+  static Owned mirrored(size_t count, size_t threads, size_t begin, size_t end) {
+    size_t t = 0;
+    while (t + 1 < threads && owned_range(count, threads, t).end <= begin) ++t;
+    const Owned own = owned_range(count, threads, t);
+    return {own.first + own.end - end, own.first + own.end - begin};
+  }
   struct Loop {
     size_t count = 0;
     Body body = nullptr;

@@ -159,40 +159,14 @@ void PackedGemv::run_blocks(const float* x, int64_t ldx, int64_t rows, float* y,
 #endif
 }
 
-namespace {
-
-struct BlocksTask {
-  const PackedGemv* gemv;
-  const float* x;
-  int64_t ldx, rows;
-  float* y;
-  int64_t ldy;
-  size_t blocks, threads;
-  bool backward;
-};
-
-}  // namespace
-
 void PackedGemv::run_rows_on(TaskPool* pool, const float* x, int64_t ldx, int64_t rows, float* y, int64_t ldy,
                              bool backward) const {
-  if (pool == nullptr || pool->threads() < 2 || rows * n_ * k_ < kThreadedWork || blocks() < 2) {
-    run_blocks(x, ldx, rows, y, ldy, 0, blocks(), backward);
-    return;
-  }
-  const BlocksTask task{this, x, ldx, rows, y, ldy, static_cast<size_t>(blocks()), pool->threads(), backward};
-  pool->run(
-      task.blocks,
-      [](const void* context, size_t begin, size_t end) {
-        const auto& t = *static_cast<const BlocksTask*>(context);
-        if (t.backward) {
-          // The thread that owns a block forward owns it backward too.
-          const TaskPool::Owned m = TaskPool::mirrored(t.blocks, t.threads, begin, end);
-          begin = m.first, end = m.end;
-        }
-        t.gemv->run_blocks(t.x, t.ldx, t.rows, t.y, t.ldy, static_cast<int64_t>(begin),
-                           static_cast<int64_t>(end), t.backward);
-      },
-      &task, false);
+  const bool split =
+      pool != nullptr && pool->threads() > 1 && blocks() > 1 && rows * n_ * k_ >= kThreadedWork;
+  TaskPool::run_owned(
+      split ? pool : nullptr, static_cast<size_t>(blocks()), backward, [&](size_t first, size_t end) {
+        run_blocks(x, ldx, rows, y, ldy, static_cast<int64_t>(first), static_cast<int64_t>(end), backward);
+      });
 }
 
 void PackedGemv::run_portable(const float* x, float* y) const { portable_blocks(x, y, 0, blocks()); }

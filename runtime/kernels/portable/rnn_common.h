@@ -395,39 +395,15 @@ class RnnKernel : public Kernel {
   // bytes.
   void gemm_blocks(int64_t m, int64_t n, int64_t k, const T* x, int64_t ldx, const T* w, T* y, int64_t ldy,
                    int64_t block, bool backward) const {
-    struct Task {
-      int64_t m, n, k;
-      const T* x;
-      int64_t ldx;
-      const T* w;
-      T* y;
-      int64_t ldy, block;
-      size_t blocks, threads;
-      bool backward;
-      void run(size_t first, size_t end) const {
-        for (size_t b = first; b < end; ++b) {
-          const int64_t j0 = static_cast<int64_t>(backward ? first + end - 1 - b : b) * block;
-          gemm_typed(false, true, m, std::min(block, n - j0), k, x, ldx, w + j0 * k, k, T(0), y + j0, ldy);
-        }
-      }
-    };
     const auto blocks = static_cast<size_t>((n + block - 1) / block);
     const bool split =
         pool_ != nullptr && pool_->threads() > 1 && blocks > 1 && m * n * k >= PackedGemv::kThreadedWork;
-    const Task task{m, n, k, x, ldx, w, y, ldy, block, blocks, split ? pool_->threads() : 1, backward};
-    if (!split) {
-      task.run(0, blocks);
-      return;
-    }
-    pool_->run(
-        blocks,
-        [](const void* context, size_t begin, size_t end) {
-          const Task& t = *static_cast<const Task*>(context);
-          const TaskPool::Owned own =
-              t.backward ? TaskPool::mirrored(t.blocks, t.threads, begin, end) : TaskPool::Owned{begin, end};
-          t.run(own.first, own.end);
-        },
-        &task, false);
+    TaskPool::run_owned(split ? pool_ : nullptr, blocks, backward, [&](size_t first, size_t end) {
+      for (size_t b = first; b < end; ++b) {
+        const int64_t j0 = static_cast<int64_t>(backward ? first + end - 1 - b : b) * block;
+        gemm_typed(false, true, m, std::min(block, n - j0), k, x, ldx, w + j0 * k, k, T(0), y + j0, ldy);
+      }
+    });
   }
 
   RnnBuffers<T> carve(RnnScratch& s) const { return rnn_carve<T>(s, c_, c_.gates); }
