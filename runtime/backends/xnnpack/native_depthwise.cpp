@@ -171,6 +171,101 @@ __attribute__((target("avx512f"))) void four_pixels(const NativeDepthwise& c, si
     }
 }
 
+// P output pixels side by side whose windows lie inside the row, 16
+// channels from c0 (the lanes of `mask`), for a KW-wide window of stride S
+// and no dilation: each kernel row's (P - 1) * S + KW input vectors are
+// loaded once and serve every pixel whose window covers them, each weight
+// vector once for all P, so the multiply-adds outnumber the loads (the
+// four-pixel path loads 1.25 vectors a multiply-add, which bounds it on
+// CPUs that load one 64-byte vector a cycle). Sums in the same order as
+// four_pixels and pixel_block: the bias, then the taps row by row.
+template <int P, int KW, int S, bool Residual, ConvActivation Act>
+__attribute__((target("avx512f"))) void strip(const NativeDepthwise& c, size_t c0, __mmask16 mask,
+                                              const float* const* rows, const size_t* kernel_rows,
+                                              size_t n_rows, const float* w, const float* bias, float* y,
+                                              const float* res) {
+  constexpr int kIn = (P - 1) * S + KW;
+  __m512 acc[P];
+  const __m512 b = _mm512_load_ps(bias + c0);
+#pragma GCC unroll 16
+  for (int p = 0; p < P; ++p) acc[p] = b;
+  const size_t px = c.channels;
+  for (size_t k = 0; k < n_rows; ++k) {
+    const float* xr = rows[k] + c0;
+    const float* wr = w + kernel_rows[k] * KW * c.padded_channels + c0;
+    __m512 in[kIn];
+#pragma GCC unroll 32
+    for (int i = 0; i < kIn; ++i) in[i] = _mm512_maskz_loadu_ps(mask, xr + i * px);
+#pragma GCC unroll 8
+    for (int kx = 0; kx < KW; ++kx) {
+      const __m512 wv = _mm512_load_ps(wr + kx * c.padded_channels);
+#pragma GCC unroll 16
+      for (int p = 0; p < P; ++p) acc[p] = _mm512_fmadd_ps(in[p * S + kx], wv, acc[p]);
+    }
+  }
+  const __m512 vlo = _mm512_set1_ps(c.lo), vhi = _mm512_set1_ps(c.hi);
+#pragma GCC unroll 16
+  for (int p = 0; p < P; ++p) {
+    __m512 r = _mm512_min_ps(_mm512_max_ps(acc[p], vlo), vhi);
+    if constexpr (Residual)
+      r = _mm512_min_ps(
+          _mm512_max_ps(_mm512_add_ps(r, _mm512_maskz_loadu_ps(mask, res + p * c.channels + c0)),
+                        _mm512_set1_ps(c.residual_lo)),
+          _mm512_set1_ps(c.residual_hi));
+    if constexpr (Act == ConvActivation::kSwish) r = swish_ps(r);
+    if constexpr (Act == ConvActivation::kHardSwish) r = hardswish_ps(r);
+    if (c.affine) r = _mm512_fmadd_ps(r, _mm512_set1_ps(c.scale), _mm512_set1_ps(c.shift));
+    _mm512_mask_storeu_ps(y + p * c.out_stride + c0, mask, r);
+  }
+}
+
+// The pixels a strip computes (0: this window has no strip path).
+constexpr size_t kStripPixels = 8;
+
+size_t strip_pixels(const NativeDepthwise& c) {
+  const bool window = (c.kernel_w == 3 || c.kernel_w == 5 || c.kernel_w == 7) &&
+                      (c.stride_w == 1 || c.stride_w == 2) && c.dilation_w == 1;
+  return window ? kStripPixels : 0;
+}
+
+// Output pixels [ox, ox + kStripPixels) of row (b, oy), whose windows lie
+// inside the input's columns, 16 channels a strip.
+template <int KW, int S, bool Residual, ConvActivation Act>
+__attribute__((target("avx512f"))) void interior_strip(const RowTask& task, size_t b, size_t oy, size_t r,
+                                                       size_t ox) {
+  const NativeDepthwise& c = *task.conv;
+  const float* w = c.weights.as<float>();
+  const float* bias = w + c.kernel_h * c.kernel_w * c.padded_channels;
+  const float* rows[kMaxTaps];
+  size_t kernel_rows[kMaxTaps];
+  size_t n = 0;
+  for (size_t ky = 0; ky < c.kernel_h; ++ky) {
+    const size_t iy = oy * c.stride_h + ky * c.dilation_h - c.pad_top;
+    if (iy >= c.in_h) continue;
+    rows[n] = task.input_row(b, iy) + (ox * S - c.pad_left) * c.channels;
+    kernel_rows[n++] = ky;
+  }
+  const size_t pixel = r * c.out_w + ox;
+  float* y = task.y + pixel * c.out_stride + c.out_offset;
+  const float* res = Residual ? task.residual + pixel * c.channels : nullptr;
+  for (size_t c0 = 0; c0 < c.channels; c0 += 16)
+    strip<kStripPixels, KW, S, Residual, Act>(c, c0, lanes(c.channels - c0), rows, kernel_rows, n, w, bias, y,
+                                              res);
+}
+
+using StripFn = void (*)(const RowTask&, size_t, size_t, size_t, size_t);
+
+template <bool Residual, ConvActivation Act>
+StripFn strip_fn(const NativeDepthwise& c) {
+  if (strip_pixels(c) == 0) return nullptr;
+  const bool s1 = c.stride_w == 1;
+  switch (c.kernel_w) {
+    case 3: return s1 ? interior_strip<3, 1, Residual, Act> : interior_strip<3, 2, Residual, Act>;
+    case 5: return s1 ? interior_strip<5, 1, Residual, Act> : interior_strip<5, 2, Residual, Act>;
+    default: return s1 ? interior_strip<7, 1, Residual, Act> : interior_strip<7, 2, Residual, Act>;
+  }
+}
+
 // Output pixels [ox, ox + 4) of row (b, oy) whose windows lie inside the
 // input's columns.
 template <bool Residual, ConvActivation Act>
@@ -212,7 +307,13 @@ __attribute__((target("avx512f"))) void row(const RowTask& task, size_t r) {
   const size_t interior_end = c.in_w + c.pad_left < span + 1
                                   ? 0
                                   : std::min(c.out_w, (c.in_w + c.pad_left - span - 1) / c.stride_w + 1);
+  const StripFn strip_at = strip_fn<Residual, Act>(c);
   for (size_t ox = 0; ox < c.out_w; ++ox) {
+    if (strip_at != nullptr && ox >= interior_begin && ox + kStripPixels <= interior_end) {
+      strip_at(task, b, oy, r, ox);
+      ox += kStripPixels - 1;
+      continue;
+    }
     if (ox >= interior_begin && ox + 4 <= interior_end) {
       interior_four<Residual, Act>(task, b, oy, r, ox);
       ox += 3;

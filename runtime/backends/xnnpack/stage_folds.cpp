@@ -62,8 +62,7 @@ bool is_pointwise_node(const fb::Node& node) {
 // (efficientnet_b0's 112x112x96 expansion on a 2 MiB L2: 1148 -> 918 us
 // with its depthwise convolution and swish; mobilenet_v2's 16->96 one,
 // which runs_natively leaves to XNNPACK alone, 3-5% of the model). Where it
-// fits, the two run apart, XNNPACK's depthwise kernel being the faster
-// alone.
+// fits, the two run apart.
 bool expansion_pays(const BlobView& view, const fb::Node& depthwise) {
   return view.tensors[depthwise.inputs()->Get(0)].numel * sizeof(float) > core_cache_bytes();
 }
@@ -145,45 +144,24 @@ Graph analyse(const BlobView& view, NativeConvolutions convolutions) {
   for (size_t n = 0; n < g.num_nodes; ++n)
     for (uint32_t id : *g.node(n).inputs()) g.reader[id] = static_cast<int64_t>(n);
   g.swishes = find_swishes(view, g.producer, g.readers);
-  // Whether a scalar multiplication or addition alone reads y.
-  const auto affine_reads = [&](uint32_t y) {
-    if (g.readers[y] != 1 || view.tensors[y].is_external() || g.reader[y] < 0) return false;
-    const fb::Node& r = g.node(static_cast<size_t>(g.reader[y]));
-    uint32_t other = 0;
-    float value = 0;
-    return (r.type() == fb::NodeType::Multiply || r.type() == fb::NodeType::Add) && unclamped(r) &&
-           scalar_operand(view, r, other, value) && other == y;
-  };
   // Tensors a swish or hardswish reads alone (`activated`): a native
-  // convolution producing one computes the activation in its epilogue. Of
-  // those, the ones whose activation's result only a scalar multiplication
-  // or addition reads (`then_affine`, PaddleOCR's learnable affine blocks):
-  // a native depthwise convolution producing one computes all of it in one
-  // pass, where XNNPACK's kernel and the three nodes after it make four
-  // (PP-OCRv4 rec ~10% faster at 2 threads).
-  std::vector<bool> activated(g.num_tensors, false), then_affine(g.num_tensors, false);
-  for (const SwishPattern& sw : g.swishes) {
-    activated[sw.x] = g.readers[sw.x] == 2;
-    then_affine[sw.x] = activated[sw.x] && affine_reads(sw.y);
-  }
+  // convolution producing one computes the activation in its epilogue.
+  std::vector<bool> activated(g.num_tensors, false);
+  for (const SwishPattern& sw : g.swishes) activated[sw.x] = g.readers[sw.x] == 2;
   for (size_t n = 0; n < g.num_nodes; ++n) {
     const fb::Node& node = g.node(n);
-    if (node.type() != fb::NodeType::HardSwish || g.readers[node.inputs()->Get(0)] != 1) continue;
-    activated[node.inputs()->Get(0)] = true;
-    then_affine[node.inputs()->Get(0)] = affine_reads(node.outputs()->Get(0));
+    if (node.type() == fb::NodeType::HardSwish && g.readers[node.inputs()->Get(0)] == 1)
+      activated[node.inputs()->Get(0)] = true;
   }
   for (size_t n = 0; n < g.num_nodes; ++n) {
     const fb::Node& node = g.node(n);
     const bool folds = node.outputs()->size() == 1 && activated[node.outputs()->Get(0)];
-    const bool depthwise_folds = node.outputs()->size() == 1 && then_affine[node.outputs()->Get(0)] &&
-                                 depthwise_can_run_natively(node);
-    g.native[n] =
-        is_native_node(node.type()) ||
-        (convolutions != NativeConvolutions::kOff &&
-         (deconv_runs_natively(node) || max_pool_can_run_natively(node) || softmax_runs_natively(node))) ||
-        (convolutions == NativeConvolutions::kAuto &&
-         (runs_natively(view, node, folds) || depthwise_folds)) ||
-        (convolutions == NativeConvolutions::kAll && can_run_natively(node));
+    g.native[n] = is_native_node(node.type()) ||
+                  (convolutions != NativeConvolutions::kOff &&
+                   (deconv_runs_natively(node) || max_pool_can_run_natively(node) ||
+                    softmax_runs_natively(node) || depthwise_can_run_natively(node))) ||
+                  (convolutions == NativeConvolutions::kAuto && runs_natively(view, node, folds)) ||
+                  (convolutions == NativeConvolutions::kAll && can_run_natively(node));
   }
   if (convolutions != NativeConvolutions::kOff) {
     for (size_t n = 0; n < g.num_nodes; ++n) {
@@ -201,29 +179,18 @@ Graph analyse(const BlobView& view, NativeConvolutions convolutions) {
 
 namespace {
 
-// The native convolution whose output `t` is and that may write elsewhere
-// instead (into a swish's, a hardswish's, a residual Add's or a
-// concatenation's output): `t` is read by exactly `readers` nodes and is not
-// a delegate argument, and the convolution writes nowhere else yet. With
-// `depthwise`, an XNNPACK depthwise convolution the backend's kernel can run
-// qualifies too under native_convolution=on (the caller then makes it
-// native). -1 when there is none.
-int64_t redirectable_convolution(const Graph& g, const StagePlan& plan, uint32_t t, int64_t readers,
-                                 bool depthwise = false) {
+// The native convolution (dense, fully connected or depthwise) whose
+// output `t` is and that may write elsewhere instead (into a swish's, a
+// hardswish's, a residual Add's or a concatenation's output): `t` is read by
+// exactly `readers` nodes and is not a delegate argument, and the
+// convolution writes nowhere else yet. -1 when there is none.
+int64_t redirectable_convolution(const Graph& g, const StagePlan& plan, uint32_t t, int64_t readers) {
   const int64_t p = g.producer[t];
   if (p < 0 || g.readers[t] != readers || g.view.tensors[t].is_external()) return -1;
-  const fb::Node& node = g.node(static_cast<size_t>(p));
-  const fb::NodeType type = node.type();
-  const bool native_gemm = g.native[static_cast<size_t>(p)] &&
-                           (type == fb::NodeType::Convolution2d || type == fb::NodeType::FullyConnected);
-  const bool native_depthwise =
-      g.native[static_cast<size_t>(p)] && type == fb::NodeType::DepthwiseConvolution2d;
-  // Measured on efficientnet_b0 (Zen 5), the native depthwise kernel with the
-  // swish folded in is ~8% slower than XNNPACK's kernel plus a native swish
-  // pass, so only native_convolution=on takes depthwise convolutions there.
-  const bool can_depthwise =
-      depthwise && g.convolutions == NativeConvolutions::kAll && depthwise_can_run_natively(node);
-  if (!native_gemm && !native_depthwise && !can_depthwise) return -1;
+  const fb::NodeType type = g.node(static_cast<size_t>(p)).type();
+  const bool convolution = type == fb::NodeType::Convolution2d || type == fb::NodeType::FullyConnected ||
+                           type == fb::NodeType::DepthwiseConvolution2d;
+  if (!g.native[static_cast<size_t>(p)] || !convolution) return -1;
   return plan.writes_into[static_cast<size_t>(p)].active ? -1 : p;
 }
 
@@ -238,7 +205,7 @@ void fold_swishes(Graph& g, StagePlan& plan) {
     plan.elided[sw.sigmoid] = true;
     plan.folded_into[sw.sigmoid] = static_cast<int64_t>(sw.multiply);
     // x is read by the sigmoid and the multiply.
-    const int64_t p = redirectable_convolution(g, plan, sw.x, 2, true);
+    const int64_t p = redirectable_convolution(g, plan, sw.x, 2);
     if (p >= 0) {
       const TensorInfo& y = g.view.tensors[sw.y];
       g.native[static_cast<size_t>(p)] = true;
@@ -261,7 +228,7 @@ void fold_hardswishes(Graph& g, StagePlan& plan) {
     const fb::Node& hs = g.node(n);
     if (hs.type() != fb::NodeType::HardSwish) continue;
     const uint32_t x = hs.inputs()->Get(0), y = hs.outputs()->Get(0);
-    const int64_t p = redirectable_convolution(g, plan, x, 1, true);
+    const int64_t p = redirectable_convolution(g, plan, x, 1);
     const TensorInfo& ty = g.view.tensors[y];
     if (p < 0 || g.view.tensors[x].numel != ty.numel) continue;
     g.native[static_cast<size_t>(p)] = true;
