@@ -195,7 +195,12 @@ __attribute__((target("avx512f"))) void strip(const NativeDepthwise& c, size_t c
     const float* wr = w + kernel_rows[k] * KW * c.padded_channels + c0;
     __m512 in[kIn];
 #pragma GCC unroll 32
-    for (int i = 0; i < kIn; ++i) in[i] = _mm512_maskz_loadu_ps(mask, xr + i * px);
+    for (int i = 0; i < kIn; ++i) {
+      // A whole vector loads unmasked (the cheaper load), kept in a register
+      // rather than folded into each multiply-add that reads it.
+      in[i] = mask == 0xFFFF ? _mm512_loadu_ps(xr + i * px) : _mm512_maskz_loadu_ps(mask, xr + i * px);
+      asm("" : "+v"(in[i]));
+    }
 #pragma GCC unroll 8
     for (int kx = 0; kx < KW; ++kx) {
       const __m512 wv = _mm512_load_ps(wr + kx * c.padded_channels);
