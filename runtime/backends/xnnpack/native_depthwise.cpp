@@ -224,13 +224,24 @@ __attribute__((target("avx512f"))) void strip(const NativeDepthwise& c, size_t c
   }
 }
 
-// The pixels a strip computes (0: this window has no strip path).
+// The pixels a strip computes.
 constexpr size_t kStripPixels = 8;
 
-size_t strip_pixels(const NativeDepthwise& c) {
-  const bool window = (c.kernel_w == 3 || c.kernel_w == 5 || c.kernel_w == 7) &&
-                      (c.stride_w == 1 || c.stride_w == 2) && c.dilation_w == 1;
-  return window ? kStripPixels : 0;
+// The input rows inside the image of the window of output row (b, oy),
+// each from the first tap of output pixel ox's window, and the kernel rows
+// they are; returns their count.
+size_t window_rows(const RowTask& task, size_t b, size_t oy, size_t ox, const float** rows,
+                   size_t* kernel_rows) {
+  const NativeDepthwise& c = *task.conv;
+  size_t n = 0;
+  for (size_t ky = 0; ky < c.kernel_h; ++ky) {
+    // Unsigned wrap-around puts rows above the image out of range too.
+    const size_t iy = oy * c.stride_h + ky * c.dilation_h - c.pad_top;
+    if (iy >= c.in_h) continue;
+    rows[n] = task.input_row(b, iy) + (ox * c.stride_w - c.pad_left) * c.channels;
+    kernel_rows[n++] = ky;
+  }
+  return n;
 }
 
 // Output pixels [ox, ox + kStripPixels) of row (b, oy), whose windows lie
@@ -243,13 +254,7 @@ __attribute__((target("avx512f"))) void interior_strip(const RowTask& task, size
   const float* bias = w + c.kernel_h * c.kernel_w * c.padded_channels;
   const float* rows[kMaxTaps];
   size_t kernel_rows[kMaxTaps];
-  size_t n = 0;
-  for (size_t ky = 0; ky < c.kernel_h; ++ky) {
-    const size_t iy = oy * c.stride_h + ky * c.dilation_h - c.pad_top;
-    if (iy >= c.in_h) continue;
-    rows[n] = task.input_row(b, iy) + (ox * S - c.pad_left) * c.channels;
-    kernel_rows[n++] = ky;
-  }
+  const size_t n = window_rows(task, b, oy, ox, rows, kernel_rows);
   const size_t pixel = r * c.out_w + ox;
   float* y = task.y + pixel * c.out_stride + c.out_offset;
   const float* res = Residual ? task.residual + pixel * c.channels : nullptr;
@@ -260,9 +265,12 @@ __attribute__((target("avx512f"))) void interior_strip(const RowTask& task, size
 
 using StripFn = void (*)(const RowTask&, size_t, size_t, size_t, size_t);
 
+// The strip for the window's width and stride; null where there is none.
 template <bool Residual, ConvActivation Act>
 StripFn strip_fn(const NativeDepthwise& c) {
-  if (strip_pixels(c) == 0) return nullptr;
+  const bool window = (c.kernel_w == 3 || c.kernel_w == 5 || c.kernel_w == 7) &&
+                      (c.stride_w == 1 || c.stride_w == 2) && c.dilation_w == 1;
+  if (!window) return nullptr;
   const bool s1 = c.stride_w == 1;
   switch (c.kernel_w) {
     case 3: return s1 ? interior_strip<3, 1, Residual, Act> : interior_strip<3, 2, Residual, Act>;
@@ -281,13 +289,7 @@ __attribute__((target("avx512f"))) void interior_four(const RowTask& task, size_
   const float* bias = w + c.kernel_h * c.kernel_w * c.padded_channels;
   const float* rows[kMaxTaps];
   size_t kernel_rows[kMaxTaps];
-  size_t n = 0;
-  for (size_t ky = 0; ky < c.kernel_h; ++ky) {
-    const size_t iy = oy * c.stride_h + ky * c.dilation_h - c.pad_top;
-    if (iy >= c.in_h) continue;
-    rows[n] = task.input_row(b, iy) + (ox * c.stride_w - c.pad_left) * c.channels;
-    kernel_rows[n++] = ky;
-  }
+  const size_t n = window_rows(task, b, oy, ox, rows, kernel_rows);
   const size_t pixel = r * c.out_w + ox, step = c.stride_w * c.channels;
   float* y = task.y + pixel * c.out_stride + c.out_offset;
   const float* res = Residual ? task.residual + pixel * c.channels : nullptr;
