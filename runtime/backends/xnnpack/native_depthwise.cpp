@@ -227,21 +227,35 @@ __attribute__((target("avx512f"))) void strip(const NativeDepthwise& c, size_t c
 // The pixels a strip computes.
 constexpr size_t kStripPixels = 8;
 
-// The input rows inside the image of the window of output row (b, oy),
-// each from the first tap of output pixel ox's window, and the kernel rows
-// they are; returns their count.
-size_t window_rows(const RowTask& task, size_t b, size_t oy, size_t ox, const float** rows,
-                   size_t* kernel_rows) {
+// What the interior paths read and write for pixels from ox of output row
+// r (image b, row oy): the input rows of the window inside the image, each
+// from the first tap of pixel ox's window, and the kernel rows they are;
+// the weights and bias; where the pixel's outputs and residual are.
+struct InteriorPixels {
+  const float* rows[kMaxTaps];
+  size_t kernel_rows[kMaxTaps];
+  size_t n_rows = 0;
+  const float *w, *bias;
+  float* y;
+  const float* res;
+};
+
+InteriorPixels interior_pixels(const RowTask& task, size_t b, size_t oy, size_t r, size_t ox) {
   const NativeDepthwise& c = *task.conv;
-  size_t n = 0;
+  InteriorPixels at;
   for (size_t ky = 0; ky < c.kernel_h; ++ky) {
     // Unsigned wrap-around puts rows above the image out of range too.
     const size_t iy = oy * c.stride_h + ky * c.dilation_h - c.pad_top;
     if (iy >= c.in_h) continue;
-    rows[n] = task.input_row(b, iy) + (ox * c.stride_w - c.pad_left) * c.channels;
-    kernel_rows[n++] = ky;
+    at.rows[at.n_rows] = task.input_row(b, iy) + (ox * c.stride_w - c.pad_left) * c.channels;
+    at.kernel_rows[at.n_rows++] = ky;
   }
-  return n;
+  at.w = c.weights.as<float>();
+  at.bias = at.w + c.kernel_h * c.kernel_w * c.padded_channels;
+  const size_t pixel = r * c.out_w + ox;
+  at.y = task.y + pixel * c.out_stride + c.out_offset;
+  at.res = task.residual != nullptr ? task.residual + pixel * c.channels : nullptr;
+  return at;
 }
 
 // Output pixels [ox, ox + kStripPixels) of row (b, oy), whose windows lie
@@ -250,17 +264,10 @@ template <int KW, int S, bool Residual, ConvActivation Act>
 __attribute__((target("avx512f"))) void interior_strip(const RowTask& task, size_t b, size_t oy, size_t r,
                                                        size_t ox) {
   const NativeDepthwise& c = *task.conv;
-  const float* w = c.weights.as<float>();
-  const float* bias = w + c.kernel_h * c.kernel_w * c.padded_channels;
-  const float* rows[kMaxTaps];
-  size_t kernel_rows[kMaxTaps];
-  const size_t n = window_rows(task, b, oy, ox, rows, kernel_rows);
-  const size_t pixel = r * c.out_w + ox;
-  float* y = task.y + pixel * c.out_stride + c.out_offset;
-  const float* res = Residual ? task.residual + pixel * c.channels : nullptr;
+  const InteriorPixels at = interior_pixels(task, b, oy, r, ox);
   for (size_t c0 = 0; c0 < c.channels; c0 += 16)
-    strip<kStripPixels, KW, S, Residual, Act>(c, c0, lanes(c.channels - c0), rows, kernel_rows, n, w, bias, y,
-                                              res);
+    strip<kStripPixels, KW, S, Residual, Act>(c, c0, lanes(c.channels - c0), at.rows, at.kernel_rows,
+                                              at.n_rows, at.w, at.bias, at.y, at.res);
 }
 
 using StripFn = void (*)(const RowTask&, size_t, size_t, size_t, size_t);
@@ -285,19 +292,15 @@ template <bool Residual, ConvActivation Act>
 __attribute__((target("avx512f"))) void interior_four(const RowTask& task, size_t b, size_t oy, size_t r,
                                                       size_t ox) {
   const NativeDepthwise& c = *task.conv;
-  const float* w = c.weights.as<float>();
-  const float* bias = w + c.kernel_h * c.kernel_w * c.padded_channels;
-  const float* rows[kMaxTaps];
-  size_t kernel_rows[kMaxTaps];
-  const size_t n = window_rows(task, b, oy, ox, rows, kernel_rows);
-  const size_t pixel = r * c.out_w + ox, step = c.stride_w * c.channels;
-  float* y = task.y + pixel * c.out_stride + c.out_offset;
-  const float* res = Residual ? task.residual + pixel * c.channels : nullptr;
+  const InteriorPixels at = interior_pixels(task, b, oy, r, ox);
+  const size_t step = c.stride_w * c.channels;
   size_t c0 = 0;
   for (; c0 + 32 <= c.padded_channels; c0 += 32)
-    four_pixels<2, Residual, Act>(c, c0, rows, kernel_rows, n, step, w, bias, y, res);
+    four_pixels<2, Residual, Act>(c, c0, at.rows, at.kernel_rows, at.n_rows, step, at.w, at.bias, at.y,
+                                  at.res);
   if (c0 < c.padded_channels)
-    four_pixels<1, Residual, Act>(c, c0, rows, kernel_rows, n, step, w, bias, y, res);
+    four_pixels<1, Residual, Act>(c, c0, at.rows, at.kernel_rows, at.n_rows, step, at.w, at.bias, at.y,
+                                  at.res);
 }
 
 template <bool Residual, ConvActivation Act>

@@ -5,7 +5,7 @@
 // second pass over memory XNNPACK needs. It takes every depthwise
 // convolution it can run (depthwise_can_run_natively) unless
 // native_convolution=off: on a 2-vCPU Zen 4 VM a 112x112x32 3x3 one with a
-// hardswish took 140 us against 276 for XNNPACK's kernel and hardswish
+// hardswish took 125-134 us against 276 for XNNPACK's kernel and hardswish
 // (mobilenet_v3_small 0.85x, efficientnet_b0 0.92x, mobilenet_v2 0.95x at
 // 1 thread); without AVX-512F, or with native_convolution=off, XNNPACK
 // runs them all.

@@ -208,7 +208,6 @@ void fold_swishes(Graph& g, StagePlan& plan) {
     const int64_t p = redirectable_convolution(g, plan, sw.x, 2);
     if (p >= 0) {
       const TensorInfo& y = g.view.tensors[sw.y];
-      g.native[static_cast<size_t>(p)] = true;
       plan.writes_into[static_cast<size_t>(p)] =
           ConvOutput{true, sw.y, 0, y.dims[y.rank - 1], ConvActivation::kSwish};
       plan.elided[sw.multiply] = true;
@@ -231,7 +230,6 @@ void fold_hardswishes(Graph& g, StagePlan& plan) {
     const int64_t p = redirectable_convolution(g, plan, x, 1);
     const TensorInfo& ty = g.view.tensors[y];
     if (p < 0 || g.view.tensors[x].numel != ty.numel) continue;
-    g.native[static_cast<size_t>(p)] = true;
     plan.writes_into[static_cast<size_t>(p)] =
         ConvOutput{true, y, 0, ty.dims[ty.rank - 1], ConvActivation::kHardSwish};
     plan.elided[n] = true;
