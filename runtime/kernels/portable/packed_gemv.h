@@ -51,7 +51,7 @@ class PackedGemv {
   // y = x · Wᵀ; y may not alias x. Requires packed().
   void run(const float* x, float* y) const;
   // The same for `rows` rows of x (row stride ldx) into rows of y (stride
-  // ldy): block by block of W, each through all the rows three at a time,
+  // ldy): block by block of W, each through all the rows six at a time,
   // so that a block comes from memory once and from cache for the rest.
   void run_rows(const float* x, int64_t ldx, int64_t rows, float* y, int64_t ldy) const;
   // run_rows split over the pool's threads by column blocks, each thread
