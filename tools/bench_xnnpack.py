@@ -17,7 +17,10 @@ started the same way in the same alternation (the fork, exec and timing
 around a process, which ORT's in-process figure does not carry: 5-15 ms on
 a busy VM, more than a small model's whole start). Beside it, what etc's
 own steps took in the same processes (`etc run --json` startup_ms: load,
-init and first run), measured in process as ORT's figure is.
+init and first run), measured in process as ORT's figure is; and etc's peak
+RSS against its bound: the program file, the arena and the delegates'
+activations (`etc run --json` arena_bytes and delegate_activation_bytes)
+and 20 MiB.
 
     tools/bench_xnnpack.py [--etc build/tools/etc] [--threads 1,2] [--iterations 30]
                            [--rounds 3] [--models resnet18,mobilenet_v2] [--load-time] [--cold-runs 5]
@@ -214,14 +217,17 @@ def main():
             # start alone swings with the machine), the largest peak RSS.
             t = threads[-1]
             etc_walls, etc_inside, spawn_walls, ort_colds, etc_rss, ort_rss = [], [], [], [], 0.0, 0.0
+            working = 0  # bytes: the program's arena and its delegates' activations
             for _ in range(args.cold_runs):
                 _, wall, _ = run_with_rss(["/bin/true"])
                 spawn_walls.append(wall * 1000.0)
                 out, wall, rss = run_with_rss([args.etc, "run", programs[t], "--random-inputs", "--threads", str(t),
                                                "--iterations", "1", "--json"])
                 etc_walls.append(wall * 1000.0)
-                startup = json.loads(out)["startup_ms"]
+                summary = json.loads(out)
+                startup = summary["startup_ms"]
                 etc_inside.append(startup["load"] + startup["init"] + startup["first_run"])
+                working = summary["arena_bytes"] + (summary["delegate_activation_bytes"] or 0)
                 etc_rss = max(etc_rss, rss)
                 out, _, rss = run_with_rss(["node", ort_bench, onnx_path, str(t), "1", "0", *shapes])
                 ort = json.loads(out)
@@ -235,8 +241,11 @@ def main():
             # program from the page cache (the fastest of three) plus one
             # warm run.
             bound = 2 * (read_ms(programs[t]) + warm_ms[t])
+            # The bound peak RSS is held to: the program file, the arena and
+            # the delegates' activations, and 20 MiB.
+            rss_bound = (os.path.getsize(programs[t]) + working) / 2**20 + 20
             cold_rows.append((name, etc_cold, spawn, statistics.median(etc_inside), ort_cold, etc_cold / ort_cold,
-                              bound, etc_rss, ort_rss))
+                              bound, etc_rss, ort_rss, rss_bound))
 
     print("| model | threads | etc ms | ORT ms | etc/ORT | rounds' etc/ORT | etc fastest ms | ORT fastest ms "
           "| fastest etc/ORT | partitions | nodes delegated |")
@@ -261,11 +270,12 @@ def main():
           "| etc load + init + first run ms (in process, as ORT's; median) "
           "| ORT session creation + first run ms (median) | ratio "
           "| bound ms: 2 x (program read from page cache + warm run) | cold start / bound | in process / bound "
-          "| etc peak RSS MiB (largest) | ORT peak RSS MiB (largest) |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|")
-    for name, e, spawn, inside, o, r, bound, erss, orss in cold_rows:
+          "| etc peak RSS MiB (largest) | ORT peak RSS MiB (largest) "
+          "| RSS bound MiB: program + arena + delegates' activations + 20 | etc RSS / bound |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+    for name, e, spawn, inside, o, r, bound, erss, orss, rbound in cold_rows:
         print(f"| {name} | {e:.1f} | {spawn:.1f} | {inside:.1f} | {o:.1f} | {r:.2f} | {bound:.1f} | {e / bound:.2f} "
-              f"| {inside / bound:.2f} | {erss:.1f} | {orss:.1f} |")
+              f"| {inside / bound:.2f} | {erss:.1f} | {orss:.1f} | {rbound:.1f} | {erss / rbound:.2f} |")
 
 
 if __name__ == "__main__":

@@ -18,6 +18,7 @@
 // allocator, and reports failures as Error with a message.
 
 #include <cstdint>
+#include <optional>
 #include <string_view>
 
 #include "runtime/backend/context.h"
@@ -52,6 +53,15 @@ class BackendInterface {
     return fail(Error::NotSupported, "this backend cannot resize a delegate to new input shapes");
   }
   virtual void destroy(DelegateHandle* /*handle*/) const {}
+  // Bytes of activations an initialised delegate holds in memory of its
+  // own, beyond the program's arena: the intermediates (and scratch) it
+  // plans between and inside its nodes and the buffers converting layouts
+  // at its edges (every size it keeps, for a delegate that resizes). What a run's working memory is,
+  // next to the program's arena (`etc run` reports both); nullopt when the
+  // backend does not say.
+  virtual std::optional<size_t> activation_bytes(const DelegateHandle* /*handle*/) const {
+    return std::nullopt;
+  }
 };
 
 struct Backend {

@@ -48,6 +48,9 @@ class LoadedBackend final : public BackendInterface {
   Status resize(DelegateHandle* handle, Span<EValue*> args) const override {
     return get()->resize(handle, args);
   }
+  std::optional<size_t> activation_bytes(const DelegateHandle* handle) const override {
+    return get()->activation_bytes(handle);
+  }
   void destroy(DelegateHandle* handle) const override { get()->destroy(handle); }
 
  private:

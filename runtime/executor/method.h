@@ -22,6 +22,7 @@
 
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -92,6 +93,15 @@ class Method {
   // Chains of instructions: 1 without control flow.
   size_t num_chains() const { return chains_.size(); }
   size_t num_delegate_calls() const { return delegates_.size(); }
+  // The activations each initialised delegate call holds in memory of its
+  // own, beside the arena (BackendInterface::activation_bytes; nullopt
+  // where its backend does not say), in call order; calls running their
+  // portable fallback are not listed.
+  struct DelegateActivations {
+    std::string_view backend;
+    std::optional<size_t> bytes;
+  };
+  std::vector<DelegateActivations> delegate_activations() const;
   // The ranges of the kernel list a load-time delegate replaced
   // (RuntimeOptions::delegate), and why it replaced none when its init
   // said NotSupported (empty otherwise).

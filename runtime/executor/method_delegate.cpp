@@ -244,6 +244,13 @@ std::string Method::describe_failed_node(const DelegateCall& call,
   return from == std::string::npos ? std::string() : " (it runs " + all.substr(from + 6) + ")";
 }
 
+std::vector<Method::DelegateActivations> Method::delegate_activations() const {
+  std::vector<DelegateActivations> out;
+  for (const DelegateCall& call : delegates_)
+    if (call.handle != nullptr) out.push_back({call.backend_id, call.backend->activation_bytes(call.handle)});
+  return out;
+}
+
 // Last initialised, first destroyed: a backend may share state between the
 // handles of one Method in the order it created them.
 void Method::destroy_delegates() {

@@ -301,6 +301,54 @@ class DelegationCli(TempDirCase):
             self.etc("run", self.path(name + ".etp"), "--input", f"x={x}", "--output-dir", self.path(name))
         np.testing.assert_array_equal(np.load(self.path("a/y.npy")), np.load(self.path("b/y.npy")))
 
+    def test_run_reports_the_delegates_activations_beside_the_arena(self):
+        from onnx import TensorProto, helper, numpy_helper
+        rng = np.random.default_rng(6)
+        w3 = numpy_helper.from_array(rng.standard_normal((64, 64, 3, 3)).astype(np.float32), "w3")
+        w1 = numpy_helper.from_array(rng.standard_normal((64, 64, 1, 1)).astype(np.float32), "w1")
+        graph = helper.make_graph(
+            [helper.make_node("Conv", ["x", "w3"], ["h"], pads=[1, 1, 1, 1]),
+             helper.make_node("Conv", ["h", "w1"], ["y"])],
+            "convs", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 64, 28, 28])],
+            [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 64, 28, 28])], [w3, w1])
+        model = self.path("convs.onnx")
+        with open(model, "wb") as f:
+            f.write(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]).SerializeToString())
+        tensor = 64 * 28 * 28 * 4
+
+        def run(prog, *extra):
+            return json.loads(self.etc("run", prog, "--random-inputs", "--json", *extra).stdout)
+
+        # XNNPACK: x turned to NHWC, h between the convolutions and y before
+        # it is turned back, beside the program's arena of x and y.
+        self.etc("preprocess", model, "--backend", "xnnpack", "-o", self.path("x.etp"))
+        for threads in ("1", "2"):
+            j = run(self.path("x.etp"), "--threads", threads)
+            self.assertEqual(j["arena_bytes"], 2 * tensor)
+            self.assertEqual(j["delegate_activations"], [{"backend": "xnnpack", "activation_bytes": 3 * tensor}])
+            self.assertEqual(j["delegate_activation_bytes"], 3 * tensor)
+        self.assertIn(f"memory: arena {2 * tensor} bytes, delegates' activations {3 * tensor} bytes\n",
+                      self.etc("run", self.path("x.etp"), "--random-inputs").stdout)
+        # Portable kernels hold none of their own.
+        self.etc("preprocess", model, "-o", self.path("p.etp"))
+        j = run(self.path("p.etp"))
+        self.assertEqual((j["delegate_activations"], j["delegate_activation_bytes"]), ([], 0))
+        self.assertIn(f"memory: arena {j['arena_bytes']} bytes\n", self.etc("run", self.path("p.etp"),
+                                                                         "--random-inputs").stdout)
+        # The demo backend does not say: the total is unknown, not 0.
+        self.etc("preprocess", MIXED, "--backend", "demo", "-o", self.path("d.etp"))
+        j = run(self.path("d.etp"))
+        self.assertEqual([d["activation_bytes"] for d in j["delegate_activations"]], [None, None])
+        self.assertIsNone(j["delegate_activation_bytes"])
+        self.assertIn("delegates' activations unknown", self.etc("run", self.path("d.etp"), "--random-inputs").stdout)
+        listing = json.loads(self.etc("backends", "--json").stdout)["backends"]
+        if any(b["name"] == "onednn" and b["runtime"] and b["available"] for b in listing):
+            # oneDNN's arena: the activations and its primitives' scratchpads.
+            self.etc("preprocess", model, "--backend", "onednn", "-o", self.path("o.etp"))
+            j = run(self.path("o.etp"))
+            self.assertGreaterEqual(j["delegate_activation_bytes"], tensor)
+            self.assertEqual(j["delegate_activations"][0]["activation_bytes"], j["delegate_activation_bytes"])
+
     def test_preprocess_packs_recurrent_weights_ahead_of_time_unless_told_not_to(self):
         # A bidirectional LSTM, input 16, hidden 40: W [2, 160, 16], R [2, 160, 40];
         # packed, each direction's 160 rows take 160 columns (a multiple of 16).

@@ -273,6 +273,18 @@ Action add_run(CLI::App& app) {
     const double median = sorted.size() % 2
                               ? sorted[sorted.size() / 2]
                               : 0.5 * (sorted[sorted.size() / 2 - 1] + sorted[sorted.size() / 2]);
+    // The activations the delegates hold of their own, beside the arena:
+    // their total, unless a backend does not say.
+    nlohmann::json delegate_activations = nlohmann::json::array();
+    size_t delegate_activation_bytes = 0;
+    bool delegate_activations_known = true;
+    for (const auto& d : m.delegate_activations()) {
+      delegate_activations.push_back(
+          {{"backend", std::string(d.backend)},
+           {"activation_bytes", d.bytes ? nlohmann::json(*d.bytes) : nlohmann::json()}});
+      delegate_activation_bytes += d.bytes.value_or(0);
+      delegate_activations_known = delegate_activations_known && d.bytes.has_value();
+    }
     if (opt->json) {
       nlohmann::json j = {
           {"program", opt->program},
@@ -280,6 +292,9 @@ Action add_run(CLI::App& app) {
           {"latency_ms", {{"median", median}, {"min", sorted.front()}, {"max", sorted.back()}}},
           {"startup_ms", {{"load", load_ms}, {"init", init_ms}, {"first_run", first_run_ms}}},
           {"arena_bytes", m.arena_bytes()},
+          {"delegate_activation_bytes",
+           delegate_activations_known ? nlohmann::json(delegate_activation_bytes) : nlohmann::json()},
+          {"delegate_activations", delegate_activations},
           {"outputs", outputs}};
       if (!stream.empty()) j["stream"] = stream.describe();
       if (recording) j["etdump"] = recorded;
@@ -296,6 +311,15 @@ Action add_run(CLI::App& app) {
                 << sorted.back() << " ms over " << opt->iterations << " iteration(s)\n";
       std::cout << "startup: load " << load_ms << " ms, init " << init_ms << " ms, first run " << first_run_ms
                 << " ms\n";
+      std::cout << "memory: arena " << m.arena_bytes() << " bytes";
+      if (!delegate_activations.empty()) {
+        std::cout << ", delegates' activations ";
+        if (delegate_activations_known)
+          std::cout << delegate_activation_bytes << " bytes";
+        else
+          std::cout << "unknown (a backend does not say)";
+      }
+      std::cout << "\n";
       if (recording) {
         const EventRecorder& r = *recording->recorder;
         std::cout << "etdump: " << opt->etdump << " (" << r.num_runs() << " run(s), " << r.num_events()

@@ -69,6 +69,11 @@ class OnednnBackend final : public BackendInterface {
     return run_partition(*static_cast<CompiledPartition*>(handle), context, args);
   }
 
+  std::optional<size_t> activation_bytes(const DelegateHandle* handle) const override {
+    if (handle == nullptr) return std::nullopt;
+    return static_cast<const CompiledPartition*>(handle)->arena.size();
+  }
+
   void destroy(DelegateHandle* handle) const override { delete static_cast<CompiledPartition*>(handle); }
 };
 

@@ -85,6 +85,9 @@ struct XnnpackHandle {
   std::vector<float*> data;    // per tensor: where a shared tensor lives
   std::vector<Argument> args;
   std::vector<AlignedBuffer> owned;  // staging and shared buffers, run-time constants
+  // Bytes of owned the activations take: the arena between stages and the
+  // arguments' staging buffers.
+  size_t activation_bytes = 0;
   // Weights packed ahead of time that native convolutions read in place
   // from the blob, which must then outlive the instance: [begin, end).
   std::vector<std::pair<const uint8_t*, const uint8_t*>> blob_reads;

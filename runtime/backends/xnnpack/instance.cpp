@@ -103,6 +103,7 @@ Status prepare_arguments(const BlobView& view, const StagePlan& plan, XnnpackHan
     if (!staging) return out_of_memory("a staging buffer for argument " + std::to_string(a));
     arg.staging = staging.as<float>();
     handle.data[arg.tensor_id] = arg.staging;
+    handle.activation_bytes += staging.size();
     handle.owned.push_back(std::move(staging));
   }
   return Status::Ok();
@@ -117,6 +118,7 @@ Status place_shared_tensors(const StagePlan& plan, const std::vector<const void*
     if (!buffer)
       return out_of_memory("an arena of " + std::to_string(plan.arena_elements) + " floats between stages");
     arena = buffer.as<float>();
+    handle.activation_bytes += buffer.size();
     handle.owned.push_back(std::move(buffer));
   }
   handle.data.assign(plan.shared.size(), nullptr);

@@ -318,6 +318,14 @@ class XnnpackBackend final : public BackendInterface {
     return Status::Ok();
   }
 
+  std::optional<size_t> activation_bytes(const DelegateHandle* opaque) const override {
+    if (opaque == nullptr) return std::nullopt;
+    size_t bytes = 0;
+    for (const auto& size : static_cast<const XnnpackDelegate*>(opaque)->sizes)
+      bytes += size->activation_bytes;
+    return bytes;
+  }
+
   void destroy(DelegateHandle* handle) const override { delete static_cast<XnnpackDelegate*>(handle); }
 };
 

@@ -73,7 +73,8 @@ static_assert(sizeof(kRowBlocks) / sizeof(kRowBlocks[0]) * kLanes == PackedGemv:
 constexpr int kRows = 6;
 constexpr int kStripVectors = 4;
 template <int R>
-constexpr BlockFn kStrips[] = {block_avx512<1, R>, block_avx512<2, R>, block_avx512<3, R>, block_avx512<4, R>};
+constexpr BlockFn kStrips[] = {block_avx512<1, R>, block_avx512<2, R>, block_avx512<3, R>,
+                               block_avx512<4, R>};
 constexpr const BlockFn* kStripsByRows[] = {kStrips<1>, kStrips<2>, kStrips<3>,
                                             kStrips<4>, kStrips<5>, kStrips<6>};
 static_assert(sizeof(kStripsByRows) / sizeof(kStripsByRows[0]) == kRows);
@@ -166,8 +167,8 @@ void PackedGemv::run_blocks(const float* x, int64_t ldx, int64_t rows, float* y,
       const int64_t vectors = std::min<int64_t>(kStripVectors, (width - c0) / kLanes);
       for (int64_t r0 = 0; r0 < rows; r0 += kRows) {
         const int64_t r = std::min<int64_t>(kRows, rows - r0);
-        kStripsByRows[r - 1][vectors - 1](block + c0, width, x + r0 * ldx, ldx, k_, y + r0 * ldy + j0 + c0, ldy,
-                                          valid - c0);
+        kStripsByRows[r - 1][vectors - 1](block + c0, width, x + r0 * ldx, ldx, k_, y + r0 * ldy + j0 + c0,
+                                          ldy, valid - c0);
       }
     }
   }

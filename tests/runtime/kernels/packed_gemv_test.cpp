@@ -73,7 +73,7 @@ TEST_CASE("packed products over many rows equal one row at a time", "[packed_gem
   const PackedGemv g = PackedGemv::pack(w.data(), n, k, k);
   REQUIRE(g.packed());
   for (int64_t rows : {1, 2, 3, 4, 5, 6, 7, 11, 13, 64}) {  // tiles of 6 rows, whole and not
-    const int64_t ldx = k + 3, ldy = n + 9;  // strides wider than the rows
+    const int64_t ldx = k + 3, ldy = n + 9;                 // strides wider than the rows
     const auto x = pseudo_random(static_cast<size_t>(rows * ldx), static_cast<uint32_t>(rows));
     std::vector<float> many(static_cast<size_t>(rows * ldy), 42.0f), one(static_cast<size_t>(n));
     g.run_rows(x.data(), ldx, rows, many.data(), ldy);
