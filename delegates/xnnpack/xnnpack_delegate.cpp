@@ -45,6 +45,7 @@ class RunKernel : public DelegateKernel {
     return backend_->execute(context, handle_, Span<EValue*>(args_));
   }
   Status resize() override { return backend_->resize(handle_, Span<EValue*>(args_)); }
+  std::optional<size_t> activation_bytes() const override { return backend_->activation_bytes(handle_); }
   std::vector<DebugMapEntry> debug_handle_map() const override { return map_; }
 
  private:

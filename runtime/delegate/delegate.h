@@ -61,6 +61,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -121,6 +122,9 @@ class DelegateKernel {
   // The inputs changed shape (Method::resize_input); the outputs' specs are
   // already the new ones. May allocate. The default refuses.
   virtual Status resize() { return fail(Error::NotSupported, "this kernel cannot resize"); }
+  // Bytes of activations it holds of its own, beside the method's arena
+  // (BackendInterface::activation_bytes); nullopt when it does not say.
+  virtual std::optional<size_t> activation_bytes() const { return std::nullopt; }
 
   const std::vector<const Tensor*>& inputs() const { return inputs_; }
   const std::vector<Tensor*>& outputs() const { return outputs_; }

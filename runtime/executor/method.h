@@ -95,8 +95,9 @@ class Method {
   size_t num_delegate_calls() const { return delegates_.size(); }
   // The activations each initialised delegate call holds in memory of its
   // own, beside the arena (BackendInterface::activation_bytes; nullopt
-  // where its backend does not say), in call order; calls running their
-  // portable fallback are not listed.
+  // where its backend does not say), in call order, then each range a
+  // load-time delegate replaced (DelegateKernel::activation_bytes); calls
+  // running their portable fallback are not listed.
   struct DelegateActivations {
     std::string_view backend;
     std::optional<size_t> bytes;

@@ -247,7 +247,9 @@ std::string Method::describe_failed_node(const DelegateCall& call,
 std::vector<Method::DelegateActivations> Method::delegate_activations() const {
   std::vector<DelegateActivations> out;
   for (const DelegateCall& call : delegates_)
-    if (call.handle != nullptr) out.push_back({call.backend_id, call.backend->activation_bytes(call.handle)});
+    out.push_back({call.backend_id, call.backend->activation_bytes(call.handle)});
+  for (const ReplacedRange& range : replaced_)
+    out.push_back({options_.delegate->name(), range.kernel->activation_bytes()});
   return out;
 }
 

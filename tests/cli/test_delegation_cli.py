@@ -319,9 +319,11 @@ class DelegationCli(TempDirCase):
         def run(prog, *extra):
             return json.loads(self.etc("run", prog, "--random-inputs", "--json", *extra).stdout)
 
-        # XNNPACK: x turned to NHWC, h between the convolutions and y before
-        # it is turned back, beside the program's arena of x and y.
-        self.etc("preprocess", model, "--backend", "xnnpack", "-o", self.path("x.etp"))
+        # XNNPACK without Winograd: x turned to NHWC, h between the
+        # convolutions and y before it is turned back, beside the program's
+        # arena of x and y.
+        self.etc("preprocess", model, "--backend", "xnnpack", "--compile-spec", "xnnpack:winograd=off",
+                 "-o", self.path("x.etp"))
         for threads in ("1", "2"):
             j = run(self.path("x.etp"), "--threads", threads)
             self.assertEqual(j["arena_bytes"], 2 * tensor)
@@ -329,12 +331,18 @@ class DelegationCli(TempDirCase):
             self.assertEqual(j["delegate_activation_bytes"], 3 * tensor)
         self.assertIn(f"memory: arena {2 * tensor} bytes, delegates' activations {3 * tensor} bytes\n",
                       self.etc("run", self.path("x.etp"), "--random-inputs").stdout)
-        # Portable kernels hold none of their own.
+        # With Winograd on the 3x3 layer, its scratch too.
+        self.etc("preprocess", model, "--backend", "xnnpack", "-o", self.path("w.etp"))
+        self.assertGreater(run(self.path("w.etp"), "--threads", "1")["delegate_activation_bytes"], 3 * tensor)
+        # Portable kernels hold none of their own; a load-time delegate says what it holds.
         self.etc("preprocess", model, "-o", self.path("p.etp"))
         j = run(self.path("p.etp"))
         self.assertEqual((j["delegate_activations"], j["delegate_activation_bytes"]), ([], 0))
         self.assertIn(f"memory: arena {j['arena_bytes']} bytes\n", self.etc("run", self.path("p.etp"),
                                                                          "--random-inputs").stdout)
+        j = run(self.path("p.etp"), "--runtime-delegate", "xnnpack", "--threads", "1")
+        self.assertEqual([d["backend"] for d in j["delegate_activations"]], ["xnnpack"])
+        self.assertGreater(j["delegate_activation_bytes"], 3 * tensor)
         # The demo backend does not say: the total is unknown, not 0.
         self.etc("preprocess", MIXED, "--backend", "demo", "-o", self.path("d.etp"))
         j = run(self.path("d.etp"))

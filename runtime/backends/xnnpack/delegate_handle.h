@@ -85,8 +85,10 @@ struct XnnpackHandle {
   std::vector<float*> data;    // per tensor: where a shared tensor lives
   std::vector<Argument> args;
   std::vector<AlignedBuffer> owned;  // staging and shared buffers, run-time constants
-  // Bytes of owned the activations take: the arena between stages and the
-  // arguments' staging buffers.
+  // Bytes the activations and scratch take: the arena between stages, the
+  // arguments' staging buffers, the native stages' shared and own scratch
+  // and the buffer of logged outputs (not XNNPACK's runtimes' own
+  // workspace).
   size_t activation_bytes = 0;
   // Weights packed ahead of time that native convolutions read in place
   // from the blob, which must then outlive the instance: [begin, end).

@@ -184,6 +184,7 @@ Status prepare_output_logging(const BlobView& view, const StagePlan& plan, Xnnpa
   AlignedBuffer buffer = allocate_floats(std::max<size_t>(largest, 1));
   if (!buffer) return out_of_memory("a buffer for logged outputs");
   handle.log_buffer = buffer.as<float>();
+  handle.activation_bytes += buffer.size();
   handle.owned.push_back(std::move(buffer));
   return Status::Ok();
 }
@@ -363,8 +364,23 @@ Status share_buffer(XnnpackHandle& handle, Floats floats_of, Share share, const 
   AlignedBuffer buffer = zeroed_floats(floats);
   if (!buffer) return out_of_memory(what);
   for (Op* op : users) share(*op, buffer.as<float>());
+  handle.activation_bytes += buffer.size();
   handle.owned.push_back(std::move(buffer));
   return Status::Ok();
+}
+
+// Bytes of scratch the native stages keep for themselves: the padded
+// input bands of convolutions with few input channels, and the row rings
+// of expand -> depthwise chains.
+size_t native_scratch_bytes(const XnnpackHandle& handle) {
+  size_t bytes = 0;
+  for (const StageRun& run : handle.runs)
+    if (const auto* native = std::get_if<NativeOp>(&run.work)) {
+      if (const auto* conv = std::get_if<ConvolutionOp>(native)) bytes += padded_band_bytes(*conv->conv);
+      if (const auto* chain = std::get_if<ExpandDepthwiseOp>(native))
+        for (const AlignedBuffer& ring : chain->rings) bytes += ring.size();
+    }
+  return bytes;
 }
 
 Status share_run_buffers(XnnpackHandle& handle) {
@@ -397,6 +413,7 @@ Result<std::unique_ptr<XnnpackHandle>> create_instance(const BlobView& view, con
   ETC_TRY(create_stages(view, constant_data, plan, options.winograd,
                         options.convolutions != NativeConvolutions::kOff, *handle));
   ETC_TRY(share_run_buffers(*handle));
+  handle->activation_bytes += native_scratch_bytes(*handle);
   populate_large_buffers(handle->owned, handle->pool.get());
   if (options.detail == DelegateDetail::kNodeOutputs) ETC_TRY(prepare_output_logging(view, plan, *handle));
   return handle;

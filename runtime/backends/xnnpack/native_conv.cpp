@@ -88,6 +88,8 @@ Status scale_input(NativeConv& conv, uint32_t x, uint32_t s) {
   return Status::Ok();
 }
 
+size_t padded_band_bytes(const NativeConv& conv) { return conv.padded.size(); }
+
 size_t scaled_weights_floats(const NativeConv& conv) {
   return conv.input_scale >= 0 ? conv.panels * conv.panel_floats : 0;
 }

@@ -125,6 +125,10 @@ Status scale_input(NativeConv& conv, uint32_t x, uint32_t s);
 size_t scaled_weights_floats(const NativeConv& conv);
 void share_scaled_weights(NativeConv& conv, float* memory);
 
+// Bytes of the padded input band a convolution with padded rows keeps
+// (0 for others).
+size_t padded_band_bytes(const NativeConv& conv);
+
 // Floats of scratch a Winograd convolution writes as it runs (0 for a
 // direct one), and where: memory given before its first run, which the
 // convolutions of one delegate share (native_winograd.h).

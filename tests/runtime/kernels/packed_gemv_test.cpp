@@ -66,22 +66,26 @@ TEST_CASE("packed products equal a double-precision x·Wᵀ over block and tail 
 
 TEST_CASE("packed products over many rows equal one row at a time", "[packed_gemv]") {
   if (!etc::packed_gemv_available()) return;  // run_rows is run() row by row elsewhere
-  // A full block (two strips of 64 columns) and a tail of 72 (a strip of 64,
-  // then 8 of a masked vector).
-  const int64_t n = 200, k = 37;
-  const auto w = pseudo_random(static_cast<size_t>(n * k), 11);
-  const PackedGemv g = PackedGemv::pack(w.data(), n, k, k);
-  REQUIRE(g.packed());
-  for (int64_t rows : {1, 2, 3, 4, 5, 6, 7, 11, 13, 64}) {  // tiles of 6 rows, whole and not
-    const int64_t ldx = k + 3, ldy = n + 9;                 // strides wider than the rows
-    const auto x = pseudo_random(static_cast<size_t>(rows * ldx), static_cast<uint32_t>(rows));
-    std::vector<float> many(static_cast<size_t>(rows * ldy), 42.0f), one(static_cast<size_t>(n));
-    g.run_rows(x.data(), ldx, rows, many.data(), ldy);
-    INFO("rows " << rows);
-    for (int64_t r = 0; r < rows; ++r) {
-      g.run(x.data() + r * ldx, one.data());
-      CHECK(std::vector<float>(many.begin() + r * ldy, many.begin() + r * ldy + n) == one);
-      for (int64_t j = n; j < ldy && r * ldy + j < rows * ldy; ++j) CHECK(many[r * ldy + j] == 42.0f);
+  // Widths whose blocks run as strips of every width: 200, a full block (two
+  // strips of 64 columns) and a tail of 72 (64, then 8 of a masked vector);
+  // 17, one strip of two vectors; 100 and 1000, a last block of a strip of
+  // 64 and one of three vectors (36 and 40 columns of it valid).
+  const int64_t k = 37;
+  for (int64_t n : {200, 17, 100, 1000}) {
+    const auto w = pseudo_random(static_cast<size_t>(n * k), 11);
+    const PackedGemv g = PackedGemv::pack(w.data(), n, k, k);
+    REQUIRE(g.packed());
+    for (int64_t rows : {1, 2, 3, 4, 5, 6, 7, 11, 13, 64}) {  // tiles of 6 rows, whole and not
+      const int64_t ldx = k + 3, ldy = n + 9;                 // strides wider than the rows
+      const auto x = pseudo_random(static_cast<size_t>(rows * ldx), static_cast<uint32_t>(rows));
+      std::vector<float> many(static_cast<size_t>(rows * ldy), 42.0f), one(static_cast<size_t>(n));
+      g.run_rows(x.data(), ldx, rows, many.data(), ldy);
+      INFO("n " << n << ", rows " << rows);
+      for (int64_t r = 0; r < rows; ++r) {
+        g.run(x.data() + r * ldx, one.data());
+        CHECK(std::vector<float>(many.begin() + r * ldy, many.begin() + r * ldy + n) == one);
+        for (int64_t j = n; j < ldy && r * ldy + j < rows * ldy; ++j) CHECK(many[r * ldy + j] == 42.0f);
+      }
     }
   }
 }
