@@ -266,11 +266,9 @@ class DelegationCli(TempDirCase):
         self.assertIn("100", proc.stderr)
         self.assertIn("demo", proc.stderr)
 
-    def test_preprocess_says_what_the_delegate_weights_are(self):
-        # A 3x3 convolution Winograd pays for (64 -> 64 at 28x28), then a
-        # 1x1 one the native kernel takes: one filter of each layout.
+    def two_convolutions(self, rng):
+        """convs.onnx: a 3x3 convolution 64 -> 64 at 28x28, then a 1x1 one, weights from rng."""
         from onnx import TensorProto, helper, numpy_helper
-        rng = np.random.default_rng(5)
         w3 = numpy_helper.from_array(rng.standard_normal((64, 64, 3, 3)).astype(np.float32), "w3")
         w1 = numpy_helper.from_array(rng.standard_normal((64, 64, 1, 1)).astype(np.float32), "w1")
         graph = helper.make_graph(
@@ -281,6 +279,13 @@ class DelegationCli(TempDirCase):
         model = self.path("convs.onnx")
         with open(model, "wb") as f:
             f.write(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]).SerializeToString())
+        return model
+
+    def test_preprocess_says_what_the_delegate_weights_are(self):
+        # A 3x3 convolution Winograd pays for (64 -> 64 at 28x28), then a
+        # 1x1 one the native kernel takes: one filter of each layout.
+        rng = np.random.default_rng(5)
+        model = self.two_convolutions(rng)
         # Plain: the 3x3 filter and both convolutions' zero biases; the
         # 1x1 filter in two 32-channel panels (32 biases, then 64 x 32
         # weights each); the 3x3 one transformed: 36 points of such panels.
@@ -302,18 +307,7 @@ class DelegationCli(TempDirCase):
         np.testing.assert_array_equal(np.load(self.path("a/y.npy")), np.load(self.path("b/y.npy")))
 
     def test_run_reports_the_delegates_activations_beside_the_arena(self):
-        from onnx import TensorProto, helper, numpy_helper
-        rng = np.random.default_rng(6)
-        w3 = numpy_helper.from_array(rng.standard_normal((64, 64, 3, 3)).astype(np.float32), "w3")
-        w1 = numpy_helper.from_array(rng.standard_normal((64, 64, 1, 1)).astype(np.float32), "w1")
-        graph = helper.make_graph(
-            [helper.make_node("Conv", ["x", "w3"], ["h"], pads=[1, 1, 1, 1]),
-             helper.make_node("Conv", ["h", "w1"], ["y"])],
-            "convs", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 64, 28, 28])],
-            [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 64, 28, 28])], [w3, w1])
-        model = self.path("convs.onnx")
-        with open(model, "wb") as f:
-            f.write(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]).SerializeToString())
+        model = self.two_convolutions(np.random.default_rng(6))
         tensor = 64 * 28 * 28 * 4
 
         def run(prog, *extra):
