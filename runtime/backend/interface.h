@@ -56,9 +56,9 @@ class BackendInterface {
   // Bytes of activations an initialised delegate holds in memory of its
   // own, beyond the program's arena: the intermediates (and scratch) it
   // plans between and inside its nodes and the buffers converting layouts
-  // at its edges (every size it keeps, for a delegate that resizes). What a run's working memory is,
-  // next to the program's arena (`etc run` reports both); nullopt when the
-  // backend does not say.
+  // at its edges (every size it keeps, for a delegate that resizes): a
+  // run's working memory beside the arena (`etc run` reports both).
+  // nullopt when the backend does not say.
   virtual std::optional<size_t> activation_bytes(const DelegateHandle* /*handle*/) const {
     return std::nullopt;
   }
