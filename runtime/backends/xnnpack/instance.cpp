@@ -26,6 +26,13 @@ Failure out_of_memory(const std::string& what) {
 
 namespace {
 
+// Keeps a buffer of activations or scratch with the instance, counted in
+// its activation_bytes.
+void keep_activations(XnnpackHandle& handle, AlignedBuffer buffer) {
+  handle.activation_bytes += buffer.size();
+  handle.owned.push_back(std::move(buffer));
+}
+
 // XNNPACK packs convolution, fully-connected and prelu weights when the
 // runtime is created, but other nodes (e.g. add with a constant operand)
 // read their static inputs in place at every run. Those constants are copied
@@ -103,8 +110,7 @@ Status prepare_arguments(const BlobView& view, const StagePlan& plan, XnnpackHan
     if (!staging) return out_of_memory("a staging buffer for argument " + std::to_string(a));
     arg.staging = staging.as<float>();
     handle.data[arg.tensor_id] = arg.staging;
-    handle.activation_bytes += staging.size();
-    handle.owned.push_back(std::move(staging));
+    keep_activations(handle, std::move(staging));
   }
   return Status::Ok();
 }
@@ -118,8 +124,7 @@ Status place_shared_tensors(const StagePlan& plan, const std::vector<const void*
     if (!buffer)
       return out_of_memory("an arena of " + std::to_string(plan.arena_elements) + " floats between stages");
     arena = buffer.as<float>();
-    handle.activation_bytes += buffer.size();
-    handle.owned.push_back(std::move(buffer));
+    keep_activations(handle, std::move(buffer));
   }
   handle.data.assign(plan.shared.size(), nullptr);
   for (size_t t = 0; t < plan.shared.size(); ++t) {
@@ -184,8 +189,7 @@ Status prepare_output_logging(const BlobView& view, const StagePlan& plan, Xnnpa
   AlignedBuffer buffer = allocate_floats(std::max<size_t>(largest, 1));
   if (!buffer) return out_of_memory("a buffer for logged outputs");
   handle.log_buffer = buffer.as<float>();
-  handle.activation_bytes += buffer.size();
-  handle.owned.push_back(std::move(buffer));
+  keep_activations(handle, std::move(buffer));
   return Status::Ok();
 }
 
@@ -364,8 +368,7 @@ Status share_buffer(XnnpackHandle& handle, Floats floats_of, Share share, const 
   AlignedBuffer buffer = zeroed_floats(floats);
   if (!buffer) return out_of_memory(what);
   for (Op* op : users) share(*op, buffer.as<float>());
-  handle.activation_bytes += buffer.size();
-  handle.owned.push_back(std::move(buffer));
+  keep_activations(handle, std::move(buffer));
   return Status::Ok();
 }
 
