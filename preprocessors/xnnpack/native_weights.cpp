@@ -20,9 +20,12 @@ uint64_t numel(const std::vector<uint64_t>& dims) {
 
 uint32_t at(const std::vector<uint32_t>& v, size_t i, uint32_t fill) { return i < v.size() ? v[i] : fill; }
 
-// Thread counts a program may run at: a node Winograd pays for at any of
-// them keeps its filter unpacked.
+// Thread counts a program may run at, and the multiply-add rates of the
+// cores it may run on (native_plan.h kFmaLanesWide): a node Winograd pays
+// for at any of them gets its transformed filter (or, where that is left
+// to init, keeps its filter unpacked).
 constexpr size_t kThreadCounts[] = {1, 2, 4, 8};
+constexpr size_t kFmaLanes[] = {kFmaLanesWide, kFmaLanesNarrow};
 
 // The shape of convolution `r` as Winograd sees it, the variant included
 // (the compile spec's, else winograd_tile's); false where its input or
@@ -46,9 +49,9 @@ size_t winograd_node_tile(const BlobWriter& blob, const NodeRecord& r, const Nat
   return shape.tile;
 }
 
-// The most threads of kThreadCounts at which `r` may run as Winograd: 0
-// where it never does, SIZE_MAX under winograd=on (or where its shape is
-// unknown).
+// The most threads of kThreadCounts at which `r` may run as Winograd, on
+// cores of either rate: 0 where it never does, SIZE_MAX under winograd=on
+// (or where its shape is unknown).
 size_t winograd_threads(const BlobWriter& blob, const NodeRecord& r, const NativePacking& packing) {
   if (packing.winograd == SpecMode::kOff || r.type != fb::NodeType::Convolution2d ||
       !winograd_window(at(r.kernel, 0, 1), at(r.kernel, 1, 1), at(r.stride, 0, 1), at(r.stride, 1, 1),
@@ -58,7 +61,9 @@ size_t winograd_threads(const BlobWriter& blob, const NodeRecord& r, const Nativ
   if (packing.winograd == SpecMode::kOn || !winograd_node_shape(blob, r, packing, shape)) return SIZE_MAX;
   size_t most = 0;
   for (size_t threads : kThreadCounts)
-    if (winograd_pays(shape, threads)) most = threads;
+    for (size_t lanes : kFmaLanes)
+      if ((packing.fma_lanes == 0 || packing.fma_lanes == lanes) && winograd_pays(shape, threads, lanes))
+        most = threads;
   return most;
 }
 
@@ -86,6 +91,11 @@ NativePacking native_packing(std::span<const CompileSpec> specs) {
       p.winograd_ahead = v == "on";
     } else if (s.key == "native_convolution") {
       p.native = mode(s.key, s.value_string());
+    } else if (s.key == "fma_lanes") {
+      const std::string v = s.value_string();
+      if (v != "any" && v != "16" && v != "32")
+        throw CompileError("xnnpack: compile spec fma_lanes='" + v + "' (expected any, 16 or 32)");
+      p.fma_lanes = v == "any" ? 0 : v == "16" ? kFmaLanesNarrow : kFmaLanesWide;
     } else if (s.key == "winograd") {
       const std::string v = s.value_string();
       p.winograd_tile = v == "2x2" ? 2 : v == "4x4" ? 4 : 0;
@@ -124,7 +134,11 @@ size_t pack_native_filters(BlobWriter& blob, const NativePacking& packing) {
     shape.padded_rows =
         conv && x.size() == 4 && native_padded_rows(x[3], at(r.kernel, 1, 1), at(r.dilation, 1, 1));
     const bool takes = packing.native == SpecMode::kOn || native_gemm_pays(shape, false);
-    if (!takes || may_run_winograd(blob, r, packing)) continue;
+    // A filter Winograd may take keeps its plain form where the transform
+    // is left to init (which reads it); where preprocess writes the
+    // transform too, the direct kernel's panels serve the thread counts
+    // and cores it does not pay at.
+    if (!takes || (!packing.winograd_ahead && may_run_winograd(blob, r, packing))) continue;
     std::vector<float> bias;
     if (r.inputs.size() > 2 && blob.tensor(r.inputs[2]).constant) bias = blob.constant_data(r.inputs[2]);
     // Packed when the blob is laid out, from the filter as it would have

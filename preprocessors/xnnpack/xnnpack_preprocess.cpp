@@ -81,8 +81,9 @@ PreprocessResult XnnpackBackendDetails::preprocess(const ir::ExportedProgram& pa
     }
   }
   fold_clamps(blob);
-  pack_native_filters(blob, packing);
+  // The transforms read the plain filters, which packing then replaces.
   transform_winograd_filters(blob, packing);
+  pack_native_filters(blob, packing);
   DelegateMappingBuilder builder(/*generated_identifiers=*/true);
   std::vector<uint32_t> debug_ids;
   for (const NodeRecord& r : blob.nodes()) {

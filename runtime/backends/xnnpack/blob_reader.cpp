@@ -149,7 +149,8 @@ Status map_externals(BlobView& view) {
 
 // A node's winograd_filter: -1, or a Winograd-transformed constant with the
 // dims of its filter, read by no other node, of a convolution Winograd can
-// run (winograd_applies) whose filter is plain.
+// run (winograd_applies) whose filter is plain or packed for the direct
+// kernel (which runs it where Winograd does not pay).
 Status check_winograd_filter(const BlobView& view, const fb::Node& node, size_t n,
                              std::vector<bool>& packed_read) {
   const int32_t id = node.winograd_filter();
@@ -164,10 +165,12 @@ Status check_winograd_filter(const BlobView& view, const fb::Node& node, size_t 
     return invalid(
         what + ", but only a one-group 3x3 stride-1 undilated convolution without flags runs as Winograd");
   const TensorInfo& filter = view.tensors[node.inputs()->Get(1)];
-  if (filter.packing != fb::WeightPacking::Plain || dims_string(filter) != dims_string(form))
-    return invalid(what + " of dims " + dims_string(form) + ", its plain filter (tensor " +
+  const bool filter_ok =
+      filter.packing == fb::WeightPacking::Plain || filter.packing == fb::WeightPacking::NativePanels;
+  if (!filter_ok || dims_string(filter) != dims_string(form))
+    return invalid(what + " of dims " + dims_string(form) + ", its filter (tensor " +
                    std::to_string(node.inputs()->Get(1)) + ") " + dims_string(filter) +
-                   (filter.packing != fb::WeightPacking::Plain ? " packed" : ""));
+                   (!filter_ok ? " packed for Winograd" : ""));
   if (packed_read[static_cast<size_t>(id)]) return invalid(what + ", also another node's winograd_filter");
   packed_read[static_cast<size_t>(id)] = true;
   return Status::Ok();

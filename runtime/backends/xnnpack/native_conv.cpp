@@ -6,6 +6,7 @@
 #include <string>
 
 #include "runtime/backends/xnnpack/native_conv_state.h"
+#include "runtime/backends/xnnpack/native_isa.h"
 #include "runtime/core/aligned_buffer.h"
 
 namespace etc::xnnpack {
@@ -145,6 +146,20 @@ Result<NativeConvPtr> compile_native_conv(const BlobView& view, const fb::Node& 
                           ? reinterpret_cast<const float*>(view.tensors[node.inputs()->Get(2)].constant)
                           : nullptr;
   const size_t k_total = c.kernel_h * c.kernel_w * c.in_c;
+  if (prepacked) {
+    // The panels carry the bias XNNPACK and Winograd take from the bias
+    // tensor: the two must agree, so the result does not depend on the CPU
+    // (checked whichever runs here).
+    const size_t panel_floats = kChannels + k_total * kChannels;
+    for (size_t o = 0; o < c.out_c; ++o) {
+      const float want = bias != nullptr ? bias[o] : 0.0f;
+      const float got = filter[(o / kChannels) * panel_floats + o % kChannels];
+      if (std::memcmp(&want, &got, sizeof(float)) != 0)
+        return fail(Error::InvalidProgram, "xnnpack: invalid blob: tensor ",
+                    std::to_string(node.inputs()->Get(1)), ": packed bias of output channel ",
+                    std::to_string(o), " differs from the bias tensor");
+    }
+  }
   if (options.winograd != WinogradMode::kOff && winograd_applies(node)) {
     // The variant: the one the compile spec names, else the one the filter
     // was transformed for ahead of time (checked by the blob reader: the
@@ -158,11 +173,12 @@ Result<NativeConvPtr> compile_native_conv(const BlobView& view, const fb::Node& 
                  : form_tile != 0                           ? form_tile
                                                             : winograd_tile(shape);
     if (form_tile != shape.tile) form = nullptr;
-    if (options.winograd != WinogradMode::kAuto || winograd_pays(shape, options.threads)) {
-      // Packed for the direct kernel (Winograd pays at this thread count
-      // but did not where it was compiled): the transform reads OHWI.
+    if (options.winograd != WinogradMode::kAuto || winograd_pays(shape, options.threads, core_fma_lanes())) {
+      // Packed for the direct kernel and not transformed ahead of time
+      // (Winograd pays at this thread count but did not where it was
+      // compiled): the transform reads OHWI.
       std::vector<float> unpacked;
-      if (prepacked) {
+      if (prepacked && form == nullptr) {
         try {
           unpacked.resize(c.out_c * k_total);
         } catch (const std::bad_alloc&) {
@@ -185,18 +201,6 @@ Result<NativeConvPtr> compile_native_conv(const BlobView& view, const fb::Node& 
   if ((!prepacked && !c.packed) || !c.zeros)
     return fail(Error::DelegateMemoryAllocationFailed, "xnnpack: cannot allocate packed convolution weights");
   if (!prepacked) pack_native_panels(filter, bias, c.out_c, k_total, c.packed.as<float>());
-  if (prepacked) {
-    // The panels carry the bias XNNPACK and Winograd take from the bias
-    // tensor: the two must agree, so the result does not depend on the CPU.
-    for (size_t o = 0; o < c.out_c; ++o) {
-      const float want = bias != nullptr ? bias[o] : 0.0f;
-      const float got = filter[(o / kChannels) * c.panel_floats + o % kChannels];
-      if (std::memcmp(&want, &got, sizeof(float)) != 0)
-        return fail(Error::InvalidProgram, "xnnpack: invalid blob: tensor ",
-                    std::to_string(node.inputs()->Get(1)), ": packed bias of output channel ",
-                    std::to_string(o), " differs from the bias tensor");
-    }
-  }
   // Prepacked weights are read in place, from the blob.
   c.panels_data = prepacked ? filter : c.packed.as<float>();
   c.weights = c.panels_data;

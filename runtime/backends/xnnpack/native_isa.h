@@ -31,6 +31,14 @@ void cap_native_isa(NativeIsa cap);
 bool native_convolution_available();
 // Whether it can run the kernels written for AVX-512F alone.
 bool native_avx512_available();
+// Float multiply-adds a core of this CPU retires a cycle on the
+// instruction set the native kernels run on (native_plan.h kFmaLanesWide,
+// kFmaLanesNarrow): 16 on AVX2, and with AVX-512 on AMD's family 19h (Zen
+// 4 splits a 512-bit operation into two halves); 32 on other AVX-512 CPUs
+// (Intel's with two 512-bit FMA pipes, AMD Zen 5). Intel's client cores of
+// one 512-bit pipe (Ice Lake, Tiger Lake) count as 32: their models are
+// not told apart. The Winograd plan weighs arithmetic against memory by it.
+size_t core_fma_lanes();
 // The bytes of the cache private to one core (L2), 1 MiB where the CPU
 // does not say.
 size_t core_cache_bytes();

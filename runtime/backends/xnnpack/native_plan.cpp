@@ -204,24 +204,25 @@ bool winograd_splits_panels(size_t points, size_t in_c_pad, size_t out_c_pad, si
 
 namespace {
 
-// Cycles on one core of the direct kernel on `s`: 32 multiply-adds a cycle
-// (two 16-lane FMA pipes), at ~93% of that.
-double direct_cycles(const WinogradShape& s, size_t threads) {
+// Cycles on one core of the direct kernel on `s`: `lanes` multiply-adds a
+// cycle (kFmaLanesWide: two 16-lane FMA pipes), at ~93% of that.
+double direct_cycles(const WinogradShape& s, size_t threads, double lanes) {
   const double pixels = static_cast<double>(s.batch * s.out_h * s.out_w);
-  return pixels * 9 * static_cast<double>(s.in_c) * static_cast<double>(native_panel_padded(s.out_c)) / 32 /
-         0.93 / static_cast<double>(threads);
+  return pixels * 9 * static_cast<double>(s.in_c) * static_cast<double>(native_panel_padded(s.out_c)) /
+         lanes / 0.93 / static_cast<double>(threads);
 }
 
 // Cycles on one core of Winograd's input and output transforms, per tile of
 // F(tile x tile, 3x3): about 120 and 100 cycles per 16 channels under
-// F(4x4) (36 points), in proportion to the points under F(2x2), and ~400 a
-// tile whatever its channels (gathering its rows, placing its outputs),
-// half each.
-double input_cycles_per_tile(size_t tile, double in_pad) {
-  return static_cast<double>(winograd_points(tile)) / 36 * in_pad / 16 * 120 + 200;
+// F(4x4) (36 points) on cores of kFmaLanesWide (`slow` times that on
+// slower vector pipes), in proportion to the points under F(2x2), and
+// ~400 a tile whatever its channels (gathering its rows, placing its
+// outputs), half each.
+double input_cycles_per_tile(size_t tile, double in_pad, double slow = 1) {
+  return static_cast<double>(winograd_points(tile)) / 36 * in_pad / 16 * 120 * slow + 200;
 }
-double output_cycles_per_tile(size_t tile, double out_pad) {
-  return static_cast<double>(winograd_points(tile)) / 36 * out_pad / 16 * 100 + 200;
+double output_cycles_per_tile(size_t tile, double out_pad, double slow = 1) {
+  return static_cast<double>(winograd_points(tile)) / 36 * out_pad / 16 * 100 * slow + 200;
 }
 double transform_cycles_per_tile(size_t tile, double in_pad, double out_pad) {
   return input_cycles_per_tile(tile, in_pad) + output_cycles_per_tile(tile, out_pad);
@@ -243,8 +244,12 @@ double transform_cycles_per_tile(size_t tile, double in_pad, double out_pad) {
 // a call it still took its 16->32 layer at 28x28 (0.126 against 0.082 ms
 // direct at 1 thread) and 32->64 at 14x14 (0.100 against 0.081), where
 // squeezenet's 16->64 at 55x55 (0.485 against 0.591) and 32->128 at 27x27
-// (0.392 against 0.471) gain; 150 puts each on its side.
-double winograd_cycles(const WinogradShape& s, size_t threads) {
+// (0.392 against 0.471) gain; 150 puts each on its side. On cores of
+// `lanes` multiply-adds a cycle the arithmetic (the GEMMs', the transforms')
+// takes kFmaLanesWide / lanes times the cycles; the calls' and tiles'
+// fixed costs and the weights' streaming do not change.
+double winograd_cycles(const WinogradShape& s, size_t threads, double lanes) {
+  const double slow = static_cast<double>(kFmaLanesWide) / lanes;
   const size_t points = winograd_points(s.tile);
   const size_t in_c_pad = round_up(s.in_c, 16), out_c_pad = native_panel_padded(s.out_c);
   const size_t tiles = s.batch * ceil_div(s.out_h, s.tile) * ceil_div(s.out_w, s.tile);
@@ -265,13 +270,15 @@ double winograd_cycles(const WinogradShape& s, size_t threads) {
   const double pts = static_cast<double>(points);
   const double panels = out_pad / kChannels;
   const double calls = pts * panels * share * static_cast<double>(ceil_div(chunk, kNativeGemmRows));
-  const double gemm = pts * static_cast<double>(chunk) * in_pad * out_pad * share / 32 / 0.85 + calls * 150;
+  const double gemm =
+      pts * static_cast<double>(chunk) * in_pad * out_pad * share / lanes / 0.85 + calls * 150;
   const double weight_bytes = pts * in_pad * out_pad * sizeof(float);
   const double weights = weight_bytes * share / l3_rate + static_cast<double>(blocks - 1) * weight_bytes *
                                                               share / (weight_bytes > 1e6 ? l3_rate : 64);
   // Threads that split the panels each transform every tile's input.
-  const double transforms = static_cast<double>(chunk) * (input_cycles_per_tile(s.tile, in_pad) +
-                                                          share * output_cycles_per_tile(s.tile, out_pad));
+  const double transforms =
+      static_cast<double>(chunk) *
+      (input_cycles_per_tile(s.tile, in_pad, slow) + share * output_cycles_per_tile(s.tile, out_pad, slow));
   return gemm + weights + transforms;
 }
 
@@ -298,10 +305,11 @@ size_t winograd_tile(const WinogradShape& shape) {
   return winograd_stream_cycles(shape, 2) < winograd_stream_cycles(shape, 4) ? 2 : 4;
 }
 
-bool winograd_pays(const WinogradShape& s, size_t threads) {
+bool winograd_pays(const WinogradShape& s, size_t threads, size_t fma_lanes) {
   if (s.in_c < 16 || s.out_c < 16) return false;
   threads = std::max<size_t>(threads, 1);
-  return winograd_cycles(s, threads) < 0.8 * direct_cycles(s, threads);
+  const double lanes = static_cast<double>(std::max<size_t>(fma_lanes, 1));
+  return winograd_cycles(s, threads, lanes) < 0.8 * direct_cycles(s, threads, lanes);
 }
 
 }  // namespace etc::xnnpack

@@ -256,9 +256,10 @@ TEST_CASE("xnnpack preprocess packs the filters the native kernel takes, unless 
   };
   {
     const Blob blob = compile(conv_chain(), {});
-    // The 3x3 stride-1 conv may run as Winograd, whose transform reads
-    // the filter unpacked.
-    CHECK(packed_filters(blob) == std::vector<bool>{true, false, true});
+    // The 3x3 stride-1 conv may run as Winograd: its transform is written
+    // too (below), and the direct kernel's panels serve where Winograd
+    // does not pay.
+    CHECK(packed_filters(blob) == std::vector<bool>{true, true, true});
     const fb::Node& first = *blob.graph->nodes()->Get(0);
     const std::vector<float> panels = blob.data(first.inputs()->Get(1));
     REQUIRE(panels.size() == 2 * (32 + 64 * 32));
@@ -284,7 +285,7 @@ TEST_CASE("xnnpack preprocess packs the filters the native kernel takes, unless 
   CHECK(packed_filters(compile(conv_chain(), {CompileSpec::from_string("native_convolution", "off")})) ==
         std::vector<bool>{false, false, false});
   // A filter two convolutions read stays unpacked.
-  CHECK(packed_filters(compile(conv_chain(true), {})) == std::vector<bool>{false, false, true, false});
+  CHECK(packed_filters(compile(conv_chain(true), {})) == std::vector<bool>{false, true, true, false});
   CHECK_THROWS_WITH(compile(conv_chain(), {CompileSpec::from_string("prepack", "yes")}),
                     Catch::Contains("prepack='yes'"));
 }
@@ -310,11 +311,14 @@ TEST_CASE("xnnpack preprocess transforms the filters Winograd may run ahead of t
   const fb::Tensor& form = blob.tensor(last);
   CHECK(form.packing() == fb::WeightPacking::WinogradPanels);
   CHECK(blob.dims(last) == std::vector<uint64_t>{64, 3, 3, 64});
-  // The plain filter stays, OHWI: w3[o][i][y][x] at [o][y][x][i].
-  const uint32_t plain_id = blob.graph->nodes()->Get(1)->inputs()->Get(1);
-  CHECK(blob.tensor(plain_id).packing() == fb::WeightPacking::Plain);
-  const std::vector<float> plain = blob.data(plain_id);
-  REQUIRE(plain.size() == 64 * 9 * 64);
+  // The filter stays, packed for the direct kernel; unpacked it is OHWI:
+  // w3[o][i][y][x] at [o][y][x][i].
+  const uint32_t filter_id = blob.graph->nodes()->Get(1)->inputs()->Get(1);
+  CHECK(blob.tensor(filter_id).packing() == fb::WeightPacking::NativePanels);
+  const std::vector<float> packed = blob.data(filter_id);
+  REQUIRE(packed.size() == xnnpack::native_panels_floats(64, 9 * 64));
+  std::vector<float> plain(64 * 9 * 64);
+  xnnpack::unpack_native_panels(packed.data(), 64, 9 * 64, plain.data());
   CHECK(plain[((5 * 3 + 2) * 3 + 1) * 64 + 17] == static_cast<float>(((5 * 64 + 17) * 3 + 2) * 3 + 1));
   // The form holds the plain filter's transform, bit for bit, and lies
   // with the packed constants after the plain ones.
@@ -355,6 +359,29 @@ TEST_CASE("xnnpack preprocess transforms the filters Winograd may run ahead of t
   }
   CHECK_THROWS_WITH(compile(conv_chain(), {CompileSpec::from_string("winograd", "2")}),
                     Catch::Contains("winograd='2' (expected auto, on, 2x2, 4x4 or off)"));
+}
+
+TEST_CASE("xnnpack preprocess transforms for Winograd the filters it pays for on the cores named",
+          "[xnnpack]") {
+  using Specs = std::vector<CompileSpec>;
+  const auto compile = [](const Specs& specs) {
+    // googlenet's 16->32 3x3 layer at 28x28: Winograd pays where a core
+    // retires 16 multiply-adds a cycle, not 32.
+    GraphBuilder b;
+    const auto x = b.input("x", DType::Float32, {1, 16, 28, 28});
+    const auto w = b.constant_f32("w", {32, 16, 3, 3}, iota(32 * 16 * 9));
+    b.output(b.op(EdgeOp::Conv, {x, w, b.constant_f32("b", {32}, iota(32))}, conv_attrs(1, {1, 1, 1, 1})));
+    return Blob(xnnpack::XnnpackBackendDetails().preprocess(b.build(), specs).processed_bytes);
+  };
+  CHECK(winograd_filters(compile({}))[0] >= 0);
+  CHECK(winograd_filters(compile({CompileSpec::from_string("fma_lanes", "any")}))[0] >= 0);
+  CHECK(winograd_filters(compile({CompileSpec::from_string("fma_lanes", "16")}))[0] >= 0);
+  CHECK(winograd_filters(compile({CompileSpec::from_string("fma_lanes", "32")}))[0] == -1);
+  // Either way the direct kernel's panels are there.
+  CHECK(packed_filters(compile({CompileSpec::from_string("fma_lanes", "32")})) == std::vector<bool>{true});
+  CHECK(packed_filters(compile({})) == std::vector<bool>{true});
+  CHECK_THROWS_WITH(compile({CompileSpec::from_string("fma_lanes", "8")}),
+                    Catch::Contains("fma_lanes='8' (expected any, 16 or 32)"));
 }
 
 TEST_CASE("xnnpack blob writer fills every constant in its place, and reports a fill that fails",

@@ -18,6 +18,7 @@
 #include <tuple>
 #include <vector>
 
+#include "runtime/backends/xnnpack/native_isa.h"
 #include "runtime/backends/xnnpack/native_plan.h"
 #include "tests/support/native_conv_fixtures.h"
 
@@ -200,7 +201,7 @@ TEST_CASE("xnnpack reads a Winograd filter transformed ahead of time in place fr
     xnnpack::WinogradShape shape{1, size, size, channels, size, size, channels, 1, 1};
     REQUIRE(xnnpack::winograd_tile(shape) == tile);
     shape.tile = tile;
-    REQUIRE(xnnpack::winograd_pays(shape, 1));
+    REQUIRE(xnnpack::winograd_pays(shape, 1, xnnpack::core_fma_lanes()));
     const ConvData d = random_data(g, 810);
     const Shape in_shape = shape_of({1, size, size, channels}),
                 out_shape = shape_of({1, size, size, channels});
@@ -227,6 +228,27 @@ TEST_CASE("xnnpack reads a Winograd filter transformed ahead of time in place fr
     size_t not_bias = 0;
     for (size_t i = 0; i < again[1].data.size(); ++i) not_bias += again[1].data[i] != d.bias[i % channels];
     CHECK(not_bias == 0);
+  }
+}
+
+TEST_CASE("xnnpack runs a filter packed for the direct kernel beside its Winograd transform", "[xnnpack]") {
+  REQUIRE(xnnpack::native_convolution_available());
+  // Preprocess writes both where Winograd pays on some cores or thread
+  // counts and not others: Winograd reads the transform, the direct kernel
+  // the panels, and XNNPACK the panels unpacked; each gives the bits it
+  // gives from the plain filter.
+  for (size_t tile : {size_t{4}, size_t{2}}) {
+    INFO("F(" << tile << "x" << tile << ", 3x3)");
+    const Geometry g{.h = 14, .w = 14, .c = 64, .o = 80, .kh = 3, .kw = 3, .pad = kPad1};
+    const ConvData d = random_data(g, 830 + tile);
+    const std::vector<Spec>& winograd = tile == 4 ? kWinograd4x4 : kWinograd2x2;
+    for (int threads : {1, 2}) {
+      INFO(threads << " threads");
+      CHECK(count_different(run_conv(g, d, winograd, threads, true, tile),
+                            run_conv(g, d, winograd, threads)) == 0);
+      CHECK(count_different(run_conv(g, d, kOn, threads, true, tile), run_conv(g, d, kOn, threads)) == 0);
+      CHECK(count_different(run_conv(g, d, kOff, threads, true, tile), run_conv(g, d, kOff, threads)) == 0);
+    }
   }
 }
 
@@ -337,7 +359,7 @@ std::vector<Damaged> damaged_blobs() {
                    "dims [out_c, 3, 3, in_c]"});
   cases.push_back({"a Winograd filter of other dims than the filter",
                    winograd({80, 3, 3, 32}, std::vector<float>(xnnpack::winograd_filter_floats(80, 32, 4))),
-                   "its plain filter (tensor 1) [80, 3, 3, 64]"});
+                   "its filter (tensor 1) [80, 3, 3, 64]"});
   cases.push_back({"winograd_filter past the tensors",
                    winograd({80, 3, 3, 64}, form, 0,
                             [](XnnpackBlobBuilder&, testing::XnnpackNodeSpec& n) { n.winograd_filter = 99; }),
@@ -381,13 +403,15 @@ std::vector<Damaged> damaged_blobs() {
   {
     XnnpackBlobBuilder b;
     const uint32_t x = b.input({1, 12, 12, 64}, 0);
-    const uint32_t w = b.packed_constant({80, 3, 3, 64}, native_panels(w3, d3));
+    // (Beside panels for the direct kernel it is valid: a test above.)
+    const uint32_t w = b.packed_constant({80, 3, 3, 64}, form, WeightPacking::WinogradPanels);
     auto& node =
         b.node(NodeType::Convolution2d, {x, w, b.constant({80}, d3.bias)}, {b.output({1, 12, 12, 80}, 0)});
     set_window(node, w3);
     node.winograd_filter =
         static_cast<int32_t>(b.packed_constant({80, 3, 3, 64}, form, WeightPacking::WinogradPanels));
-    cases.push_back({"a Winograd filter beside a packed one", b.build(), "[80, 3, 3, 64] packed"});
+    cases.push_back(
+        {"a Winograd filter beside another as the filter", b.build(), "[80, 3, 3, 64] packed for Winograd"});
   }
   return cases;
 }

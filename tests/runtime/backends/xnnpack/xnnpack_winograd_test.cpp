@@ -20,6 +20,7 @@
 
 #include "runtime/backends/xnnpack/blob_reader.h"
 #include "runtime/backends/xnnpack/native_conv.h"
+#include "runtime/backends/xnnpack/native_isa.h"
 #include "runtime/backends/xnnpack/native_winograd.h"
 #include "runtime/backends/xnnpack/stages.h"
 #include "tests/support/native_conv_fixtures.h"
@@ -37,6 +38,8 @@ using xnnpack::fb::NodeType;
 // coefficients up to 5 and 8); F(2x2, 3x3), whose coefficients are 1 and
 // 1/2, stays within half of that.
 constexpr double kTolerance = 1e-5;
+// The cost model as calibrated: cores of two 512-bit FMA pipes.
+constexpr size_t kWide = xnnpack::kFmaLanesWide;
 
 const std::array<uint32_t, 4> kPad1 = {1, 1, 1, 1};
 
@@ -248,27 +251,58 @@ TEST_CASE("xnnpack Winograd auto follows the cost model", "[xnnpack]") {
   const WinogradShape l4{1, 7, 7, 512, 7, 7, 512, 1, 1};
   for (size_t threads : {1, 2}) {
     INFO(threads << " threads");
-    CHECK(xnnpack::winograd_pays(l1, threads));
-    CHECK(xnnpack::winograd_pays(l2, threads));
+    CHECK(xnnpack::winograd_pays(l1, threads, kWide));
+    CHECK(xnnpack::winograd_pays(l2, threads, kWide));
     // Four tiles: the transformed weights (37.7 MB) would stream for 49
     // pixels.
-    CHECK_FALSE(xnnpack::winograd_pays(l4, threads));
+    CHECK_FALSE(xnnpack::winograd_pays(l4, threads, kWide));
   }
   // Few input or output channels: the transforms dominate.
-  CHECK_FALSE(xnnpack::winograd_pays({1, 56, 56, 8, 56, 56, 64, 1, 1}, 1));
-  CHECK_FALSE(xnnpack::winograd_pays({1, 56, 56, 64, 56, 56, 8, 1, 1}, 1));
+  CHECK_FALSE(xnnpack::winograd_pays({1, 56, 56, 8, 56, 56, 64, 1, 1}, 1, kWide));
+  CHECK_FALSE(xnnpack::winograd_pays({1, 56, 56, 64, 56, 56, 8, 1, 1}, 1, kWide));
   // 16 input channels: googlenet's 16->32 layer at 28x28 stays direct (its
   // GEMM calls cost as much as their arithmetic), squeezenet's 16->64 at
   // 55x55 gains.
   for (size_t threads : {1, 2}) {
-    CHECK_FALSE(xnnpack::winograd_pays({1, 28, 28, 16, 28, 28, 32, 1, 1}, threads));
-    CHECK(xnnpack::winograd_pays({1, 55, 55, 16, 55, 55, 64, 1, 1}, threads));
+    CHECK_FALSE(xnnpack::winograd_pays({1, 28, 28, 16, 28, 28, 32, 1, 1}, threads, kWide));
+    CHECK(xnnpack::winograd_pays({1, 55, 55, 16, 55, 55, 64, 1, 1}, threads, kWide));
   }
   // And the backend follows it under "auto".
   const Geometry big{.h = 28, .w = 28, .c = 64, .o = 64, .kh = 3, .kw = 3, .pad = kPad1};
   CHECK(built_tile(conv_blob(big, random_data(big, 3)), xnnpack::WinogradMode::kAuto) == 4);
   const Geometry thin{.h = 28, .w = 28, .c = 8, .o = 64, .kh = 3, .kw = 3, .pad = kPad1};
   CHECK_FALSE(builds_winograd(conv_blob(thin, random_data(thin, 4)), xnnpack::WinogradMode::kAuto));
+}
+
+TEST_CASE("xnnpack Winograd pays on more layers where a core retires half the multiply-adds", "[xnnpack]") {
+  using xnnpack::WinogradShape;
+  constexpr size_t kNarrow = xnnpack::kFmaLanesNarrow;
+  // googlenet's 16->32 layer at 28x28 and 32->64 at 14x14 (F(4x4)): the
+  // GEMM calls' and tiles' fixed costs outweigh the arithmetic saved on
+  // two 512-bit pipes, not where the arithmetic takes twice the cycles
+  // (each ~0.65x the direct kernel's time on a Zen 4 core).
+  for (WinogradShape s :
+       {WinogradShape{1, 28, 28, 16, 28, 28, 32, 1, 1}, WinogradShape{1, 14, 14, 32, 14, 14, 64, 1, 1}}) {
+    INFO(s.in_c << "->" << s.out_c << " at " << s.out_h);
+    REQUIRE(xnnpack::winograd_tile(s) == 4);
+    s.tile = 4;
+    CHECK_FALSE(xnnpack::winograd_pays(s, 1, kWide));
+    CHECK(xnnpack::winograd_pays(s, 1, kNarrow));
+  }
+  // resnet's 7x7x512 layers under F(2x2) at 1 thread (~0.76x direct on a
+  // Zen 4 core); at 2 threads each thread streams half the weights at half
+  // the rate, and they stay direct.
+  WinogradShape r7{1, 7, 7, 512, 7, 7, 512, 1, 1};
+  r7.tile = 2;
+  CHECK_FALSE(xnnpack::winograd_pays(r7, 1, kWide));
+  CHECK(xnnpack::winograd_pays(r7, 1, kNarrow));
+  CHECK_FALSE(xnnpack::winograd_pays(r7, 2, kNarrow));
+  // The rate of the CPU the runtime plans for follows the instruction set
+  // the kernels run on: AVX2 has two 256-bit pipes.
+  xnnpack::cap_native_isa(xnnpack::NativeIsa::kAvx2);
+  const size_t avx2_lanes = xnnpack::core_fma_lanes();
+  xnnpack::cap_native_isa(xnnpack::NativeIsa::kAvx512);
+  CHECK(avx2_lanes == kNarrow);
 }
 
 TEST_CASE("xnnpack Winograd auto takes F(2x2, 3x3) where F(4x4)'s weights would stream for few tiles",
@@ -291,13 +325,13 @@ TEST_CASE("xnnpack Winograd auto takes F(2x2, 3x3) where F(4x4)'s weights would 
     INFO(threads << " threads");
     for (WinogradShape s : {r14, g14}) {
       s.tile = 2;
-      CHECK(xnnpack::winograd_pays(s, threads));
+      CHECK(xnnpack::winograd_pays(s, threads, kWide));
     }
     // resnet's 7x7x512 layers stay direct under either variant.
     for (size_t tile : {2, 4}) {
       WinogradShape s{1, 7, 7, 512, 7, 7, 512, 1, 1};
       s.tile = tile;
-      CHECK_FALSE(xnnpack::winograd_pays(s, threads));
+      CHECK_FALSE(xnnpack::winograd_pays(s, threads, kWide));
     }
   }
   // The backend takes it under "auto", and the compile spec's variant under
