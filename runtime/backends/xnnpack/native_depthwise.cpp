@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstddef>
+#include <cstdint>
 #include <cstring>
 
 #include "runtime/backends/xnnpack/native_isa.h"
@@ -179,11 +181,18 @@ __attribute__((target("avx512f"))) void four_pixels(const NativeDepthwise& c, si
 // four-pixel path loads 1.25 vectors a multiply-add, which bounds it on
 // CPUs that load one 64-byte vector a cycle). Sums in the same order as
 // four_pixels and pixel_block: the bias, then the taps row by row.
-template <int P, int KW, int S, bool Residual, ConvActivation Act>
+// With Edge, the strip may reach past the row's ends: bit i of `columns`
+// says whether its input column i lies inside the row (a column outside
+// reads as zeros, as the padding is: its products add an exact zero), and
+// only the first `count` pixels are stored. Small maps (7x7 and 14x14,
+// where a 5x5 window leaves few or no pixels whose whole window is inside)
+// then take strips too rather than the per-pixel path, which loads two
+// vectors a multiply-add.
+template <int P, int KW, int S, bool Edge, bool Residual, ConvActivation Act>
 __attribute__((target("avx512f"))) void strip(const NativeDepthwise& c, size_t c0, __mmask16 mask,
                                               const float* const* rows, const size_t* kernel_rows,
                                               size_t n_rows, const float* w, const float* bias, float* y,
-                                              const float* res) {
+                                              const float* res, uint32_t columns = 0, size_t count = P) {
   constexpr int kIn = (P - 1) * S + KW;
   __m512 acc[P];
   const __m512 b = _mm512_load_ps(bias + c0);
@@ -197,8 +206,13 @@ __attribute__((target("avx512f"))) void strip(const NativeDepthwise& c, size_t c
 #pragma GCC unroll 32
     for (int i = 0; i < kIn; ++i) {
       // A whole vector loads unmasked (the cheaper load), kept in a register
-      // rather than folded into each multiply-add that reads it.
-      in[i] = mask == 0xFFFF ? _mm512_loadu_ps(xr + i * px) : _mm512_maskz_loadu_ps(mask, xr + i * px);
+      // rather than folded into each multiply-add that reads it. A column
+      // outside the row loads nothing (a masked load of no lanes reads no
+      // memory).
+      if (Edge && ((columns >> i) & 1) == 0)
+        in[i] = _mm512_setzero_ps();
+      else
+        in[i] = mask == 0xFFFF ? _mm512_loadu_ps(xr + i * px) : _mm512_maskz_loadu_ps(mask, xr + i * px);
       asm("" : "+v"(in[i]));
     }
 #pragma GCC unroll 8
@@ -211,6 +225,8 @@ __attribute__((target("avx512f"))) void strip(const NativeDepthwise& c, size_t c
   const __m512 vlo = _mm512_set1_ps(c.lo), vhi = _mm512_set1_ps(c.hi);
 #pragma GCC unroll 16
   for (int p = 0; p < P; ++p) {
+    if constexpr (Edge)
+      if (static_cast<size_t>(p) >= count) break;
     __m512 r = _mm512_min_ps(_mm512_max_ps(acc[p], vlo), vhi);
     if constexpr (Residual)
       r = _mm512_min_ps(
@@ -243,11 +259,14 @@ struct InteriorPixels {
 InteriorPixels interior_pixels(const RowTask& task, size_t b, size_t oy, size_t r, size_t ox) {
   const NativeDepthwise& c = *task.conv;
   InteriorPixels at;
+  // Pixel ox's first input column: left of the row for an edge strip's
+  // first pixels (its loads there read nothing).
+  const ptrdiff_t first_column = static_cast<ptrdiff_t>(ox * c.stride_w) - static_cast<ptrdiff_t>(c.pad_left);
   for (size_t ky = 0; ky < c.kernel_h; ++ky) {
     // Unsigned wrap-around puts rows above the image out of range too.
     const size_t iy = oy * c.stride_h + ky * c.dilation_h - c.pad_top;
     if (iy >= c.in_h) continue;
-    at.rows[at.n_rows] = task.input_row(b, iy) + (ox * c.stride_w - c.pad_left) * c.channels;
+    at.rows[at.n_rows] = task.input_row(b, iy) + first_column * static_cast<ptrdiff_t>(c.channels);
     at.kernel_rows[at.n_rows++] = ky;
   }
   at.w = c.weights.as<float>();
@@ -266,23 +285,50 @@ __attribute__((target("avx512f"))) void interior_strip(const RowTask& task, size
   const NativeDepthwise& c = *task.conv;
   const InteriorPixels at = interior_pixels(task, b, oy, r, ox);
   for (size_t c0 = 0; c0 < c.channels; c0 += 16)
-    strip<kStripPixels, KW, S, Residual, Act>(c, c0, lanes(c.channels - c0), at.rows, at.kernel_rows,
-                                              at.n_rows, at.w, at.bias, at.y, at.res);
+    strip<kStripPixels, KW, S, false, Residual, Act>(c, c0, lanes(c.channels - c0), at.rows, at.kernel_rows,
+                                                     at.n_rows, at.w, at.bias, at.y, at.res);
+}
+
+// Output pixels [ox, ox + kStripPixels) of row (b, oy), or those of them
+// before the row's end, whose windows may reach past the input's columns.
+template <int KW, int S, bool Residual, ConvActivation Act>
+__attribute__((target("avx512f"))) void edge_strip(const RowTask& task, size_t b, size_t oy, size_t r,
+                                                   size_t ox) {
+  const NativeDepthwise& c = *task.conv;
+  const InteriorPixels at = interior_pixels(task, b, oy, r, ox);
+  constexpr int kIn = (static_cast<int>(kStripPixels) - 1) * S + KW;
+  const ptrdiff_t first = static_cast<ptrdiff_t>(ox * c.stride_w) - static_cast<ptrdiff_t>(c.pad_left);
+  uint32_t columns = 0;
+  for (int i = 0; i < kIn; ++i)
+    if (first + i >= 0 && first + i < static_cast<ptrdiff_t>(c.in_w)) columns |= uint32_t{1} << i;
+  const size_t count = std::min(kStripPixels, c.out_w - ox);
+  for (size_t c0 = 0; c0 < c.channels; c0 += 16)
+    strip<kStripPixels, KW, S, true, Residual, Act>(c, c0, lanes(c.channels - c0), at.rows, at.kernel_rows,
+                                                    at.n_rows, at.w, at.bias, at.y, at.res, columns, count);
 }
 
 using StripFn = void (*)(const RowTask&, size_t, size_t, size_t, size_t);
 
-// The strip for the window's width and stride; null where there is none.
-template <bool Residual, ConvActivation Act>
+// The strips for the window's width and stride (Edge: edge_strip, else
+// interior_strip); null where there are none.
+template <bool Edge, bool Residual, ConvActivation Act>
 StripFn strip_fn(const NativeDepthwise& c) {
   const bool window = (c.kernel_w == 3 || c.kernel_w == 5 || c.kernel_w == 7) &&
                       (c.stride_w == 1 || c.stride_w == 2) && c.dilation_w == 1;
   if (!window) return nullptr;
   const bool s1 = c.stride_w == 1;
-  switch (c.kernel_w) {
-    case 3: return s1 ? interior_strip<3, 1, Residual, Act> : interior_strip<3, 2, Residual, Act>;
-    case 5: return s1 ? interior_strip<5, 1, Residual, Act> : interior_strip<5, 2, Residual, Act>;
-    default: return s1 ? interior_strip<7, 1, Residual, Act> : interior_strip<7, 2, Residual, Act>;
+  if constexpr (Edge) {
+    switch (c.kernel_w) {
+      case 3: return s1 ? edge_strip<3, 1, Residual, Act> : edge_strip<3, 2, Residual, Act>;
+      case 5: return s1 ? edge_strip<5, 1, Residual, Act> : edge_strip<5, 2, Residual, Act>;
+      default: return s1 ? edge_strip<7, 1, Residual, Act> : edge_strip<7, 2, Residual, Act>;
+    }
+  } else {
+    switch (c.kernel_w) {
+      case 3: return s1 ? interior_strip<3, 1, Residual, Act> : interior_strip<3, 2, Residual, Act>;
+      case 5: return s1 ? interior_strip<5, 1, Residual, Act> : interior_strip<5, 2, Residual, Act>;
+      default: return s1 ? interior_strip<7, 1, Residual, Act> : interior_strip<7, 2, Residual, Act>;
+    }
   }
 }
 
@@ -317,13 +363,16 @@ __attribute__((target("avx512f"))) void row(const RowTask& task, size_t r) {
   const size_t interior_end = c.in_w + c.pad_left < span + 1
                                   ? 0
                                   : std::min(c.out_w, (c.in_w + c.pad_left - span - 1) / c.stride_w + 1);
-  const StripFn strip_at = strip_fn<Residual, Act>(c);
+  const StripFn strip_at = strip_fn<false, Residual, Act>(c);
+  if (strip_at != nullptr) {
+    // The row in strips of eight pixels: those whose windows are inside the
+    // input's columns unmasked, the rest (the row's ends) masked.
+    const StripFn edge_at = strip_fn<true, Residual, Act>(c);
+    for (size_t ox = 0; ox < c.out_w; ox += kStripPixels)
+      (ox >= interior_begin && ox + kStripPixels <= interior_end ? strip_at : edge_at)(task, b, oy, r, ox);
+    return;
+  }
   for (size_t ox = 0; ox < c.out_w; ++ox) {
-    if (strip_at != nullptr && ox >= interior_begin && ox + kStripPixels <= interior_end) {
-      strip_at(task, b, oy, r, ox);
-      ox += kStripPixels - 1;
-      continue;
-    }
     if (ox >= interior_begin && ox + 4 <= interior_end) {
       interior_four<Residual, Act>(task, b, oy, r, ox);
       ox += 3;

@@ -10,13 +10,15 @@
 // 1 thread); without AVX-512F, or with native_convolution=off, XNNPACK
 // runs them all.
 //
-// Each output pixel sums its valid taps (padding taps are skipped, not read)
-// for 16 channels per vector. Inside the row, windows of 3, 5 or 7 columns
-// of stride 1 or 2 go eight pixels a strip: each kernel row's input vectors
-// are loaded once for all eight, so multiply-adds outnumber loads; other
-// windows go four pixels at a time sharing each weight load (8
-// accumulators for 32 channels), the row's edges 64 channels a pixel. Rows
-// of output pixels are shared between threads.
+// Each output pixel sums its taps for 16 channels per vector (padding rows
+// are skipped, not read). Windows of 3, 5 or 7 columns of stride 1 or 2 go
+// eight pixels a strip along the whole row: each kernel row's input vectors
+// are loaded once for all eight, so multiply-adds outnumber loads; a strip
+// at the row's ends reads padding columns as zeros (masked loads of no
+// lanes) and stores only the row's pixels. Other windows go four pixels at
+// a time inside the row, sharing each weight load (8 accumulators for 32
+// channels), the row's edges 64 channels a pixel, their padding taps
+// skipped. Rows of output pixels are shared between threads.
 
 #include <pthreadpool.h>
 

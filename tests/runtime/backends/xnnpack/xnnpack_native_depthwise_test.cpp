@@ -4,7 +4,8 @@
 // it; and it matches a double-precision reference over windows of 3, 5 and
 // 7 (the strip path of eight pixels), strides 1 and 2, dilation (the
 // four-pixel and per-pixel paths), paddings that differ by side, channel
-// counts that are not a multiple of 16, rows too short for a strip, several
+// counts that are not a multiple of 16, rows shorter than a strip or than
+// the window, strips past both ends of a row, several
 // images and thread counts, with a clamp, a hardswish or a swish folded in,
 // or a residual Add.
 #include <catch2/catch.hpp>
@@ -119,6 +120,15 @@ std::vector<Case> cases() {
   c.push_back({depthwise("3x3 dilation 2, 48 channels", 1, 12, 26, 48, 3, 1, {2, 2, 2, 2}, 2)});
   c.push_back({depthwise("4x4 s1, 20 channels", 1, 9, 21, 20, 4, 1, {1, 2, 2, 1})});
   c.push_back({depthwise("3x3 s1, 6 pixels wide", 1, 7, 6, 64, 3, 1, {1, 1, 1, 1})});
+  // Maps of few columns, where strips reach past both ends of the row:
+  // efficientnet's 5x5 layers at 7x7 and 14x14, a window wider than the
+  // map, a strided one whose last strip holds a pixel or two.
+  c.push_back({depthwise("5x5 s1 at 7x7, 144 channels", 1, 7, 7, 144, 5, 1, {2, 2, 2, 2}), After::kSwish});
+  c.push_back({depthwise("5x5 s1 at 14x14, 40 channels", 1, 14, 14, 40, 5, 1, {2, 2, 2, 2})});
+  c.push_back({depthwise("7x7 s1 at 5x5, 24 channels", 1, 5, 5, 24, 7, 1, {3, 3, 3, 3})});
+  c.push_back({depthwise("5x5 s2 at 19 wide, 48 channels, a residual", 1, 9, 19, 48, 5, 2, {2, 2, 2, 2}),
+               After::kResidual});
+  c.push_back({depthwise("3x3 s2 at 3x3, 32 channels", 2, 3, 3, 32, 3, 2, {1, 1, 1, 1})});
   Case clamp{depthwise("3x3 s1 clamped to [0, 6], 96 channels", 1, 10, 19, 96, 3, 1, {1, 1, 1, 1})};
   clamp.g.lo = 0.0f, clamp.g.hi = 6.0f;
   c.push_back(clamp);
