@@ -14,8 +14,8 @@
 // are skipped, not read). Windows of 3, 5 or 7 columns of stride 1 or 2 go
 // eight pixels a strip along the whole row: each kernel row's input vectors
 // are loaded once for all eight, so multiply-adds outnumber loads; a strip
-// at the row's ends reads padding columns as zeros (masked loads of no
-// lanes) and stores only the row's pixels. Other windows go four pixels at
+// at the row's ends takes padding columns as zero vectors (not loaded)
+// and stores only the row's pixels. Other windows go four pixels at
 // a time inside the row, sharing each weight load (8 accumulators for 32
 // channels), the row's edges 64 channels a pixel, their padding taps
 // skipped. Rows of output pixels are shared between threads.
