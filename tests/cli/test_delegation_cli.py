@@ -286,12 +286,15 @@ class DelegationCli(TempDirCase):
         # 1x1 one the native kernel takes: one filter of each layout.
         rng = np.random.default_rng(5)
         model = self.two_convolutions(rng)
-        # Plain: the 3x3 filter and both convolutions' zero biases; the
-        # 1x1 filter in two 32-channel panels (32 biases, then 64 x 32
-        # weights each); the 3x3 one transformed: 36 points of such panels.
+        # Plain: both convolutions' zero biases; the 1x1 filter in two
+        # 32-channel panels (32 biases, then 64 x 32 weights each: 16.6 kB),
+        # and the 3x3 one too (576 rows a panel: 147.7 kB), for the direct
+        # kernel where Winograd does not pay; the 3x3 one transformed as
+        # well: 36 points of such panels. Under prepack=panels the 3x3
+        # filter stays plain (init transforms it).
         plain, panels = (64 * 64 * 9 + 2 * 64) * 4, 2 * (32 + 64 * 32) * 4
         out = self.etc("preprocess", model, "--backend", "xnnpack", "-o", self.path("a.etp")).stdout
-        self.assertIn("delegate 0 (xnnpack) weights: 148.0 kB plain (3), 16.6 kB packed for the native kernel (1), "
+        self.assertIn("delegate 0 (xnnpack) weights: 0.5 kB plain (2), 164.4 kB packed for the native kernel (2), "
                       "599.0 kB transformed for Winograd (1)", out)
         summary = json.loads(self.etc("preprocess", model, "--backend", "xnnpack", "--compile-spec",
                                       "xnnpack:prepack=panels", "-o", self.path("b.etp"), "--json").stdout)
