@@ -146,10 +146,11 @@ Result<NativeConvPtr> compile_native_conv(const BlobView& view, const fb::Node& 
                           ? reinterpret_cast<const float*>(view.tensors[node.inputs()->Get(2)].constant)
                           : nullptr;
   const size_t k_total = c.kernel_h * c.kernel_w * c.in_c;
-  if (prepacked) {
-    // The panels carry the bias XNNPACK and Winograd take from the bias
-    // tensor: the two must agree, so the result does not depend on the CPU
-    // (checked whichever runs here).
+  // Panels packed ahead of time carry the bias XNNPACK and Winograd take
+  // from the bias tensor: the two must agree, so the result does not depend
+  // on the CPU. Checked where the panels are read (not where Winograd runs
+  // from its own transform: the panels' pages then stay unmapped).
+  const auto check_panel_bias = [&]() -> Status {
     const size_t panel_floats = kChannels + k_total * kChannels;
     for (size_t o = 0; o < c.out_c; ++o) {
       const float want = bias != nullptr ? bias[o] : 0.0f;
@@ -159,7 +160,8 @@ Result<NativeConvPtr> compile_native_conv(const BlobView& view, const fb::Node& 
                     std::to_string(node.inputs()->Get(1)), ": packed bias of output channel ",
                     std::to_string(o), " differs from the bias tensor");
     }
-  }
+    return Status::Ok();
+  };
   if (options.winograd != WinogradMode::kOff && winograd_applies(node)) {
     // The variant: the one the compile spec names, else the one the filter
     // was transformed for ahead of time (checked by the blob reader: the
@@ -179,6 +181,7 @@ Result<NativeConvPtr> compile_native_conv(const BlobView& view, const fb::Node& 
       // compiled): the transform reads OHWI.
       std::vector<float> unpacked;
       if (prepacked && form == nullptr) {
+        ETC_TRY(check_panel_bias());
         try {
           unpacked.resize(c.out_c * k_total);
         } catch (const std::bad_alloc&) {
@@ -201,6 +204,7 @@ Result<NativeConvPtr> compile_native_conv(const BlobView& view, const fb::Node& 
   if ((!prepacked && !c.packed) || !c.zeros)
     return fail(Error::DelegateMemoryAllocationFailed, "xnnpack: cannot allocate packed convolution weights");
   if (!prepacked) pack_native_panels(filter, bias, c.out_c, k_total, c.packed.as<float>());
+  if (prepacked) ETC_TRY(check_panel_bias());
   // Prepacked weights are read in place, from the blob.
   c.panels_data = prepacked ? filter : c.packed.as<float>();
   c.weights = c.panels_data;

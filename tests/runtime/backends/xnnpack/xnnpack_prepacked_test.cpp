@@ -268,6 +268,17 @@ std::vector<Damaged> damaged_blobs() {
   const auto conv = [&](XnnpackBlobBuilder& b, uint32_t x, uint32_t filter, uint32_t bias, uint32_t y) {
     set_window(b.node(NodeType::Convolution2d, {x, filter, bias}, {y}), g);
   };
+  if (xnnpack::native_convolution_available()) {
+    // The kernel reads the panels' biases: they must be the bias tensor's.
+    XnnpackBlobBuilder b;
+    const uint32_t x = b.input({1, 16, 16, 288}, 0);
+    std::vector<float> other_bias = panels;
+    other_bias[3] += 1.0f;
+    const uint32_t w = b.packed_constant({64, 1, 1, 288}, other_bias);
+    conv(b, x, w, b.constant({64}, d.bias), b.output({1, 16, 16, 64}, 0));
+    cases.push_back({"panels whose bias differs from the bias tensor", b.build(),
+                     "packed bias of output channel 3 differs from the bias tensor"});
+  }
   {
     XnnpackBlobBuilder b;
     const uint32_t x = b.input({1, 16, 16, 288}, 0);
