@@ -257,8 +257,9 @@ inline constexpr size_t kFmaLanesNarrow = 16;
 // input channels, stay direct. On cores of half the multiply-add rate the
 // arithmetic saved is worth twice the cycles while the weights stream no
 // slower, so more layers gain: on a 2-vCPU Zen 4 VM resnet's 7x7x512 layers
-// under F(2x2) took 0.74-0.78x the direct kernel's time at 1 thread, and
-// googlenet's 16->32 channel layer at 28x28 under F(4x4) ~0.7x.
+// under F(2x2) took 0.73-0.78x the direct kernel's time at 1 thread, and
+// runs of googlenet's 16->32 channel layer at 28x28 (each with a 1x1 layer
+// back) 0.56-0.70x with it under F(4x4).
 bool winograd_pays(const WinogradShape& shape, size_t threads, size_t fma_lanes);
 
 }  // namespace etc::xnnpack
