@@ -255,6 +255,7 @@ struct InteriorPixels {
   const float *w, *bias;
   float* y;
   const float* res;
+  ptrdiff_t first_column = 0;  // pixel ox's first input column (negative left of the row)
 };
 
 InteriorPixels interior_pixels(const RowTask& task, size_t b, size_t oy, size_t r, size_t ox) {
@@ -262,12 +263,12 @@ InteriorPixels interior_pixels(const RowTask& task, size_t b, size_t oy, size_t 
   InteriorPixels at;
   // Pixel ox's first input column: left of the row for an edge strip's
   // first pixels (its loads there read nothing).
-  const ptrdiff_t first_column = static_cast<ptrdiff_t>(ox * c.stride_w) - static_cast<ptrdiff_t>(c.pad_left);
+  at.first_column = static_cast<ptrdiff_t>(ox * c.stride_w) - static_cast<ptrdiff_t>(c.pad_left);
   for (size_t ky = 0; ky < c.kernel_h; ++ky) {
     // Unsigned wrap-around puts rows above the image out of range too.
     const size_t iy = oy * c.stride_h + ky * c.dilation_h - c.pad_top;
     if (iy >= c.in_h) continue;
-    at.rows[at.n_rows] = task.input_row(b, iy) + first_column * static_cast<ptrdiff_t>(c.channels);
+    at.rows[at.n_rows] = task.input_row(b, iy) + at.first_column * static_cast<ptrdiff_t>(c.channels);
     at.kernel_rows[at.n_rows++] = ky;
   }
   at.w = c.weights.as<float>();
@@ -298,10 +299,11 @@ __attribute__((target("avx512f"))) void edge_strip(const RowTask& task, size_t b
   const NativeDepthwise& c = *task.conv;
   const InteriorPixels at = interior_pixels(task, b, oy, r, ox);
   constexpr int kIn = (P - 1) * S + KW;
-  const ptrdiff_t first = static_cast<ptrdiff_t>(ox * c.stride_w) - static_cast<ptrdiff_t>(c.pad_left);
   uint32_t columns = 0;
-  for (int i = 0; i < kIn; ++i)
-    if (first + i >= 0 && first + i < static_cast<ptrdiff_t>(c.in_w)) columns |= uint32_t{1} << i;
+  for (int i = 0; i < kIn; ++i) {
+    const ptrdiff_t column = at.first_column + i;
+    if (column >= 0 && column < static_cast<ptrdiff_t>(c.in_w)) columns |= uint32_t{1} << i;
+  }
   const size_t count = std::min(static_cast<size_t>(P), c.out_w - ox);
   for (size_t c0 = 0; c0 < c.channels; c0 += 16)
     strip<P, KW, S, true, Residual, Act>(c, c0, lanes(c.channels - c0), at.rows, at.kernel_rows, at.n_rows,
