@@ -5,6 +5,7 @@
 #include "runtime/kernels/kernel.h"
 #include "runtime/kernels/portable/broadcast.h"
 #include "runtime/kernels/portable/dispatch.h"
+#include "runtime/kernels/portable/wrapping.h"
 
 namespace etc {
 namespace {
@@ -15,36 +16,8 @@ bool is_comparison(EdgeOp op) {
 }
 bool is_logical(EdgeOp op) { return op == EdgeOp::And || op == EdgeOp::Or || op == EdgeOp::Xor; }
 
-// Integer arithmetic wraps (two's complement) instead of overflowing, as
-// numpy and ONNX Runtime compute it: INT_MIN / -1 is INT_MIN (a trap in C++),
-// INT_MIN % -1 is 0, and x / 0, x % 0 are 0.
-template <typename T>
-T wrap_add(T a, T b) {
-  if constexpr (std::is_integral_v<T>) {
-    using U = std::make_unsigned_t<T>;
-    return static_cast<T>(static_cast<U>(a) + static_cast<U>(b));
-  } else {
-    return a + b;
-  }
-}
-template <typename T>
-T wrap_sub(T a, T b) {
-  if constexpr (std::is_integral_v<T>) {
-    using U = std::make_unsigned_t<T>;
-    return static_cast<T>(static_cast<U>(a) - static_cast<U>(b));
-  } else {
-    return a - b;
-  }
-}
-template <typename T>
-T wrap_mul(T a, T b) {
-  if constexpr (std::is_integral_v<T>) {
-    using U = std::make_unsigned_t<T>;
-    return static_cast<T>(static_cast<U>(a) * static_cast<U>(b));
-  } else {
-    return a * b;
-  }
-}
+// Integer division as numpy and ONNX Runtime compute it: INT_MIN / -1 is
+// INT_MIN (a trap in C++), INT_MIN % -1 is 0, and x / 0, x % 0 are 0.
 template <typename T>
 T div_op(T a, T b) {
   if constexpr (std::is_integral_v<T>) {
@@ -133,9 +106,7 @@ class BinaryKernel final : public Kernel {
         apply<T, T>(a, b, out, [f](T x, T y) { return mod_op(x, y, f); });
         break;
       }
-      case EdgeOp::PRelu:
-        apply<T, T>(a, b, out, [](T x, T s) { return x < 0 ? static_cast<T>(x * s) : x; });
-        break;
+      case EdgeOp::PRelu: apply<T, T>(a, b, out, [](T x, T s) { return x < 0 ? wrap_mul(x, s) : x; }); break;
       case EdgeOp::Equal: apply<T, bool>(a, b, out, [](T x, T y) { return x == y; }); break;
       case EdgeOp::Less: apply<T, bool>(a, b, out, [](T x, T y) { return x < y; }); break;
       case EdgeOp::Greater: apply<T, bool>(a, b, out, [](T x, T y) { return x > y; }); break;

@@ -8,6 +8,7 @@
 #include "runtime/kernels/kernel.h"
 #include "runtime/kernels/portable/dispatch.h"
 #include "runtime/kernels/portable/index_einsum.h"
+#include "runtime/kernels/portable/wrapping.h"
 
 namespace etc {
 namespace {
@@ -181,7 +182,7 @@ class CumSumKernel final : public Kernel {
         }
         const T* prev_y = yk - step;
         const T* add = exclusive_ ? xk - step : xk;
-        for (int64_t i = 0; i < inner; ++i) yk[i] = static_cast<T>(prev_y[i] + add[i]);
+        for (int64_t i = 0; i < inner; ++i) yk[i] = wrap_add(prev_y[i], add[i]);
       }
     }
   }

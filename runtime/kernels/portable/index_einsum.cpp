@@ -11,6 +11,7 @@
 
 #include "runtime/kernels/portable/dispatch.h"
 #include "runtime/kernels/portable/gemm.h"
+#include "runtime/kernels/portable/wrapping.h"
 
 namespace etc {
 namespace {
@@ -274,8 +275,8 @@ class EinsumKernel final : public Kernel {
       std::array<int64_t, kMaxEinsumOperands> off = base;
       for (int64_t t = 0; t < l_.inner_numel; ++t) {
         T p = 1;
-        for (int k = 0; k < l_.n_ops; ++k) p = static_cast<T>(p * x[k][off[k]]);
-        acc = static_cast<T>(acc + p);
+        for (int k = 0; k < l_.n_ops; ++k) p = wrap_mul(p, x[k][off[k]]);
+        acc = wrap_add(acc, p);
         advance(l_, l_.n_out, l_.n_all, in_counter, off);
       }
       y[o] = acc;

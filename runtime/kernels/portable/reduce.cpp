@@ -12,6 +12,7 @@
 #include "runtime/kernels/kernel.h"
 #include "runtime/kernels/portable/dispatch.h"
 #include "runtime/kernels/portable/reduce_arg.h"
+#include "runtime/kernels/portable/wrapping.h"
 
 namespace etc {
 namespace {
@@ -212,8 +213,8 @@ class ReduceKernel final : public Kernel {
   void run_typed(const T* x, T* y) {
     using Lim = std::numeric_limits<T>;
     const auto same = [](T v) { return v; };
-    const auto square = [](T v) { return static_cast<T>(v * v); };
-    const auto add = [](T a, T v) { return static_cast<T>(a + v); };
+    const auto square = [](T v) { return wrap_mul(v, v); };
+    const auto add = [](T a, T v) { return wrap_add(a, v); };
     switch (op_) {
       case EdgeOp::ReduceMax:
         fill<T>(y, Lim::has_infinity ? -Lim::infinity() : Lim::lowest());
@@ -225,7 +226,7 @@ class ReduceKernel final : public Kernel {
         return;
       case EdgeOp::ReduceProd:
         fill<T>(y, T(1));
-        reduce_walk<T>(plan_, x, y, same, [](T a, T v) { return static_cast<T>(a * v); });
+        reduce_walk<T>(plan_, x, y, same, [](T a, T v) { return wrap_mul(a, v); });
         return;
       case EdgeOp::ReduceSumSquare:
       case EdgeOp::ReduceL2:

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "runtime/kernels/portable/shape_ops.h"
+#include "runtime/kernels/portable/wrapping.h"
 
 namespace etc::shape_ops {
 namespace {
@@ -38,7 +39,7 @@ Status run_range(const KernelArgs& args, int64_t n) {
                     str(limit), ", delta ", str(delta), " give ", std::to_string(got),
                     " elements; the declared output shape is [", std::to_string(n), "]");
   T* out = args.outputs[0]->data_as<T>();
-  for (int64_t i = 0; i < n; ++i) out[i] = static_cast<T>(start + static_cast<T>(i) * delta);
+  for (int64_t i = 0; i < n; ++i) out[i] = wrap_add(start, wrap_mul(static_cast<T>(i), delta));
   return Status::Ok();
 }
 

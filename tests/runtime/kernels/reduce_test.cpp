@@ -114,6 +114,21 @@ TEST_CASE("reduce_max propagates NaN and handles int64 without float rounding", 
           .values<int64_t>() == std::vector<int64_t>{big + 5});
 }
 
+TEST_CASE("integer reductions and cum_sum wrap on overflow as numpy does", "[reduce]") {
+  using Lim = std::numeric_limits<int64_t>;
+  const auto x = host<int64_t>(Shape{2}, {Lim::max(), 2});
+  const etc::ir::Attrs all{{"axes", std::vector<int64_t>{0}}, {"keepdims", int64_t{0}}};
+  REQUIRE(run_kernel(EdgeOp::ReduceSum, all, {x}, 1)[0].values<int64_t>() ==
+          std::vector<int64_t>{Lim::min() + 1});
+  REQUIRE(run_kernel(EdgeOp::ReduceProd, all, {x}, 1)[0].values<int64_t>() == std::vector<int64_t>{-2});
+  REQUIRE(run_kernel(EdgeOp::ReduceSumSquare, all, {x}, 1)[0].values<int64_t>() == std::vector<int64_t>{5});
+  REQUIRE(run_kernel(EdgeOp::CumSum, {{"axis", int64_t{0}}}, {x}, 1)[0].values<int64_t>() ==
+          std::vector<int64_t>{Lim::max(), Lim::min() + 1});
+  const auto bytes = host<uint8_t>(Shape{2}, {200, 100});
+  REQUIRE(run_kernel(EdgeOp::ReduceProd, all, {bytes}, 1)[0].values<uint8_t>() ==
+          std::vector<uint8_t>{static_cast<uint8_t>(20000 % 256)});
+}
+
 TEST_CASE("arg_max and arg_min break ties by select_last_index", "[reduce]") {
   // Rows along axis 1 with ties; columns along axis 0 exercise the strided path.
   const auto x = host<float>(Shape{2, 4}, {3.0f, 7.0f, 7.0f, 1.0f, 1.0f, 1.0f, 0.0f, 0.0f});

@@ -71,7 +71,8 @@ void lower_reshape(LowerContext& c) {
     } else if (dims[i] < 0) {
       c.fail("shape " + list_str(dims) + " has a negative dim");
     }
-    known *= dims[i];
+    if (__builtin_mul_overflow(known, dims[i], &known))
+      c.fail("shape " + list_str(dims) + " has more elements than int64 can count");
   }
   if (infer >= 0) {
     if (known == 0 || in.numel() % known != 0)
@@ -90,7 +91,11 @@ void lower_flatten(LowerContext& c) {
     c.fail("axis " + std::to_string(axis) + " is out of range for rank " + std::to_string(in.rank()));
   if (axis < 0) axis += in.rank();
   int64_t outer = 1, inner = 1;
-  for (int d = 0; d < in.rank(); ++d) (d < axis ? outer : inner) *= in[d];
+  for (int d = 0; d < in.rank(); ++d) {
+    int64_t& part = d < axis ? outer : inner;
+    if (__builtin_mul_overflow(part, in[d], &part))
+      c.fail("input " + in.str() + " has more elements than int64 can count");
+  }
   c.set_output(0, reshape_to(c, c.input(0), {outer, inner}));
 }
 
