@@ -56,6 +56,7 @@ const char* const kCoordMode[] = {"half_pixel", "align_corners", "asymmetric", "
 const char* const kPadMode[] = {"constant", "reflect", "edge", "wrap"};
 const char* const kDepthMode[] = {"DCR", "CRD"};
 const char* const kDirection[] = {"forward", "reverse", "bidirectional"};
+const char* const kReduction[] = {"none", "add", "mul", "max", "min", "bogus"};
 
 const std::vector<OpDef>& ops() {
   static const std::vector<AttrDef> conv = {
@@ -133,6 +134,10 @@ const std::vector<OpDef>& ops() {
       {"Where", 3, 3, 1, {}},
       {"Cast", 1, 1, 1, {{"to", Attr::kInt, nullptr, 0, true}}},
       {"Einsum", 1, 2, 1, {}},
+      {"GatherElements", 2, 2, 1, axis},
+      {"GatherND", 2, 2, 1, {{"batch_dims", Attr::kInt}}},
+      {"ScatterElements", 3, 3, 1, {{"axis", Attr::kInt}, {"reduction", Attr::kString, kReduction, 6}}},
+      {"ScatterND", 3, 3, 1, {{"reduction", Attr::kString, kReduction, 6}}},
   };
   return table;
 }

@@ -1,4 +1,5 @@
-// Index and scan ops: top_k, cum_sum, trilu (einsum lives in index_einsum.cpp).
+// Index and scan ops: top_k, cum_sum, trilu (einsum lives in index_einsum.cpp, the
+// indexed gathers and scatters in index_scatter.cpp).
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -8,6 +9,7 @@
 #include "runtime/kernels/kernel.h"
 #include "runtime/kernels/portable/dispatch.h"
 #include "runtime/kernels/portable/index_einsum.h"
+#include "runtime/kernels/portable/index_scatter.h"
 #include "runtime/kernels/portable/wrapping.h"
 
 namespace etc {
@@ -283,6 +285,10 @@ const OpDef* index_op_def(EdgeOp op) {
       OpDef{EdgeOp::CumSum, 1, 2, 1, 1, infer_cum_sum, create_cum_sum},
       OpDef{EdgeOp::Trilu, 1, 2, 1, 1, infer_trilu, create_trilu},
       OpDef{EdgeOp::Einsum, 1, kMaxEinsumOperands, 1, 1, infer_einsum, create_einsum},
+      OpDef{EdgeOp::GatherElements, 2, 2, 1, 1, infer_gather_elements, create_gather_elements},
+      OpDef{EdgeOp::ScatterElements, 3, 3, 1, 1, infer_scatter_elements, create_scatter_elements},
+      OpDef{EdgeOp::GatherNd, 2, 2, 1, 1, infer_gather_nd, create_gather_nd},
+      OpDef{EdgeOp::ScatterNd, 3, 3, 1, 1, infer_scatter_nd, create_scatter_nd},
   };
   for (const OpDef& d : kDefs)
     if (d.op == op) return &d;

@@ -1,7 +1,8 @@
-// Import of ONNX Einsum, TopK, CumSum, ReduceSum and Softmax: equations are
-// normalized to the explicit edge form, shape-setting inputs are constant or
-// checked at run time against the declared output type,
-// and opset-dependent semantics pick the right edge attributes.
+// Import of ONNX Einsum, TopK, CumSum, ReduceSum, Softmax and the indexed
+// gathers and scatters: equations are normalized to the explicit edge form,
+// shape-setting inputs are constant or checked at run time against the
+// declared output type, constant indices are checked at compile time, and
+// opset-dependent semantics pick the right edge attributes.
 #include <onnx/onnx_pb.h>
 
 #include <catch2/catch.hpp>
@@ -61,6 +62,13 @@ struct Model {
     a->set_name(name);
     a->set_type(onnx::AttributeProto::INT);
     a->set_i(i);
+  }
+  void int64s(const std::string& name, std::vector<int64_t> dims, const std::vector<int64_t>& values) {
+    auto* t = g->add_initializer();
+    t->set_name(name);
+    t->set_data_type(onnx::TensorProto::INT64);
+    for (int64_t d : dims) t->add_dims(d);
+    for (int64_t v : values) t->add_int64_data(v);
   }
   etc::ir::ExportedProgram import(const std::string& file) {
     const fs::path p = fs::temp_directory_path() / ("etc_index_test_" + file + ".onnx");
@@ -208,5 +216,48 @@ TEST_CASE("Softmax before opset 13 flattens from the axis; from 13 it is per-axi
       REQUIRE(axis == 2);
       REQUIRE(flatten == 0);
     }
+  }
+}
+
+TEST_CASE("ScatterND and ScatterElements take their reduction from opset 16, none before",
+          "[import][index]") {
+  for (int64_t opset : {13, 16}) {
+    for (const char* op : {"ScatterND", "ScatterElements"}) {
+      Model m(opset);
+      m.input("x", {4, 2});
+      m.input("i", {1, 1}, onnx::TensorProto::INT64);
+      m.input("u", std::string(op) == "ScatterND" ? std::vector<int64_t>{1, 2} : std::vector<int64_t>{1, 1});
+      auto* n = m.node(op, {"x", "i", "u"}, {"y"});
+      if (opset >= 16) Model::attr(n, "reduction", std::string("mul"));
+      m.output("y", {4, 2});
+      const auto p = m.import(std::string("scatter_") + op);
+      const EdgeOp edge = std::string(op) == "ScatterND" ? EdgeOp::ScatterNd : EdgeOp::ScatterElements;
+      REQUIRE(std::get<std::string>(*only_node(p, edge).attrs.find("reduction")) ==
+              (opset >= 16 ? "mul" : "none"));
+    }
+  }
+}
+
+TEST_CASE("GatherElements and GatherND with constant indices out of range fail to compile",
+          "[import][index]") {
+  {
+    Model m(13);
+    m.input("x", {2, 3});
+    m.int64s("i", {2, 1}, {2, -4});
+    Model::attr(m.node("GatherElements", {"x", "i"}, {"y"}), "axis", int64_t{-1});
+    m.output("y", {2, 1});
+    REQUIRE_THROWS_WITH(
+        m.import("gather_elements_bad"),
+        Catch::Contains("GatherElements_node") && Catch::Contains("index -4 is out of range for axis 1"));
+  }
+  {
+    Model m(13);
+    m.input("x", {2, 3});
+    m.int64s("i", {1, 2}, {1, 3});
+    m.node("GatherND", {"x", "i"}, {"y"});
+    m.output("y", {1});
+    REQUIRE_THROWS_WITH(
+        m.import("gather_nd_bad"),
+        Catch::Contains("GatherND_node") && Catch::Contains("index 3 is out of range for data dim 1"));
   }
 }
