@@ -5,6 +5,8 @@
 //
 //   tensor rank          8                 fixed (kMaxRank, runtime/core/shape.h)
 //   element count        fits in int64     fixed: a count that overflows is refused
+//   dims                 2^40 each, 2^48 bytes for the non-zero ones together (kMaxTensorDim,
+//                        runtime/core/shape.h): the program format's bound, empty tensors too
 //   one tensor           4 GiB             --max-tensor-bytes
 //   one program          16 GiB            --max-program-bytes (arena + constants + delegate blobs)
 //   one file read whole  16 GiB            --max-file-bytes (model, external data, input)

@@ -12,6 +12,12 @@
 namespace etc {
 
 inline constexpr int kMaxRank = 8;
+// What a program file may declare for one value: each dim at most
+// kMaxTensorDim, and the product of its non-zero dims times the element size
+// at most kMaxTensorExtentBytes (far above what a device holds; the bound
+// keeps every size and stride arithmetic inside int64).
+inline constexpr int64_t kMaxTensorDim = int64_t{1} << 40;
+inline constexpr uint64_t kMaxTensorExtentBytes = uint64_t{1} << 48;
 
 class Shape {
  public:
@@ -48,12 +54,20 @@ class Shape {
     return n;
   }
   // The product of dims into *out; false (and *out untouched) when a dim is
-  // negative or the product overflows int64.
+  // negative or the product of the non-zero dims overflows int64. Zero dims
+  // are left out of that check so that it does not depend on their place:
+  // every stride a kernel computes from a suffix of the dims fits as well.
   bool checked_numel(int64_t* out) const {
-    int64_t n = 1;
-    for (int i = 0; i < rank_; ++i)
-      if (dims_[i] < 0 || __builtin_mul_overflow(n, dims_[i], &n)) return false;
-    *out = n;
+    int64_t nonzero = 1;
+    bool empty = false;
+    for (int i = 0; i < rank_; ++i) {
+      if (dims_[i] < 0) return false;
+      if (dims_[i] == 0)
+        empty = true;
+      else if (__builtin_mul_overflow(nonzero, dims_[i], &nonzero))
+        return false;
+    }
+    *out = empty ? 0 : nonzero;
     return true;
   }
   bool operator==(const Shape& o) const {

@@ -20,16 +20,22 @@ Result<uint64_t> checked_nbytes(const fb::Value& v) {
   if (misaligned_8(v.shape())) return fail(Error::InvalidProgram, "misaligned shape");
   if (v.shape() && v.shape()->size() > static_cast<size_t>(kMaxRank))
     return fail(Error::InvalidProgram, "rank ", str(v.shape()->size()), " exceeds ", str(kMaxRank));
+  // The product of the non-zero dims is bounded, whatever their order, so
+  // that the strides of an empty tensor fit as well as its size.
+  bool empty = false;
   if (v.shape()) {
     for (int64_t d : *v.shape()) {
-      if (d < 0 || d > (int64_t{1} << 40))
-        return fail(Error::InvalidProgram, "invalid dim ", std::to_string(d));
-      if (d != 0 && n > (uint64_t{1} << 48) / static_cast<uint64_t>(d))
+      if (d < 0 || d > kMaxTensorDim) return fail(Error::InvalidProgram, "invalid dim ", std::to_string(d));
+      if (d == 0) {
+        empty = true;
+        continue;
+      }
+      if (n > kMaxTensorExtentBytes / static_cast<uint64_t>(d))
         return fail(Error::InvalidProgram, "tensor too large");
       n *= static_cast<uint64_t>(d);
     }
   }
-  return n;
+  return empty ? 0 : n;
 }
 
 Status validate_indices(const flatbuffers::Vector<int32_t>* ids, size_t num_values, bool allow_absent,

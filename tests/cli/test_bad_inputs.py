@@ -124,6 +124,13 @@ class PreprocessBadInput(CliCase):
         # 2^32 * 2^32 wraps to 0 in 64 bits: a product that overflows must not pass as empty.
         wrap = self.huge_model("wrap.onnx", relu, [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1 << 32, 1 << 32])])
         self.check_rejected(wrap, "more elements than a 64-bit count can hold")
+        # Empty, yet the program format bounds the other dims (they size its strides).
+        for dims, why in (([0, 1 << 40, 4096], "non-zero dims span more than 2^48 bytes"),
+                          ([1 << 41, 0], "a dim above 2^40")):
+            empty = self.huge_model(f"empty_{len(dims)}.onnx", relu,
+                                    [helper.make_tensor_value_info("x", TensorProto.FLOAT, dims)], out_rank=len(dims))
+            with self.subTest(dims=dims):
+                self.check_rejected(empty, "input 'x'", why)
         wrap_const = numpy_helper.from_array(np.zeros((0,), dtype=np.float32), "w")
         wrap_const.ClearField("dims")
         wrap_const.dims.extend([1 << 32, 1 << 32, 0])

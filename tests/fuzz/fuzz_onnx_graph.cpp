@@ -138,6 +138,18 @@ const std::vector<OpDef>& ops() {
       {"GatherND", 2, 2, 1, {{"batch_dims", Attr::kInt}}},
       {"ScatterElements", 3, 3, 1, {{"axis", Attr::kInt}, {"reduction", Attr::kString, kReduction, 6}}},
       {"ScatterND", 3, 3, 1, {{"reduction", Attr::kString, kReduction, 6}}},
+      {"LRN",
+       1,
+       1,
+       1,
+       {{"size", Attr::kInt, nullptr, 0, true}, {"alpha", Attr::kFloat}, {"beta", Attr::kFloat}}},
+      {"LpNormalization", 1, 1, 1, {{"axis", Attr::kInt}, {"p", Attr::kInt}}},
+      {"MeanVarianceNormalization", 1, 1, 1, {}},
+      {"ReduceLogSumExp", 1, 1, 1, reduce},
+      {"Shrink", 1, 1, 1, {{"lambd", Attr::kFloat}, {"bias", Attr::kFloat}}},
+      {"Celu", 1, 1, 1, {{"alpha", Attr::kFloat}}},
+      {"IsInf", 1, 1, 1, {{"detect_negative", Attr::kInt}}},
+      {"EyeLike", 1, 1, 1, {{"k", Attr::kInt}}},
   };
   return table;
 }

@@ -1,4 +1,5 @@
-// Lowering of ONNX reductions (ReduceMean, ReduceSum, ...) and ArgMax / ArgMin.
+// Lowering of ONNX reductions (ReduceMean, ReduceSum, ..., ReduceL1 and the log
+// reductions as compositions) and ArgMax / ArgMin.
 #include <algorithm>
 #include <optional>
 #include <string>
@@ -70,6 +71,40 @@ Lowering reduce(EdgeOp op, int64_t axes_input_from) {
           1, 17};
 }
 
+// ReduceL1, ReduceLogSum and ReduceLogSumExp as their spec functions:
+// ReduceSum of |x|, Log of ReduceSum, and max + Log(ReduceSum(Exp(x - max)))
+// (the max taken out so Exp cannot overflow). Constant axes only.
+enum class Composite { kL1, kLogSum, kLogSumExp };
+
+Lowering reduce_composite(Composite kind) {
+  return {
+      [kind](LowerContext& c) {
+        const bool axes_input = c.opset() >= 18;
+        if (axes_input && has_runtime_axes(c)) c.fail("axes (input 1) must be a compile-time constant");
+        const int64_t keepdims = c.attr_int("keepdims", 1);
+        const std::vector<int64_t> axes = reduce_axes(c, axes_input);
+        const ir::Attrs attrs{{"axes", axes}, {"keepdims", keepdims}};
+        const ir::ValueId x = c.input(0);
+        if (kind == Composite::kL1) {
+          c.set_output(0, c.emit1(EdgeOp::ReduceSum, {c.emit1(EdgeOp::Abs, {x})}, attrs));
+          return;
+        }
+        const DType t = c.input_spec(0).dtype;
+        if (t != DType::Float32 && t != DType::Float64)
+          c.fail(std::string("input must be float32 or float64, got ") + dtype_name(t));
+        if (kind == Composite::kLogSum) {
+          c.set_output(0, c.emit1(EdgeOp::Log, {c.emit1(EdgeOp::ReduceSum, {x}, attrs)}));
+          return;
+        }
+        const ir::ValueId peak = c.emit1(EdgeOp::ReduceMax, {x}, {{"axes", axes}, {"keepdims", int64_t{1}}});
+        const ir::ValueId shifted = c.emit1(EdgeOp::Exp, {c.emit1(EdgeOp::Sub, {x, peak})});
+        const ir::ValueId log_sum = c.emit1(EdgeOp::Log, {c.emit1(EdgeOp::ReduceSum, {shifted}, attrs)});
+        const ir::ValueId top = keepdims ? peak : c.emit1(EdgeOp::ReduceMax, {x}, attrs);
+        c.set_output(0, c.emit1(EdgeOp::Add, {log_sum, top}));
+      },
+      1, 17};
+}
+
 Lowering arg(EdgeOp op) {
   return {[op](LowerContext& c) {
             const int64_t rank = c.input_spec(0).shape.rank();
@@ -94,6 +129,9 @@ void register_reduce_lowerings() {
   register_lowering("ReduceProd", reduce(EdgeOp::ReduceProd, 18));
   register_lowering("ReduceL2", reduce(EdgeOp::ReduceL2, 18));
   register_lowering("ReduceSumSquare", reduce(EdgeOp::ReduceSumSquare, 18));
+  register_lowering("ReduceL1", reduce_composite(Composite::kL1));
+  register_lowering("ReduceLogSum", reduce_composite(Composite::kLogSum));
+  register_lowering("ReduceLogSumExp", reduce_composite(Composite::kLogSumExp));
   register_lowering("ArgMax", arg(EdgeOp::ArgMax));
   register_lowering("ArgMin", arg(EdgeOp::ArgMin));
 }

@@ -20,6 +20,7 @@ void register_all_lowerings() {
     register_reduce_lowerings();
     register_index_lowerings();
     register_scatter_gather_lowerings();
+    register_composite_lowerings();
     register_rnn_lowerings();
     register_control_lowerings();
   });
