@@ -384,6 +384,60 @@ class DelegationCli(TempDirCase):
             self.etc("run", self.path(name + ".etp"), "--input", f"x={x}", "--output-dir", self.path(name))
         np.testing.assert_array_equal(np.load(self.path("a/y.npy")), np.load(self.path("b/y.npy")))
 
+    def test_a_qdq_model_runs_its_convolution_on_the_backend_with_float_weights(self):
+        # QuantizeLinear / DequantizeLinear as quantisation tools write them:
+        # int8 weights per output channel, uint8 activations per tensor.
+        from onnx import TensorProto, helper, numpy_helper
+        rng = np.random.default_rng(11)
+        w = rng.standard_normal((8, 16, 3, 3)).astype(np.float32)
+        w_scale = (np.abs(w).reshape(8, -1).max(axis=1) / 127).astype(np.float32)
+        w_q = np.clip(np.rint(w / w_scale[:, None, None, None]), -127, 127).astype(np.int8)
+        consts = [numpy_helper.from_array(w_q, "w_q"), numpy_helper.from_array(w_scale, "w_scale"),
+                  numpy_helper.from_array(np.zeros(8, np.int8), "w_zp"),
+                  numpy_helper.from_array(np.array(0.02, np.float32), "x_scale"),
+                  numpy_helper.from_array(np.array(128, np.uint8), "x_zp"),
+                  numpy_helper.from_array(np.array(0.05, np.float32), "y_scale"),
+                  numpy_helper.from_array(np.array(0, np.uint8), "y_zp")]
+        nodes = [helper.make_node("QuantizeLinear", ["x", "x_scale", "x_zp"], ["xq"], name="q_x"),
+                 helper.make_node("DequantizeLinear", ["xq", "x_scale", "x_zp"], ["xd"], name="dq_x"),
+                 helper.make_node("DequantizeLinear", ["w_q", "w_scale", "w_zp"], ["wd"], name="dq_w", axis=0),
+                 helper.make_node("Conv", ["xd", "wd"], ["c"], name="conv", pads=[1, 1, 1, 1]),
+                 helper.make_node("Relu", ["c"], ["r"], name="relu"),
+                 helper.make_node("QuantizeLinear", ["r", "y_scale", "y_zp"], ["yq"], name="q_y"),
+                 helper.make_node("DequantizeLinear", ["yq", "y_scale", "y_zp"], ["y"], name="dq_y")]
+        graph = helper.make_graph(nodes, "qdq", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 16, 10, 10])],
+                                  [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 8, 10, 10])], consts)
+        model = self.path("qdq.onnx")
+        with open(model, "wb") as f:
+            f.write(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]).SerializeToString())
+        report = json.loads(self.etc("partition", model, "--backend", "xnnpack", "--format", "json").stdout)
+        by_name = {n["onnx_name"]: n for n in report["nodes"]}
+        self.assertEqual(by_name["conv"]["backend"], "xnnpack")  # its weight's DequantizeLinear folded
+        self.assertNotIn("dq_w", by_name)
+        # A quantise-dequantise pair stays in float32: no cast to uint8 and back.
+        pairs = [n for n in report["nodes"] if n["onnx_name"] in ("q_x", "dq_x", "q_y", "dq_y")]
+        self.assertNotIn("cast", [n["edge_op"] for n in pairs])
+        self.assertEqual({n["backend"] for n in pairs}, {"xnnpack"})
+        self.assertEqual(report["summary"]["partitions"], 1)
+        x = rng.uniform(-2.5, 2.5, (1, 16, 10, 10)).astype(np.float32)
+        np.save(self.path("x.npy"), x)
+        self.etc("preprocess", model, "--backend", "xnnpack", "-o", self.path("qdq.etp"))
+        self.etc("run", self.path("qdq.etp"), "--input", f"x={self.path('x.npy')}", "--output-dir", self.path("out"))
+        got = np.load(self.path("out/y.npy"))
+        # The ONNX reference, in float64 where it does not round.
+        xd = (np.clip(np.rint(x / np.float32(0.02)) + 128, 0, 255) - 128) * 0.02
+        wd = w_q.astype(np.float64) * w_scale[:, None, None, None]
+        padded = np.pad(xd.astype(np.float64), ((0, 0), (0, 0), (1, 1), (1, 1)))
+        conv = np.zeros((1, 8, 10, 10))
+        for i in range(3):
+            for j in range(3):
+                conv += np.einsum("oc,nchw->nohw", wd[:, :, i, j], padded[:, :, i:i + 10, j:j + 10])
+        want = np.clip(np.rint(np.maximum(conv, 0) / 0.05), 0, 255) * 0.05
+        # Only values a rounding step apart may land on the other level.
+        self.assertLessEqual(np.abs(got - want).max(), 0.05 + 1e-6)
+        self.assertGreater(np.mean(np.abs(got - want) < 1e-6), 0.99)
+        self.assertEqual(len(np.unique(np.rint(got / 0.05))), len(np.unique(got)))
+
     def test_backends_lists_the_demo_backend(self):
         listing = json.loads(self.etc("backends", "--json").stdout)["backends"]
         demo = [b for b in listing if b["name"] == "demo"]

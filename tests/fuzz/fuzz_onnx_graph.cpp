@@ -150,6 +150,9 @@ const std::vector<OpDef>& ops() {
       {"Celu", 1, 1, 1, {{"alpha", Attr::kFloat}}},
       {"IsInf", 1, 1, 1, {{"detect_negative", Attr::kInt}}},
       {"EyeLike", 1, 1, 1, {{"k", Attr::kInt}}},
+      {"QuantizeLinear", 2, 3, 1, {{"axis", Attr::kInt}}},
+      {"DequantizeLinear", 2, 3, 1, {{"axis", Attr::kInt}}},
+      {"DynamicQuantizeLinear", 1, 1, 3, {}},
   };
   return table;
 }

@@ -17,6 +17,7 @@ void register_reduce_lowerings();
 void register_index_lowerings();
 void register_scatter_gather_lowerings();
 void register_composite_lowerings();
+void register_quantize_lowerings();
 void register_rnn_lowerings();
 void register_control_lowerings();
 
