@@ -230,6 +230,7 @@ Result<NativeOp> create_native_stage(const BlobView& view, const StagePlan& plan
   const ConvOutput& out = plan.writes_into[n];
   if (auto* conv = std::get_if<ConvolutionOp>(&op)) apply_conv_output(out, epilogue(*conv->conv));
   if (auto* conv = std::get_if<DepthwiseOp>(&op)) apply_conv_output(out, epilogue(*conv->conv));
+  if (auto* conv = std::get_if<GroupedOp>(&op)) apply_conv_output(out, epilogue(*conv->conv));
   if (auto* resize = std::get_if<ResizeNearestOp>(&op); resize != nullptr && out.active) {
     resize->output = out.tensor;
     resize->addend = out.residual;

@@ -300,6 +300,10 @@ Result<NativeOp> compile_native_op(const BlobView& view, const fb::Node& node,
   switch (node.type()) {
     case NodeType::FullyConnected:
     case NodeType::Convolution2d: {
+      if (node.type() == NodeType::Convolution2d && node.groups() > 1) {
+        ETC_ASSIGN_OR_RETURN(NativeGroupedPtr conv, compile_native_grouped(view, node));
+        return NativeOp(GroupedOp{std::move(conv)});
+      }
       ETC_ASSIGN_OR_RETURN(NativeConvPtr conv, compile_native_conv(view, node, conv_options));
       return NativeOp(ConvolutionOp{std::move(conv)});
     }
@@ -351,6 +355,7 @@ void run_native_op(const NativeOp& native, float* const* data, pthreadpool_t poo
           [&](const ConvolutionOp& op) { run_native_conv(*op.conv, data, pool); },
           [&](const DeconvolutionOp& op) { run_native_deconv(*op.deconv, data, pool); },
           [&](const DepthwiseOp& op) { run_native_depthwise(*op.conv, data, pool); },
+          [&](const GroupedOp& op) { run_native_grouped(*op.conv, data, pool); },
           [&](const ExpandDepthwiseOp& op) { run_expand_depthwise(op, data, pool); },
           [&](const MaxPoolOp& op) { run_max_pool(op, data, pool); },
           [&](const ConcatenateOp& op) {

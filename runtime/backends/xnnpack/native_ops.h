@@ -23,6 +23,7 @@
 #include "runtime/backends/xnnpack/native_deconv.h"
 #include "runtime/backends/xnnpack/native_depthwise.h"
 #include "runtime/backends/xnnpack/native_expand.h"
+#include "runtime/backends/xnnpack/native_grouped.h"
 #include "runtime/backends/xnnpack/native_math.h"
 #include "runtime/backends/xnnpack/native_pool.h"
 #include "runtime/core/result.h"
@@ -87,10 +88,15 @@ struct DepthwiseOp {
   NativeDepthwisePtr conv;
 };
 
-using NativeOp =
-    std::variant<ConcatenateOp, SliceOp, ChannelShuffleOp, SwishOp, ConvolutionOp, DeconvolutionOp,
-                 DepthwiseOp, ExpandDepthwiseOp, MaxPoolOp, TransposeOp, BatchMatMulOp, AxisSoftmaxOp,
-                 LayerNormOp, ReduceOp, UnaryMathOp, ResizeNearestOp, ChannelScaleOp, ResizeBilinearNchwOp>;
+// A Convolution2d of several groups run by native_grouped.h.
+struct GroupedOp {
+  NativeGroupedPtr conv;
+};
+
+using NativeOp = std::variant<ConcatenateOp, SliceOp, ChannelShuffleOp, SwishOp, ConvolutionOp,
+                              DeconvolutionOp, DepthwiseOp, GroupedOp, ExpandDepthwiseOp, MaxPoolOp,
+                              TransposeOp, BatchMatMulOp, AxisSoftmaxOp, LayerNormOp, ReduceOp, UnaryMathOp,
+                              ResizeNearestOp, ChannelScaleOp, ResizeBilinearNchwOp>;
 
 // x * sigmoid(x) of tensor x into tensor y (same element count), in one
 // pass (stages.h swish_input); needs native_convolution_available().

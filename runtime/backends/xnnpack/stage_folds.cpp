@@ -6,6 +6,7 @@
 #include "runtime/backends/xnnpack/native_conv.h"
 #include "runtime/backends/xnnpack/native_deconv.h"
 #include "runtime/backends/xnnpack/native_depthwise.h"
+#include "runtime/backends/xnnpack/native_grouped.h"
 #include "runtime/backends/xnnpack/native_pool.h"
 #include "runtime/backends/xnnpack/native_rows.h"
 #include "runtime/backends/xnnpack/stage_graph.h"
@@ -156,12 +157,13 @@ Graph analyse(const BlobView& view, NativeConvolutions convolutions) {
   for (size_t n = 0; n < g.num_nodes; ++n) {
     const fb::Node& node = g.node(n);
     const bool folds = node.outputs()->size() == 1 && activated[node.outputs()->Get(0)];
-    g.native[n] = is_native_node(node.type()) ||
-                  (convolutions != NativeConvolutions::kOff &&
-                   (deconv_runs_natively(node) || max_pool_can_run_natively(node) ||
-                    softmax_runs_natively(node) || depthwise_can_run_natively(node))) ||
-                  (convolutions == NativeConvolutions::kAuto && runs_natively(view, node, folds)) ||
-                  (convolutions == NativeConvolutions::kAll && can_run_natively(node));
+    g.native[n] =
+        is_native_node(node.type()) ||
+        (convolutions != NativeConvolutions::kOff &&
+         (deconv_runs_natively(node) || max_pool_can_run_natively(node) || softmax_runs_natively(node) ||
+          depthwise_can_run_natively(node) || grouped_can_run_natively(node))) ||
+        (convolutions == NativeConvolutions::kAuto && runs_natively(view, node, folds)) ||
+        (convolutions == NativeConvolutions::kAll && can_run_natively(node));
   }
   if (convolutions != NativeConvolutions::kOff) {
     for (size_t n = 0; n < g.num_nodes; ++n) {
@@ -389,8 +391,8 @@ void fold_input_scales(const Graph& g, StagePlan& plan) {
     for (size_t m = n + 1; m < g.num_nodes; ++m) {
       const fb::Node& conv = g.node(m);
       if (std::find(conv.inputs()->begin(), conv.inputs()->end(), t) == conv.inputs()->end()) continue;
-      if (g.native[m] && conv.type() == fb::NodeType::Convolution2d && conv.inputs()->Get(0) == t &&
-          g.view.tensors[conv.inputs()->Get(1)].numel < tx.numel) {
+      if (g.native[m] && conv.type() == fb::NodeType::Convolution2d && conv.groups() == 1 &&
+          conv.inputs()->Get(0) == t && g.view.tensors[conv.inputs()->Get(1)].numel < tx.numel) {
         plan.elided[n] = true;
         plan.folded_into[n] = static_cast<int64_t>(m);
         plan.input_scale[m] = static_cast<int64_t>(n);
