@@ -6,8 +6,8 @@
 #include <cstdint>
 #include <cstring>
 
+#include "runtime/backends/xnnpack/native_epilogue_ps.h"
 #include "runtime/backends/xnnpack/native_isa.h"
-#include "runtime/backends/xnnpack/swish.h"
 #include "runtime/core/aligned_buffer.h"
 
 namespace etc::xnnpack {
@@ -115,15 +115,9 @@ __attribute__((target("avx512f"))) void pixel_block(const NativeDepthwise& c, si
                                _mm512_load_ps(tap_w[t] + c0 + 16 * v), acc[v]);
   const __m512 vlo = _mm512_set1_ps(c.lo), vhi = _mm512_set1_ps(c.hi);
   for (int v = 0; v < V; ++v) {
-    __m512 r = _mm512_min_ps(_mm512_max_ps(acc[v], vlo), vhi);
-    if constexpr (Residual)
-      r = _mm512_min_ps(_mm512_max_ps(_mm512_add_ps(r, _mm512_maskz_loadu_ps(mask[v], res + c0 + 16 * v)),
-                                      _mm512_set1_ps(c.residual_lo)),
-                        _mm512_set1_ps(c.residual_hi));
-    if constexpr (Act == ConvActivation::kSwish) r = swish_ps(r);
-    if constexpr (Act == ConvActivation::kHardSwish) r = hardswish_ps(r);
-    if (c.affine) r = _mm512_fmadd_ps(r, _mm512_set1_ps(c.scale), _mm512_set1_ps(c.shift));
-    _mm512_mask_storeu_ps(y + c0 + 16 * v, mask[v], r);
+    const __m512 sum = _mm512_min_ps(_mm512_max_ps(acc[v], vlo), vhi);
+    const __m512 rv = Residual ? _mm512_maskz_loadu_ps(mask[v], res + c0 + 16 * v) : sum;
+    _mm512_mask_storeu_ps(y + c0 + 16 * v, mask[v], finish_ps<Residual, Act>(c, sum, rv));
   }
 }
 
@@ -160,16 +154,10 @@ __attribute__((target("avx512f"))) void four_pixels(const NativeDepthwise& c, si
   const __m512 vlo = _mm512_set1_ps(c.lo), vhi = _mm512_set1_ps(c.hi);
   for (int p = 0; p < 4; ++p)
     for (int v = 0; v < V; ++v) {
-      __m512 r = _mm512_min_ps(_mm512_max_ps(acc[p][v], vlo), vhi);
-      if constexpr (Residual)
-        r = _mm512_min_ps(_mm512_max_ps(_mm512_add_ps(r, _mm512_maskz_loadu_ps(
-                                                             mask[v], res + p * c.channels + c0 + 16 * v)),
-                                        _mm512_set1_ps(c.residual_lo)),
-                          _mm512_set1_ps(c.residual_hi));
-      if constexpr (Act == ConvActivation::kSwish) r = swish_ps(r);
-      if constexpr (Act == ConvActivation::kHardSwish) r = hardswish_ps(r);
-      if (c.affine) r = _mm512_fmadd_ps(r, _mm512_set1_ps(c.scale), _mm512_set1_ps(c.shift));
-      _mm512_mask_storeu_ps(y + p * c.out_stride + c0 + 16 * v, mask[v], r);
+      const __m512 sum = _mm512_min_ps(_mm512_max_ps(acc[p][v], vlo), vhi);
+      const __m512 rv = Residual ? _mm512_maskz_loadu_ps(mask[v], res + p * c.channels + c0 + 16 * v) : sum;
+      _mm512_mask_storeu_ps(y + p * c.out_stride + c0 + 16 * v, mask[v],
+                            finish_ps<Residual, Act>(c, sum, rv));
     }
 }
 
@@ -228,16 +216,9 @@ __attribute__((target("avx512f"))) void strip(const NativeDepthwise& c, size_t c
   for (int p = 0; p < P; ++p) {
     if constexpr (Edge)
       if (static_cast<size_t>(p) >= count) break;
-    __m512 r = _mm512_min_ps(_mm512_max_ps(acc[p], vlo), vhi);
-    if constexpr (Residual)
-      r = _mm512_min_ps(
-          _mm512_max_ps(_mm512_add_ps(r, _mm512_maskz_loadu_ps(mask, res + p * c.channels + c0)),
-                        _mm512_set1_ps(c.residual_lo)),
-          _mm512_set1_ps(c.residual_hi));
-    if constexpr (Act == ConvActivation::kSwish) r = swish_ps(r);
-    if constexpr (Act == ConvActivation::kHardSwish) r = hardswish_ps(r);
-    if (c.affine) r = _mm512_fmadd_ps(r, _mm512_set1_ps(c.scale), _mm512_set1_ps(c.shift));
-    _mm512_mask_storeu_ps(y + p * c.out_stride + c0, mask, r);
+    const __m512 sum = _mm512_min_ps(_mm512_max_ps(acc[p], vlo), vhi);
+    const __m512 rv = Residual ? _mm512_maskz_loadu_ps(mask, res + p * c.channels + c0) : sum;
+    _mm512_mask_storeu_ps(y + p * c.out_stride + c0, mask, finish_ps<Residual, Act>(c, sum, rv));
   }
 }
 
@@ -422,17 +403,9 @@ __attribute__((target("avx512f"))) void row(const RowTask& task, size_t r) {
 void rows(void* context, size_t first, size_t count) {
 #if defined(__x86_64__)
   const auto& task = *static_cast<const RowTask*>(context);
-  using A = ConvActivation;
-  for (size_t r = first; r < first + count; ++r) {
-    const bool residual = task.residual != nullptr;
-    switch (task.conv->activation) {
-      case A::kSwish: residual ? row<true, A::kSwish>(task, r) : row<false, A::kSwish>(task, r); break;
-      case A::kHardSwish:
-        residual ? row<true, A::kHardSwish>(task, r) : row<false, A::kHardSwish>(task, r);
-        break;
-      default: residual ? row<true, A::kNone>(task, r) : row<false, A::kNone>(task, r); break;
-    }
-  }
+  with_epilogue(task.conv->activation, task.residual != nullptr, [&]<bool Residual, ConvActivation Act>() {
+    for (size_t r = first; r < first + count; ++r) row<Residual, Act>(task, r);
+  });
 #else
   (void)context, (void)first, (void)count;
 #endif

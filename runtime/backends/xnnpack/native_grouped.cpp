@@ -7,8 +7,8 @@
 #include <cstring>
 #include <string>
 
+#include "runtime/backends/xnnpack/native_epilogue_ps.h"
 #include "runtime/backends/xnnpack/native_isa.h"
-#include "runtime/backends/xnnpack/swish.h"
 #include "runtime/core/aligned_buffer.h"
 
 namespace etc::xnnpack {
@@ -102,14 +102,8 @@ struct Task {
 template <bool Residual, ConvActivation Act>
 __attribute__((target("avx512f"))) inline void store(const NativeGrouped& c, __m512 acc, float* y,
                                                      const float* res) {
-  __m512 r = _mm512_min_ps(_mm512_max_ps(acc, _mm512_set1_ps(c.lo)), _mm512_set1_ps(c.hi));
-  if constexpr (Residual)
-    r = _mm512_min_ps(_mm512_max_ps(_mm512_add_ps(r, _mm512_loadu_ps(res)), _mm512_set1_ps(c.residual_lo)),
-                      _mm512_set1_ps(c.residual_hi));
-  if constexpr (Act == ConvActivation::kSwish) r = swish_ps(r);
-  if constexpr (Act == ConvActivation::kHardSwish) r = hardswish_ps(r);
-  if (c.affine) r = _mm512_fmadd_ps(r, _mm512_set1_ps(c.scale), _mm512_set1_ps(c.shift));
-  _mm512_storeu_ps(y, r);
+  const __m512 sum = _mm512_min_ps(_mm512_max_ps(acc, _mm512_set1_ps(c.lo)), _mm512_set1_ps(c.hi));
+  _mm512_storeu_ps(y, finish_ps<Residual, Act>(c, sum, Residual ? _mm512_loadu_ps(res) : sum));
 }
 
 // P output pixels (P <= 4) for the 16 output channels from c0. `tap_x[t][p]`
@@ -199,17 +193,9 @@ __attribute__((target("avx512f"))) void row(const Task& task, size_t r) {
 void rows(void* context, size_t first, size_t count) {
 #if defined(__x86_64__)
   const auto& task = *static_cast<const Task*>(context);
-  using A = ConvActivation;
-  const bool residual = task.residual != nullptr;
-  for (size_t r = first; r < first + count; ++r) {
-    switch (task.conv->activation) {
-      case A::kSwish: residual ? row<true, A::kSwish>(task, r) : row<false, A::kSwish>(task, r); break;
-      case A::kHardSwish:
-        residual ? row<true, A::kHardSwish>(task, r) : row<false, A::kHardSwish>(task, r);
-        break;
-      default: residual ? row<true, A::kNone>(task, r) : row<false, A::kNone>(task, r); break;
-    }
-  }
+  with_epilogue(task.conv->activation, task.residual != nullptr, [&]<bool Residual, ConvActivation Act>() {
+    for (size_t r = first; r < first + count; ++r) row<Residual, Act>(task, r);
+  });
 #else
   (void)context, (void)first, (void)count;
 #endif
