@@ -91,17 +91,23 @@ const etc::ir::Node& only_node(const etc::ir::ExportedProgram& p, EdgeOp op) {
   return *found;
 }
 
-std::string equation_of(const std::string& eq, std::vector<std::vector<int64_t>> shapes,
-                        std::vector<int64_t> out_shape) {
+// int64 operands: float32 ones of a matrix product lower to MatMul instead.
+etc::ir::ExportedProgram einsum_program(const std::string& eq, std::vector<std::vector<int64_t>> shapes,
+                                        std::vector<int64_t> out_shape, int32_t type) {
   Model m(12);
   std::vector<std::string> ins;
   for (size_t i = 0; i < shapes.size(); ++i) {
     ins.push_back("x" + std::to_string(i));
-    m.input(ins.back(), shapes[i]);
+    m.input(ins.back(), shapes[i], type);
   }
   Model::attr(m.node("Einsum", ins, {"y"}), "equation", eq);
-  m.output("y", out_shape);
-  const auto p = m.import("einsum");
+  m.output("y", out_shape, type);
+  return m.import("einsum");
+}
+
+std::string equation_of(const std::string& eq, std::vector<std::vector<int64_t>> shapes,
+                        std::vector<int64_t> out_shape) {
+  const auto p = einsum_program(eq, std::move(shapes), std::move(out_shape), onnx::TensorProto::INT64);
   const auto* v = only_node(p, EdgeOp::Einsum).attrs.find("equation");
   REQUIRE(v != nullptr);
   return std::get<std::string>(*v);
@@ -116,6 +122,30 @@ TEST_CASE("einsum equations are normalized to the explicit edge form", "[import]
   CHECK(equation_of("...ii ->...i", {{3, 5, 5}}, {3, 5}) == "Aii->Ai");
   // Ellipsis dims align right: the rank-1 batch of x1 is the last of x0's two.
   CHECK(equation_of("...ij,...jk", {{7, 2, 2, 3}, {2, 3, 4}}, {7, 2, 2, 4}) == "ABij,Bjk->ABik");
+}
+
+// The live nodes' ops, in order.
+std::vector<EdgeOp> ops_of(const etc::ir::ExportedProgram& p) {
+  std::vector<EdgeOp> ops;
+  for (const auto& n : p.graph.nodes())
+    if (!n.dead) ops.push_back(n.op);
+  return ops;
+}
+
+TEST_CASE("float einsums that are matrix products lower to MatMul", "[import][index]") {
+  constexpr int32_t kFloat = onnx::TensorProto::FLOAT;
+  using V = std::vector<EdgeOp>;
+  // Attention scores (MaxViT): the second operand transposed, then a batched MatMul.
+  CHECK(ops_of(einsum_program("bghid,bghjd->bghij", {{1, 2, 3, 5, 8}, {1, 2, 3, 7, 8}}, {1, 2, 3, 5, 7},
+                              kFloat)) == V{EdgeOp::Transpose, EdgeOp::MatMul});
+  CHECK(ops_of(einsum_program("bhij,bhjd->bhid", {{2, 3, 5, 7}, {2, 3, 7, 4}}, {2, 3, 5, 4}, kFloat)) ==
+        V{EdgeOp::MatMul});
+  // Two contracted labels merge into one K; the output order needs a transpose.
+  CHECK(ops_of(einsum_program("ikl,klj->ji", {{2, 3, 4}, {3, 4, 5}}, {5, 2}, kFloat)) ==
+        V{EdgeOp::Reshape, EdgeOp::Reshape, EdgeOp::MatMul, EdgeOp::Transpose});
+  // Not matrix products: a diagonal, a label summed over one operand alone.
+  CHECK(ops_of(einsum_program("ii,ij->ij", {{3, 3}, {3, 4}}, {3, 4}, kFloat)) == V{EdgeOp::Einsum});
+  CHECK(ops_of(einsum_program("ij,kl->ik", {{2, 3}, {4, 5}}, {2, 4}, kFloat)) == V{EdgeOp::Einsum});
 }
 
 TEST_CASE("einsum with a term that does not match its input's rank is rejected", "[import][index]") {

@@ -6,6 +6,7 @@
 
 #include "compiler/import/onnx/lower_context.h"
 #include "compiler/import/onnx/ops/register_all.h"
+#include "compiler/import/onnx/ops/shape_lowerings.h"
 
 namespace etc::onnx_import {
 namespace {
@@ -153,11 +154,92 @@ std::string normalize_einsum(const LowerContext& c, const std::string& equation)
   return lhs + "->" + out;
 }
 
+// x with its dims in the order of `to` (a permutation of the labels `from`):
+// x itself when the order is the same.
+ir::ValueId transposed(LowerContext& c, ir::ValueId x, const std::string& from, const std::string& to) {
+  std::vector<int64_t> perm;
+  for (char ch : to) perm.push_back(static_cast<int64_t>(from.find(ch)));
+  bool identity = true;
+  for (size_t i = 0; i < perm.size(); ++i) identity = identity && perm[i] == static_cast<int64_t>(i);
+  return identity ? x : c.emit1(EdgeOp::Transpose, {x}, {{"perm", perm}});
+}
+
+// A two-operand float32 einsum that is a batched matrix product (each label
+// in one term once; batch labels in both operands and the output, of the
+// same size; m labels in the first operand and the output, n labels in the
+// second and the output, k labels in both operands only) as transposes,
+// reshapes and one MatMul, which backends run (attention written as
+// einsum: MaxViT, Swin, many transformer exports). Null when it is not one.
+std::optional<ir::ValueId> einsum_as_matmul(LowerContext& c, const std::string& eq) {
+  if (c.num_inputs() != 2) return std::nullopt;
+  const TensorSpec a = c.input_spec(0), b = c.input_spec(1);
+  if (a.dtype != DType::Float32 || b.dtype != DType::Float32) return std::nullopt;
+  const size_t comma = eq.find(','), arrow = eq.find("->");
+  const std::string ta = eq.substr(0, comma), tb = eq.substr(comma + 1, arrow - comma - 1),
+                    to = eq.substr(arrow + 2);
+  auto once_each = [](const std::string& t) {
+    for (size_t i = 0; i < t.size(); ++i)
+      if (t.find(t[i], i + 1) != std::string::npos) return false;
+    return true;
+  };
+  if (!once_each(ta) || !once_each(tb) || !once_each(to)) return std::nullopt;
+  auto has = [](const std::string& t, char ch) { return t.find(ch) != std::string::npos; };
+  auto dim = [](const TensorSpec& s, const std::string& t, char ch) {
+    return s.shape[static_cast<int>(t.find(ch))];
+  };
+  std::string batch, m, n, k;
+  for (char ch : to) {
+    if (has(ta, ch) && has(tb, ch)) {
+      if (dim(a, ta, ch) != dim(b, tb, ch)) return std::nullopt;
+      batch += ch;
+    } else if (has(ta, ch)) {
+      m += ch;
+    } else if (has(tb, ch)) {
+      n += ch;
+    } else {
+      return std::nullopt;
+    }
+  }
+  for (char ch : ta)
+    if (!has(to, ch)) {
+      if (!has(tb, ch) || dim(a, ta, ch) != dim(b, tb, ch)) return std::nullopt;
+      k += ch;
+    }
+  for (char ch : tb)
+    if (!has(to, ch) && !has(ta, ch)) return std::nullopt;  // summed over the second operand alone
+  if (batch.size() + 2 > static_cast<size_t>(kMaxRank)) return std::nullopt;
+  auto product = [&](const std::string& labels) {
+    int64_t p = 1;
+    for (char ch : labels) p *= has(ta, ch) ? dim(a, ta, ch) : dim(b, tb, ch);
+    return p;
+  };
+  std::vector<int64_t> lead;
+  for (char ch : batch) lead.push_back(dim(a, ta, ch));
+  auto matrix = [&](ir::ValueId v, const std::string& from, const std::string& rows,
+                    const std::string& cols) {
+    std::vector<int64_t> dims = lead;
+    dims.push_back(product(rows));
+    dims.push_back(product(cols));
+    return reshape_to(c, transposed(c, v, from, batch + rows + cols), dims);
+  };
+  const ir::ValueId product_value =
+      c.emit1(EdgeOp::MatMul, {matrix(c.input(0), ta, m, k), matrix(c.input(1), tb, k, n)});
+  std::vector<int64_t> dims = lead;
+  for (char ch : m) dims.push_back(dim(a, ta, ch));
+  for (char ch : n) dims.push_back(dim(b, tb, ch));
+  if (dims.size() > static_cast<size_t>(kMaxRank)) return std::nullopt;
+  return transposed(c, reshape_to(c, product_value, dims), batch + m + n, to);
+}
+
 void lower_einsum(LowerContext& c) {
   std::vector<ir::ValueId> inputs;
   for (int i = 0; i < c.num_inputs(); ++i) inputs.push_back(c.input(i));
   if (inputs.empty() || inputs.size() > 8) c.fail("einsum takes 1 to 8 operands");
   const std::string eq = normalize_einsum(c, c.attr_string("equation", ""));
+  if (const std::optional<ir::ValueId> y = einsum_as_matmul(c, eq)) {
+    c.set_output(0, *y);
+    return;
+  }
   c.set_output(0, c.emit1(EdgeOp::Einsum, std::move(inputs), {{"equation", eq}}));
 }
 
