@@ -46,7 +46,9 @@ ShapeProbe check_same_program(const std::string& path, ir::ExportedProgram& prog
 
 ir::ExportedProgram compile_onnx(const std::string& path, const onnx_import::ImportOptions& options,
                                  passes::PipelineStats* stats, std::vector<ShapeProbe>* probes,
-                                 const passes::PipelineOptions& pipeline) {
+                                 const passes::PipelineOptions& requested) {
+  passes::PipelineOptions pipeline = requested;
+  if (!options.input_min_shapes.empty()) pipeline.trim_conv_taps = false;
   ir::ExportedProgram program = import_and_optimize(path, options, pipeline, stats);
   if (options.input_min_shapes.empty()) return program;
   // The program is compiled for the largest shapes; the smallest and the

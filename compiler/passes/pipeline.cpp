@@ -8,6 +8,7 @@
 #include "compiler/passes/fuse_activation.h"
 #include "compiler/passes/fuse_patterns.h"
 #include "compiler/passes/prepack_rnn.h"
+#include "compiler/passes/trim_conv_taps.h"
 
 namespace etc::passes {
 
@@ -15,7 +16,8 @@ namespace {
 
 // The passes over one graph, then over copies of its control-flow bodies
 // (bodies are shared and never changed in place).
-void run_passes(ir::Graph& g, PipelineStats& stats) {
+void run_passes(ir::Graph& g, const PipelineOptions& options, PipelineStats& stats) {
+  if (options.trim_conv_taps) stats.conv_taps_trimmed += trim_conv_taps(g);
   stats.batch_norms_folded += fold_batch_norm(g);
   stats.conv_affines_folded += fold_conv_affine(g);
   stats.patterns_fused += fuse_patterns(g);
@@ -28,7 +30,7 @@ void run_passes(ir::Graph& g, PipelineStats& stats) {
   for (ir::Node& n : g.nodes())
     for (auto& body : n.subgraphs) {
       auto copy = std::make_shared<ir::Graph>(*body);
-      run_passes(*copy, stats);
+      run_passes(*copy, options, stats);
       body = std::move(copy);
     }
 }
@@ -38,7 +40,7 @@ void run_passes(ir::Graph& g, PipelineStats& stats) {
 PipelineStats run_pipeline(ir::ExportedProgram& program, const PipelineOptions& options) {
   PipelineStats stats;
   ir::Graph& g = program.graph;
-  run_passes(g, stats);
+  run_passes(g, options, stats);
   // Last: on the weights as every other pass left them.
   if (options.prepack_rnn) {
     const PrepackStats packed = prepack_rnn_weights(g);
