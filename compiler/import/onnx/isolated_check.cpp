@@ -65,9 +65,9 @@ std::string check_and_infer_here(onnx::ModelProto& model) {
   throw CompileError(path + ": " + reason);
 }
 
-}  // namespace
-
-void check_and_infer(onnx::ModelProto& model, const std::string& path) {
+// One run of the child. False when it did not finish within
+// kTimeoutSeconds; else its reply (empty when it died, with `status`).
+bool run_child(onnx::ModelProto& model, const std::string& path, std::string* reply, int* status) {
   int fds[2];
   if (::pipe(fds) != 0) fail(path, std::string("cannot check the model: pipe: ") + std::strerror(errno));
   const pid_t child = ::fork();
@@ -87,14 +87,25 @@ void check_and_infer(onnx::ModelProto& model, const std::string& path) {
     ::_exit(sent ? 0 : 1);
   }
   ::close(fds[1]);
-  const std::string reply = read_all(fds[0]);
+  *reply = read_all(fds[0]);
   ::close(fds[0]);
-  int status = 0;
-  while (::waitpid(child, &status, 0) < 0 && errno == EINTR) {
+  *status = 0;
+  while (::waitpid(child, status, 0) < 0 && errno == EINTR) {
   }
-  if (WIFSIGNALED(status) && WTERMSIG(status) == SIGALRM)
+  return !(WIFSIGNALED(*status) && WTERMSIG(*status) == SIGALRM);
+}
+
+}  // namespace
+
+void check_and_infer(onnx::ModelProto& model, const std::string& path) {
+  std::string reply;
+  int status = 0;
+  // A child forked from a process with other threads can, rarely, wait
+  // forever on a lock one of them held at the fork (the allocator's, under
+  // a sanitizer): a timeout is tried once more before the model is blamed.
+  if (!run_child(model, path, &reply, &status) && !run_child(model, path, &reply, &status))
     fail(path, "ONNX checker or shape inference did not finish within " + std::to_string(kTimeoutSeconds) +
-                   " s: the model is malformed");
+                   " s, twice: the model is malformed");
   if (WIFSIGNALED(status) || reply.empty())
     fail(path, "ONNX checker or shape inference crashed on this model (" +
                    (WIFSIGNALED(status) ? "signal " + std::to_string(WTERMSIG(status))

@@ -15,7 +15,9 @@ namespace etc::onnx_import {
 // Throws CompileError "PATH: ONNX checker rejected the model: ...",
 // "PATH: ONNX shape inference failed: ..." or, when the child dies,
 // "PATH: ONNX checker or shape inference crashed on this model (signal N):
-// the model is malformed" (or did not finish within 60 s).
+// the model is malformed" (or did not finish within 60 s, twice: a child
+// that times out is run once more, since a fork from a process with other
+// threads can rarely hang on a lock one of them held).
 void check_and_infer(onnx::ModelProto& model, const std::string& path);
 
 }  // namespace etc::onnx_import
