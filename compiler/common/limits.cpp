@@ -41,16 +41,14 @@ std::string tensor_size_error(const TensorSpec& spec) {
   if (bytes > limits().max_tensor_bytes)
     return what + " needs " + format_bytes(bytes) + ", above --max-tensor-bytes (" +
            format_bytes(limits().max_tensor_bytes) + ")";
-  // The program format bounds every tensor (kMaxTensorExtentBytes), an
-  // empty one too: its non-zero dims still size its strides.
-  uint64_t extent = dtype_size(spec.dtype);
-  for (int64_t d : spec.shape) {
-    if (d > kMaxTensorDim) return what + " has a dim above 2^40, the most a program may declare";
-    if (d != 0 && extent > kMaxTensorExtentBytes / static_cast<uint64_t>(d))
+  // The program format bounds every tensor, an empty one too: its non-zero
+  // dims still size its strides.
+  switch (check_dims_bound(spec.shape.dims(), dtype_size(spec.dtype), &bytes)) {
+    case DimsBound::kDimTooLarge: return what + " has a dim above 2^40, the most a program may declare";
+    case DimsBound::kExtentTooLarge:
       return what + ": its non-zero dims span more than 2^48 bytes, the most a program may declare";
-    if (d != 0) extent *= static_cast<uint64_t>(d);
+    default: return {};  // negative dims were refused above (checked_numel)
   }
-  return {};
 }
 
 std::string program_size_error(uint64_t arena_bytes, uint64_t segment_bytes) {

@@ -1,6 +1,6 @@
 #include "compiler/passes/trim_conv_taps.h"
 
-#include <cstring>
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -19,23 +19,11 @@ Trim reached_taps(int64_t in, int64_t out, int64_t kernel, int64_t stride, int64
                   int64_t pad_begin) {
   Trim t{kernel, -1};
   for (int64_t k = 0; k < kernel; ++k) {
-    // Input index o * stride + k * dilation - pad_begin for o in [0, out):
-    // some o lands in [0, in) unless the first is past the end or the last
-    // before the start, or they straddle the input without landing in it
-    // (a stride larger than the input, checked by the loop).
-    const int64_t lo = k * dilation - pad_begin, hi = (out - 1) * stride + lo;
-    bool reached = false;
-    if (hi >= 0 && lo < in) {
-      if (stride == 1) {
-        reached = true;
-      } else {
-        for (int64_t o = 0; o < out && !reached; ++o) {
-          const int64_t i = o * stride + lo;
-          reached = i >= 0 && i < in;
-        }
-      }
-    }
-    if (reached) {
+    // Output o reads input index lo + o * stride; the first o at or past
+    // index 0 is the one to check against the input's end.
+    const int64_t lo = k * dilation - pad_begin;
+    const int64_t first = lo >= 0 ? 0 : (-lo + stride - 1) / stride;
+    if (first < out && lo + first * stride < in) {
       t.first = std::min(t.first, k);
       t.last = k;
     }

@@ -19,6 +19,28 @@ inline constexpr int kMaxRank = 8;
 inline constexpr int64_t kMaxTensorDim = int64_t{1} << 40;
 inline constexpr uint64_t kMaxTensorExtentBytes = uint64_t{1} << 48;
 
+enum class DimsBound { kOk, kNegativeDim, kDimTooLarge, kExtentTooLarge };
+
+// Whether `dims` of elements of `element_size` bytes are within what a
+// program may declare (above), checked in the same way by the compiler and
+// the loader. On kOk, *bytes is the tensor's size (0 when a dim is 0).
+inline DimsBound check_dims_bound(Span<const int64_t> dims, uint64_t element_size, uint64_t* bytes) {
+  uint64_t extent = element_size;
+  bool empty = false;
+  for (int64_t d : dims) {
+    if (d < 0) return DimsBound::kNegativeDim;
+    if (d > kMaxTensorDim) return DimsBound::kDimTooLarge;
+    if (d == 0) {
+      empty = true;
+      continue;
+    }
+    if (extent > kMaxTensorExtentBytes / static_cast<uint64_t>(d)) return DimsBound::kExtentTooLarge;
+    extent *= static_cast<uint64_t>(d);
+  }
+  *bytes = empty ? 0 : extent;
+  return DimsBound::kOk;
+}
+
 class Shape {
  public:
   Shape() = default;

@@ -1,5 +1,6 @@
 #include "runtime/executor/program_validation.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 
@@ -16,26 +17,21 @@ std::string str(uint64_t v) { return std::to_string(v); }
 Result<uint64_t> checked_nbytes(const fb::Value& v) {
   const DType dtype = static_cast<DType>(v.dtype());
   if (!dtype_valid(dtype)) return fail(Error::InvalidProgram, "invalid dtype");
-  uint64_t n = dtype_size(dtype);
   if (misaligned_8(v.shape())) return fail(Error::InvalidProgram, "misaligned shape");
   if (v.shape() && v.shape()->size() > static_cast<size_t>(kMaxRank))
     return fail(Error::InvalidProgram, "rank ", str(v.shape()->size()), " exceeds ", str(kMaxRank));
-  // The product of the non-zero dims is bounded, whatever their order, so
-  // that the strides of an empty tensor fit as well as its size.
-  bool empty = false;
-  if (v.shape()) {
-    for (int64_t d : *v.shape()) {
-      if (d < 0 || d > kMaxTensorDim) return fail(Error::InvalidProgram, "invalid dim ", std::to_string(d));
-      if (d == 0) {
-        empty = true;
-        continue;
-      }
-      if (n > kMaxTensorExtentBytes / static_cast<uint64_t>(d))
-        return fail(Error::InvalidProgram, "tensor too large");
-      n *= static_cast<uint64_t>(d);
+  const Span<const int64_t> dims =
+      v.shape() ? Span<const int64_t>(v.shape()->data(), v.shape()->size()) : Span<const int64_t>();
+  uint64_t bytes = 0;
+  switch (check_dims_bound(dims, dtype_size(dtype), &bytes)) {
+    case DimsBound::kOk: return bytes;
+    case DimsBound::kExtentTooLarge: return fail(Error::InvalidProgram, "tensor too large");
+    default: {  // a negative dim or one above kMaxTensorDim
+      const auto bad =
+          std::find_if(dims.begin(), dims.end(), [](int64_t d) { return d < 0 || d > kMaxTensorDim; });
+      return fail(Error::InvalidProgram, "invalid dim ", std::to_string(*bad));
     }
   }
-  return empty ? 0 : n;
 }
 
 Status validate_indices(const flatbuffers::Vector<int32_t>* ids, size_t num_values, bool allow_absent,

@@ -20,6 +20,8 @@ struct NativeGrouped : NativeEpilogue {
   size_t pad_top = 0, pad_left = 0;
   size_t group = 0;  // channels a group (in and out): 2, 4 or 8
   float lo = -INFINITY, hi = INFINITY;
+  // Lane l of an output vector reads input lane lane_group[l] + i at step i.
+  alignas(64) int32_t lane_group[16] = {};
   // [channels / 16][taps][group][16]: the weights of output channels c0 to
   // c0 + 15 for tap t and step i, then the bias [channels].
   AlignedBuffer weights;
@@ -59,6 +61,7 @@ Result<NativeGroupedPtr> compile_native_grouped(const BlobView& view, const fb::
   c.dilation_h = node_param(node.dilation(), 0, 1), c.dilation_w = node_param(node.dilation(), 1, 1);
   c.pad_top = node_param(node.padding(), 0, 0), c.pad_left = node_param(node.padding(), 3, 0);
   c.group = node.group_input_channels();
+  for (size_t l = 0; l < 16; ++l) c.lane_group[l] = static_cast<int32_t>(l / c.group * c.group);
   c.lo = node.output_min(), c.hi = node.output_max();
   c.out_stride = c.channels;
   const size_t taps = c.kernel_h * c.kernel_w;
@@ -119,9 +122,7 @@ __attribute__((target("avx512f"))) void pixels(const NativeGrouped& c, size_t c0
   __m512 acc[P];
   for (int p = 0; p < P; ++p) acc[p] = _mm512_load_ps(bias);
   // Lane l reads channel c0 + (l / g) * g + i: a permute of the input vector at c0.
-  alignas(64) int32_t lane_group[16];
-  for (int l = 0; l < 16; ++l) lane_group[l] = static_cast<int32_t>(l / g * g);
-  const __m512i first = _mm512_load_si512(lane_group);
+  const __m512i first = _mm512_load_si512(c.lane_group);
   for (size_t k = 0; k < n; ++k) {
     const float* wt = w + tap_index[k] * g * 16;
     __m512 xv[P];

@@ -207,14 +207,18 @@ std::optional<ir::ValueId> einsum_as_matmul(LowerContext& c, const std::string& 
     }
   for (char ch : tb)
     if (!has(to, ch) && !has(ta, ch)) return std::nullopt;  // summed over the second operand alone
-  if (batch.size() + 2 > static_cast<size_t>(kMaxRank)) return std::nullopt;
+  std::vector<int64_t> lead;
+  for (char ch : batch) lead.push_back(dim(a, ta, ch));
+  std::vector<int64_t> dims = lead;  // of the product before its last transpose
+  for (char ch : m) dims.push_back(dim(a, ta, ch));
+  for (char ch : n) dims.push_back(dim(b, tb, ch));
+  if (lead.size() + 2 > static_cast<size_t>(kMaxRank) || dims.size() > static_cast<size_t>(kMaxRank))
+    return std::nullopt;
   auto product = [&](const std::string& labels) {
     int64_t p = 1;
     for (char ch : labels) p *= has(ta, ch) ? dim(a, ta, ch) : dim(b, tb, ch);
     return p;
   };
-  std::vector<int64_t> lead;
-  for (char ch : batch) lead.push_back(dim(a, ta, ch));
   auto matrix = [&](ir::ValueId v, const std::string& from, const std::string& rows,
                     const std::string& cols) {
     std::vector<int64_t> dims = lead;
@@ -224,10 +228,6 @@ std::optional<ir::ValueId> einsum_as_matmul(LowerContext& c, const std::string& 
   };
   const ir::ValueId product_value =
       c.emit1(EdgeOp::MatMul, {matrix(c.input(0), ta, m, k), matrix(c.input(1), tb, k, n)});
-  std::vector<int64_t> dims = lead;
-  for (char ch : m) dims.push_back(dim(a, ta, ch));
-  for (char ch : n) dims.push_back(dim(b, tb, ch));
-  if (dims.size() > static_cast<size_t>(kMaxRank)) return std::nullopt;
   return transposed(c, reshape_to(c, product_value, dims), batch + m + n, to);
 }
 
