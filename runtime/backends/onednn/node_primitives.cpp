@@ -1,5 +1,8 @@
 // One oneDNN primitive per blob node kind (builder.h).
+#include <functional>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "runtime/backends/onednn/builder.h"
 
@@ -35,6 +38,33 @@ void prefer_implementation(PrimitiveDesc& pd, const char* want) {
     if (std::string(pd.impl_info_str()).find(want) != std::string::npos) return;
   } while (pd.next_impl());
   pd = first;
+}
+
+// Whether oneDNN chose its reference implementation (plain loops, the
+// fallback for layouts no optimised one takes).
+template <typename PrimitiveDesc>
+bool is_reference(const PrimitiveDesc& pd) {
+  return std::string(pd.impl_info_str()).rfind("ref", 0) == 0;
+}
+
+// The first descriptor of `attempts` that is not a reference
+// implementation; else the first one made (a refusal is rethrown when none
+// was).
+template <typename PrimitiveDesc>
+PrimitiveDesc first_optimized(const std::vector<std::function<PrimitiveDesc()>>& attempts) {
+  std::optional<PrimitiveDesc> first;
+  std::optional<dnnl::error> refusal;
+  for (const auto& attempt : attempts) {
+    try {
+      PrimitiveDesc pd = attempt();
+      if (!is_reference(pd)) return pd;
+      if (!first) first = std::move(pd);
+    } catch (const dnnl::error& e) {
+      if (!refusal) refusal = e;
+    }
+  }
+  if (first) return *first;
+  throw *refusal;
 }
 
 dnnl::memory::dims minus_one(const std::vector<int64_t>& v) {
@@ -95,7 +125,7 @@ void Builder::convolution(const fb::Node& node) {
     if (prefer != nullptr) prefer_implementation(pd, prefer);
     return pd;
   };
-  const auto choose_for = [&](const md& dst) {
+  const auto choose_for = [&](const md& source, const md& dst) {
     if (winograd_candidate(node, wd)) {
       try {
         return make(dnnl::algorithm::convolution_winograd, any(tensor(x).dims), dst,
@@ -104,24 +134,23 @@ void Builder::convolution(const fb::Node& node) {
         // Refused for this shape or CPU: direct below.
       }
     }
-    try {
-      return make(dnnl::algorithm::convolution_direct, src, dst);
-    } catch (const dnnl::error&) {
-      return make(dnnl::algorithm::convolution_direct, any(tensor(x).dims), dst);
-    }
+    return make(dnnl::algorithm::convolution_direct, source, dst);
   };
-  // Writing a slice of a concatenation in place: its layout where the
-  // primitive offers it (else the concatenation copies the output in).
+  // Writing a slice of a concatenation in place, in its layout, and reading
+  // the input as held are preferred; but not at the price of oneDNN's
+  // reference implementation (an NHWC input with a blocked slice as output
+  // gets only that one: 10-100x slower), so each is given up in turn.
   const md wanted = output_desc(y);
-  const auto choose = [&] {
-    if (wanted.data.format_kind != dnnl_format_kind_any) {
-      try {
-        return choose_for(wanted);
-      } catch (const dnnl::error&) {
-      }
-    }
-    return choose_for(any(tensor(y).dims));
-  };
+  std::vector<md> sources = {src}, dsts;
+  if (src.data.format_kind != dnnl_format_kind_any) sources.push_back(any(tensor(x).dims));
+  if (wanted.data.format_kind != dnnl_format_kind_any) dsts.push_back(wanted);
+  dsts.push_back(any(tensor(y).dims));
+  using ConvolutionDesc = dnnl::convolution_forward::primitive_desc;
+  std::vector<std::function<ConvolutionDesc()>> attempts;
+  for (const md& dst : dsts)
+    for (const md& source : sources)
+      attempts.emplace_back([&, source, dst] { return choose_for(source, dst); });
+  const auto choose = [&] { return first_optimized(attempts); };
   const dnnl::convolution_forward::primitive_desc pd = matching_packed(choose, w);
   StepArgs args = {{DNNL_ARG_SRC, input(x, pd.src_desc())},
                    {DNNL_ARG_WEIGHTS, constant(w, plain(grouped), pd.weights_desc())}};
@@ -139,12 +168,9 @@ void Builder::pooling(const fb::Node& node) {
                                      to_dims(vec(node.pads_end())));
     return dnnl::pooling_v2_forward::primitive_desc(d, attr(), out_.engine);
   };
-  dnnl::pooling_v2_forward::primitive_desc pd;
-  try {
-    pd = make(held_desc(x));
-  } catch (const dnnl::error&) {
-    pd = make(plain(tensor(x).dims));
-  }
+  using PoolingDesc = dnnl::pooling_v2_forward::primitive_desc;
+  const PoolingDesc pd = first_optimized<PoolingDesc>(
+      {[&] { return make(held_desc(x)); }, [&] { return make(plain(tensor(x).dims)); }});
   source_to_output<dnnl::pooling_v2_forward>(pd, x, y);
 }
 
@@ -155,13 +181,13 @@ void Builder::binary(const fb::Node& node) {
     dnnl::binary::desc d(to_dnnl(node.algorithm()), first, second, any(tensor(y).dims));
     return dnnl::binary::primitive_desc(d, attr(post_ops(node)), out_.engine);
   };
-  dnnl::binary::primitive_desc pd;
-  try {
-    const md first = held_desc(a);
-    pd = make(first, same ? first : held_desc(b));
-  } catch (const dnnl::error&) {
-    pd = make(plain(tensor(a).dims), plain(tensor(b).dims));
-  }
+  using BinaryDesc = dnnl::binary::primitive_desc;
+  const BinaryDesc pd =
+      first_optimized<BinaryDesc>({[&] {
+                                     const md first = held_desc(a);
+                                     return make(first, same ? first : held_desc(b));
+                                   },
+                                   [&] { return make(plain(tensor(a).dims), plain(tensor(b).dims)); }});
   StepArgs args = {{DNNL_ARG_SRC_0, input(a, pd.src_desc(0))},
                    {DNNL_ARG_SRC_1, input(b, pd.src_desc(1))},
                    {DNNL_ARG_DST, place_output(y, pd.dst_desc())}};

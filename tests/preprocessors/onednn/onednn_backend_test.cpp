@@ -154,6 +154,23 @@ TEST_CASE("oneDNN pools in ceil mode, concatenates blocked tensors and broadcast
   check(b.build());
 }
 
+// Implementation names of a lowered program's oneDNN steps.
+std::vector<std::string> step_metadata(const ir::ExportedProgram& program) {
+  register_builtin_partitioners();
+  register_builtin_preprocessors();
+  const ir::ExportedProgram lowered = to_backend(program, onednn::OnednnPartitioner());
+  const std::vector<uint8_t>& blob = lowered.delegates.at(0).processed_bytes;
+  AlignedBuffer copy = AlignedBuffer::allocate(blob.size());
+  std::memcpy(copy.data(), blob.data(), blob.size());
+  Result<onednn::BlobView> view = onednn::read_onednn_blob(copy.data(), blob.size());
+  REQUIRE(view.ok());
+  Result<std::unique_ptr<onednn::CompiledPartition>> compiled = onednn::compile_partition(*view, {});
+  REQUIRE(compiled.ok());
+  std::vector<std::string> metadata;
+  for (const onednn::StepGroup& g : (*compiled)->groups) metadata.push_back(g.metadata);
+  return metadata;
+}
+
 // An inception block on one image: four branches concatenated on
 // channels, one of them the delegate's input (copied into its slice), one
 // also read after the concatenation; the concatenation feeding a reshape
@@ -179,22 +196,38 @@ ir::ExportedProgram inception() {
 
 TEST_CASE("oneDNN writes concatenated branches in place, copying the delegate's input in", "[onednn]") {
   check(inception());
-  register_builtin_partitioners();
-  register_builtin_preprocessors();
-  const ir::ExportedProgram lowered = to_backend(inception(), onednn::OnednnPartitioner());
-  const std::vector<uint8_t>& blob = lowered.delegates.at(0).processed_bytes;
-  AlignedBuffer copy = AlignedBuffer::allocate(blob.size());
-  std::memcpy(copy.data(), blob.data(), blob.size());
-  Result<onednn::BlobView> view = onednn::read_onednn_blob(copy.data(), blob.size());
-  REQUIRE(view.ok());
-  Result<std::unique_ptr<onednn::CompiledPartition>> compiled = onednn::compile_partition(*view, {});
-  REQUIRE(compiled.ok());
   // The first concatenation written in place but for x; the second, whose
   // slices do not fit the blocks, an ordinary one.
   std::vector<std::string> in_place;
-  for (const onednn::StepGroup& g : (*compiled)->groups)
-    if (g.metadata.rfind("impl=in-place", 0) == 0) in_place.push_back(g.metadata);
+  for (const std::string& m : step_metadata(inception()))
+    if (m.rfind("impl=in-place", 0) == 0) in_place.push_back(m);
   CHECK(in_place == std::vector<std::string>{"impl=in-place;copies=1"});
+}
+
+// SqueezeNet's fire module: a 1x1 squeeze to 16 channels (which oneDNN
+// keeps channels-last), then 1x1 and 3x3 expansions concatenated. Reading
+// that channels-last input while writing a blocked slice of the
+// concatenation in place has only oneDNN's reference implementation (100x
+// slower); the builder gives up the in-place slice or the input's layout
+// rather than take it.
+ir::ExportedProgram fire_module() {
+  GraphBuilder b;
+  const auto x = b.input("x", DType::Float32, {1, 64, 27, 27});
+  const auto squeeze = b.op(EdgeOp::Relu, {conv(b, x, 64, 16, 1, 41)});
+  const auto e1 = b.op(EdgeOp::Relu, {conv(b, squeeze, 16, 64, 1, 42)});
+  const auto e3 = b.op(EdgeOp::Relu, {conv(b, squeeze, 16, 64, 3, 43)});
+  b.output(b.op(EdgeOp::Concat, {e1, e3}, ir::Attrs{{"axis", int64_t{1}}}), "fire");
+  return b.build();
+}
+
+TEST_CASE("oneDNN never settles for a reference implementation a layout change avoids", "[onednn]") {
+  check(fire_module());
+  const std::vector<std::string> metadata = step_metadata(fire_module());
+  REQUIRE(metadata.size() >= 3);
+  for (const std::string& m : metadata) {
+    INFO(m);
+    CHECK(m.rfind("impl=ref", 0) != 0);
+  }
 }
 
 TEST_CASE("oneDNN runs batch norm, depthwise convolution, softmax and matmul", "[onednn]") {
