@@ -24,12 +24,11 @@ class OnednnPartitioner : public Partitioner {
 
   std::string name() const override { return "onednn"; }
   PartitionResult partition(const ir::ExportedProgram& program) const override;
-  // Relative to the XNNPACK backend, as measured on whole networks: below 1
-  // for the convolutions oneDNN runs as Winograd with AVX-512 (resnet18,
-  // resnet50 and googlenet ran faster; with AVX2 alone, where oneDNN runs
-  // them direct, those networks still ran faster on it by median: README,
-  // oneDNN), above 1 for grouped ones (mobilenet_v2 and efficientnet_b0 ran
-  // as fast or slower); 1 otherwise.
+  // oneDNN's time for the node over the XNNPACK backend's, measured by
+  // kind of node (onednn_partitioner.cpp): above 1 for most (the XNNPACK
+  // backend's own kernels, Winograd included, ran them faster), level for
+  // depthwise and grouped convolutions, below 1 for concatenation and
+  // global average pooling.
   double relative_cost(const ir::Graph& graph, const ir::Node& node) const override;
 
   // The per-node rule, public for preprocess, reports and tests.
