@@ -10,9 +10,10 @@
 namespace etc::onnx_import {
 namespace {
 
-// The spatial kernel dims of weight input 1, checked against kernel_shape.
-std::vector<int64_t> weight_kernel(LowerContext& c, size_t rank) {
-  const Shape w = c.input_spec(1).shape;
+// The spatial kernel dims of weight input `w_input`, checked against
+// kernel_shape.
+std::vector<int64_t> weight_kernel(LowerContext& c, size_t rank, int w_input = 1) {
+  const Shape w = c.input_spec(w_input).shape;
   if (w.rank() != static_cast<int>(rank) + 2)
     c.fail("weight shape " + w.str() + " does not match " + std::to_string(rank) + " spatial dims");
   std::vector<int64_t> kernel(w.begin() + 2, w.end());
@@ -28,14 +29,7 @@ std::vector<ir::ValueId> conv_inputs(LowerContext& c) {
 }
 
 void lower_conv(LowerContext& c) {
-  const std::vector<int64_t> in = spatial_dims(c, 0);
-  WindowAttrs w = read_window_attrs(c, weight_kernel(c, in.size()));
-  resolve_same_pads(c, in, &w);
-  ir::Attrs attrs{{"strides", w.strides},
-                  {"pads", w.pads},
-                  {"dilations", w.dilations},
-                  {"group", c.attr_int("group", 1)}};
-  c.set_output(0, c.emit1(EdgeOp::Conv, conv_inputs(c), std::move(attrs)));
+  c.set_output(0, c.emit1(EdgeOp::Conv, conv_inputs(c), conv_attrs(c, 0, 1)));
 }
 
 // ConvTranspose pads: explicit, or derived from output_shape (or from
@@ -89,6 +83,16 @@ void lower_conv_transpose(LowerContext& c) {
 }
 
 }  // namespace
+
+ir::Attrs conv_attrs(LowerContext& c, int x_input, int w_input) {
+  const std::vector<int64_t> in = spatial_dims(c, x_input);
+  WindowAttrs w = read_window_attrs(c, weight_kernel(c, in.size(), w_input));
+  resolve_same_pads(c, in, &w);
+  return ir::Attrs{{"strides", w.strides},
+                   {"pads", w.pads},
+                   {"dilations", w.dilations},
+                   {"group", c.attr_int("group", 1)}};
+}
 
 void register_conv_lowerings() {
   register_lowering("Conv", {lower_conv, 1});

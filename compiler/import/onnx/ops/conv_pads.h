@@ -1,7 +1,7 @@
 #pragma once
 // Window attributes of ONNX Conv, ConvTranspose and the pooling ops, read and
 // checked once, with auto_pad resolved to explicit pads (edge ops only know
-// explicit pads).
+// explicit pads); and the conv edge op's attributes.
 
 #include <cstdint>
 #include <vector>
@@ -28,5 +28,10 @@ WindowAttrs read_window_attrs(LowerContext& c, std::vector<int64_t> kernel);
 // Resolves auto_pad for Conv and the pools: SAME_* gives out = ceil(in / stride)
 // with the odd pad at the end (UPPER) or at the begin (LOWER); VALID gives no pads.
 void resolve_same_pads(LowerContext& c, const std::vector<int64_t>& in, WindowAttrs* w);
+
+// The conv edge op's attributes for an ONNX Conv-like node (Conv,
+// ConvInteger, QLinearConv) whose data and weight are inputs `x_input` and
+// `w_input` (ops/conv.cpp).
+ir::Attrs conv_attrs(LowerContext& c, int x_input, int w_input);
 
 }  // namespace etc::onnx_import

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "compiler/import/onnx/lower_context.h"
+#include "compiler/import/onnx/ops/quantize_common.h"
 #include "compiler/import/onnx/ops/register_all.h"
 #include "compiler/import/onnx/ops/shape_lowerings.h"
 #include "compiler/import/onnx/tensor_proto.h"
@@ -26,55 +27,8 @@
 namespace etc::onnx_import {
 namespace {
 
-bool quantized_type(DType t) { return t == DType::UInt8 || t == DType::Int8; }
-
 float qmin(DType t) { return t == DType::UInt8 ? 0.0f : -128.0f; }
 float qmax(DType t) { return t == DType::UInt8 ? 255.0f : 127.0f; }
-
-ir::ValueId to_float(LowerContext& c, ir::ValueId v) {
-  if (c.spec(v).dtype == DType::Float32) return v;
-  return c.emit1(EdgeOp::Cast, {v}, {{"to", static_cast<int64_t>(DType::Float32)}});
-}
-
-// Input `i` (a scale or zero point) shaped to broadcast against x of
-// `rank`: a scalar or one-element tensor as it is, a 1-D tensor of x's
-// length along `axis` as [len, 1, ...] (rank - axis dims).
-ir::ValueId per_axis(LowerContext& c, int i, const Shape& x, const char* what) {
-  const ir::ValueId v = c.input(i);
-  const Shape s = c.input_spec(i).shape;
-  if (s.rank() == 0 || (s.rank() == 1 && s[0] == 1)) return v;
-  if (s.rank() != 1) c.fail(std::string(what) + " must be a scalar or 1-D, got " + s.str());
-  if (c.attr_int("block_size", 0) != 0) c.fail("blocked quantisation (block_size) is not supported");
-  const int64_t axis = c.normalize_axis(c.attr_int("axis", 1), x.rank());
-  if (s[0] != x[static_cast<int>(axis)])
-    c.fail(std::string(what) + " has " + std::to_string(s[0]) + " values but the input has " +
-           std::to_string(x[static_cast<int>(axis)]) + " along axis " + std::to_string(axis));
-  std::vector<int64_t> dims(static_cast<size_t>(x.rank() - axis), 1);
-  dims[0] = s[0];
-  return reshape_to(c, v, dims);
-}
-
-void require_float_scale(const LowerContext& c, int i) {
-  const DType t = c.input_spec(i).dtype;
-  if (t != DType::Float32) c.fail("scale must be float32, got " + std::string(dtype_name(t)));
-}
-
-void lower_quantize_linear(LowerContext& c) {
-  const TensorSpec x = c.input_spec(0);
-  if (x.dtype != DType::Float32) c.fail("input must be float32, got " + std::string(dtype_name(x.dtype)));
-  require_float_scale(c, 1);
-  const bool has_zp = c.has_input(2);
-  const DType out = has_zp ? c.input_spec(2).dtype : DType::UInt8;
-  if (!quantized_type(out))
-    c.fail("output type " + std::string(dtype_name(out)) + " is not supported (uint8, int8)");
-  if (c.has_attr("output_dtype") && dtype_from_onnx(static_cast<int32_t>(c.attr_int("output_dtype"))) != out)
-    c.fail("output_dtype other than the zero point's type is not supported");
-  const ir::ValueId scale = per_axis(c, 1, x.shape, "y_scale");
-  ir::ValueId q = c.emit1(EdgeOp::Round, {c.emit1(EdgeOp::Div, {c.input(0), scale})});
-  if (has_zp) q = c.emit1(EdgeOp::Add, {q, to_float(c, per_axis(c, 2, x.shape, "y_zero_point"))});
-  q = c.emit1(EdgeOp::Clip, {q}, {{"min", qmin(out)}, {"max", qmax(out)}});
-  c.set_output(0, c.emit1(EdgeOp::Cast, {q}, {{"to", static_cast<int64_t>(out)}}));
-}
 
 // Whether v, a float32 value, holds whole numbers only (or NaN): a Round's
 // output, a cast from an integer type, a constant of whole numbers, or a sum
@@ -101,29 +55,32 @@ bool integral(LowerContext& c, ir::ValueId v, int depth = 0) {
   }
 }
 
-// x as float32. When x is what a QuantizeLinear wrote (a cast to x's type
-// of a clamp of whole numbers to within its range), the clamp's output
-// itself: the same numbers, without the round trip through the integer
-// type, so a Quantize-Dequantize pair stays in float32 and in one
-// backend's partition. (A NaN input stays NaN this way, where the cast
-// would have given an integer.)
-ir::ValueId dequantized_input(LowerContext& c, ir::ValueId x) {
-  const ir::Value& value = c.graph().value(x);
-  const DType t = value.spec.dtype;
-  if (quantized_type(t) && value.producer >= 0) {
-    const ir::Node& cast = c.graph().node(value.producer);
-    if (cast.op == EdgeOp::Cast) {
-      const ir::ValueId clamped = cast.inputs[0];
-      const ir::Value& cv = c.graph().value(clamped);
-      if (cv.spec.dtype == DType::Float32 && cv.producer >= 0) {
-        const ir::Node& clip = c.graph().node(cv.producer);
-        if (clip.op == EdgeOp::Clip && ir::attr_float(clip, "min", -1e30f) >= qmin(t) &&
-            ir::attr_float(clip, "max", 1e30f) <= qmax(t) && integral(c, clip.inputs[0]))
-          return clamped;
-      }
-    }
-  }
-  return to_float(c, x);
+// Input `i` (a scale or zero point) of a QDQ op on x, along its `axis`.
+ir::ValueId per_axis(LowerContext& c, int i, const Shape& x, const char* what) {
+  const Shape s = c.input_spec(i).shape;
+  if (s.rank() == 0 || (s.rank() == 1 && s[0] == 1)) return c.input(i);
+  if (c.attr_int("block_size", 0) != 0) c.fail("blocked quantisation (block_size) is not supported");
+  const int64_t axis = c.normalize_axis(c.attr_int("axis", 1), x.rank());
+  return along_axis(c, c.input(i), x.rank(), axis, x[static_cast<int>(axis)], what);
+}
+
+void require_float_scale(const LowerContext& c, int i) {
+  const DType t = c.input_spec(i).dtype;
+  if (t != DType::Float32) c.fail("scale must be float32, got " + std::string(dtype_name(t)));
+}
+
+void lower_quantize_linear(LowerContext& c) {
+  const TensorSpec x = c.input_spec(0);
+  if (x.dtype != DType::Float32) c.fail("input must be float32, got " + std::string(dtype_name(x.dtype)));
+  require_float_scale(c, 1);
+  const bool has_zp = c.has_input(2);
+  const DType out = has_zp ? c.input_spec(2).dtype : DType::UInt8;
+  if (!quantized_type(out))
+    c.fail("output type " + std::string(dtype_name(out)) + " is not supported (uint8, int8)");
+  if (c.has_attr("output_dtype") && dtype_from_onnx(static_cast<int32_t>(c.attr_int("output_dtype"))) != out)
+    c.fail("output_dtype other than the zero point's type is not supported");
+  const ir::ValueId zp = has_zp ? per_axis(c, 2, x.shape, "y_zero_point") : ir::kNoValue;
+  c.set_output(0, quantize(c, c.input(0), per_axis(c, 1, x.shape, "y_scale"), zp, out));
 }
 
 void lower_dequantize_linear(LowerContext& c) {
@@ -131,12 +88,12 @@ void lower_dequantize_linear(LowerContext& c) {
   if (!quantized_type(x.dtype) && x.dtype != DType::Int32)
     c.fail("input type " + std::string(dtype_name(x.dtype)) + " is not supported (uint8, int8, int32)");
   require_float_scale(c, 1);
-  ir::ValueId v = dequantized_input(c, c.input(0));
+  ir::ValueId zp = ir::kNoValue;
   if (c.has_input(2)) {
     if (c.input_spec(2).dtype != x.dtype) c.fail("x_zero_point must have the input's type");
-    v = c.emit1(EdgeOp::Sub, {v, to_float(c, per_axis(c, 2, x.shape, "x_zero_point"))});
+    zp = per_axis(c, 2, x.shape, "x_zero_point");
   }
-  c.set_output(0, c.emit1(EdgeOp::Mul, {v, per_axis(c, 1, x.shape, "x_scale")}));
+  c.set_output(0, dequantize(c, c.input(0), per_axis(c, 1, x.shape, "x_scale"), zp));
 }
 
 // uint8 quantisation with a scale and zero point from the data's range
@@ -168,6 +125,60 @@ void lower_dynamic_quantize_linear(LowerContext& c) {
 }
 
 }  // namespace
+
+bool quantized_type(DType t) { return t == DType::UInt8 || t == DType::Int8; }
+
+ir::ValueId to_float(LowerContext& c, ir::ValueId v) {
+  if (c.spec(v).dtype == DType::Float32) return v;
+  return c.emit1(EdgeOp::Cast, {v}, {{"to", static_cast<int64_t>(DType::Float32)}});
+}
+
+ir::ValueId dequantized_input(LowerContext& c, ir::ValueId x) {
+  const ir::Value& value = c.graph().value(x);
+  const DType t = value.spec.dtype;
+  if (quantized_type(t) && value.producer >= 0) {
+    const ir::Node& cast = c.graph().node(value.producer);
+    if (cast.op == EdgeOp::Cast) {
+      const ir::ValueId clamped = cast.inputs[0];
+      const ir::Value& cv = c.graph().value(clamped);
+      if (cv.spec.dtype == DType::Float32 && cv.producer >= 0) {
+        const ir::Node& clip = c.graph().node(cv.producer);
+        // (A NaN input stays NaN this way, where the cast would have given
+        // an integer.)
+        if (clip.op == EdgeOp::Clip && ir::attr_float(clip, "min", -1e30f) >= qmin(t) &&
+            ir::attr_float(clip, "max", 1e30f) <= qmax(t) && integral(c, clip.inputs[0]))
+          return clamped;
+      }
+    }
+  }
+  return to_float(c, x);
+}
+
+ir::ValueId along_axis(LowerContext& c, ir::ValueId v, int rank, int64_t axis, int64_t extent,
+                       const std::string& what) {
+  const Shape s = c.spec(v).shape;
+  if (s.rank() == 0 || (s.rank() == 1 && s[0] == 1)) return v;
+  if (s.rank() != 1) c.fail(what + " must be a scalar or 1-D, got " + s.str());
+  if (s[0] != extent)
+    c.fail(what + " has " + std::to_string(s[0]) + " values but the input has " + std::to_string(extent) +
+           " along axis " + std::to_string(axis));
+  std::vector<int64_t> dims(static_cast<size_t>(rank - axis), 1);
+  dims[0] = s[0];
+  return reshape_to(c, v, dims);
+}
+
+ir::ValueId dequantize(LowerContext& c, ir::ValueId x, ir::ValueId scale, ir::ValueId zero_point) {
+  ir::ValueId v = dequantized_input(c, x);
+  if (zero_point != ir::kNoValue) v = c.emit1(EdgeOp::Sub, {v, to_float(c, zero_point)});
+  return c.emit1(EdgeOp::Mul, {v, scale});
+}
+
+ir::ValueId quantize(LowerContext& c, ir::ValueId y, ir::ValueId scale, ir::ValueId zero_point, DType type) {
+  ir::ValueId q = c.emit1(EdgeOp::Round, {c.emit1(EdgeOp::Div, {y, scale})});
+  if (zero_point != ir::kNoValue) q = c.emit1(EdgeOp::Add, {q, to_float(c, zero_point)});
+  q = c.emit1(EdgeOp::Clip, {q}, {{"min", qmin(type)}, {"max", qmax(type)}});
+  return c.emit1(EdgeOp::Cast, {q}, {{"to", static_cast<int64_t>(type)}});
+}
 
 void register_quantize_lowerings() {
   register_lowering("QuantizeLinear", {lower_quantize_linear, 10});
