@@ -438,6 +438,73 @@ class DelegationCli(TempDirCase):
         self.assertGreater(np.mean(np.abs(got - want) < 1e-6), 0.99)
         self.assertEqual(len(np.unique(np.rint(got / 0.05))), len(np.unique(got)))
 
+    def test_quantized_operators_run_on_float_kernels_with_their_weights_folded(self):
+        # A QOperator model (QLinearConv with int8 weights per output channel
+        # and an int32 bias) and a dynamically quantized MatMul
+        # (DynamicQuantizeLinear, MatMulInteger, Cast, Mul), as quantisation
+        # tools write them.
+        from onnx import TensorProto, helper, numpy_helper
+        rng = np.random.default_rng(12)
+        w = rng.standard_normal((8, 16, 3, 3)).astype(np.float32)
+        w_scale = (np.abs(w).reshape(8, -1).max(axis=1) / 127).astype(np.float32)
+        w_q = np.clip(np.rint(w / w_scale[:, None, None, None]), -127, 127).astype(np.int8)
+        bias = rng.integers(-2000, 2000, 8).astype(np.int32)
+        m_q = rng.integers(-127, 128, (40, 12)).astype(np.int8)
+        consts = [numpy_helper.from_array(w_q, "w_q"), numpy_helper.from_array(w_scale, "w_scale"),
+                  numpy_helper.from_array(np.zeros(8, np.int8), "w_zp"), numpy_helper.from_array(bias, "bias"),
+                  numpy_helper.from_array(np.array(0.02, np.float32), "x_scale"),
+                  numpy_helper.from_array(np.array(128, np.uint8), "x_zp"),
+                  numpy_helper.from_array(np.array(0.05, np.float32), "y_scale"),
+                  numpy_helper.from_array(np.array(3, np.uint8), "y_zp"),
+                  numpy_helper.from_array(m_q, "m_q"), numpy_helper.from_array(np.array(0.01, np.float32), "m_scale")]
+        nodes = [helper.make_node("QuantizeLinear", ["x", "x_scale", "x_zp"], ["xq"], name="q_x"),
+                 helper.make_node("QLinearConv", ["xq", "x_scale", "x_zp", "w_q", "w_scale", "w_zp", "y_scale", "y_zp",
+                                                  "bias"], ["yq"], name="qconv", pads=[1, 1, 1, 1]),
+                 helper.make_node("DequantizeLinear", ["yq", "y_scale", "y_zp"], ["y"], name="dq_y"),
+                 helper.make_node("DynamicQuantizeLinear", ["v"], ["vq", "v_scale", "v_zp"], name="dq_v"),
+                 helper.make_node("MatMulInteger", ["vq", "m_q", "v_zp"], ["acc"], name="mmi"),
+                 helper.make_node("Cast", ["acc"], ["acc_f"], name="cast", to=TensorProto.FLOAT),
+                 helper.make_node("Mul", ["v_scale", "m_scale"], ["s"], name="scales"),
+                 helper.make_node("Mul", ["acc_f", "s"], ["z"], name="rescale")]
+        inputs = [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 16, 10, 10]),
+                  helper.make_tensor_value_info("v", TensorProto.FLOAT, [6, 40])]
+        outputs = [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 8, 10, 10]),
+                   helper.make_tensor_value_info("z", TensorProto.FLOAT, [6, 12])]
+        model = self.path("qop.onnx")
+        with open(model, "wb") as f:
+            f.write(helper.make_model(helper.make_graph(nodes, "qop", inputs, outputs, consts),
+                                      opset_imports=[helper.make_opsetid("", 13)]).SerializeToString())
+        report = json.loads(self.etc("partition", model, "--backend", "xnnpack", "--format", "json").stdout)
+        edge = {(n["onnx_name"], n["edge_op"]): n["backend"] for n in report["nodes"]}
+        self.assertEqual(edge[("qconv", "conv")], "xnnpack")  # its weight dequantized and folded
+        self.assertEqual(edge[("mmi", "matmul")], "xnnpack")
+        x = rng.uniform(-2.5, 2.5, (1, 16, 10, 10)).astype(np.float32)
+        v = rng.standard_normal((6, 40)).astype(np.float32)
+        np.save(self.path("x.npy"), x)
+        np.save(self.path("v.npy"), v)
+        self.etc("preprocess", model, "--backend", "xnnpack", "-o", self.path("qop.etp"))
+        self.etc("run", self.path("qop.etp"), "--input", f"x={self.path('x.npy')}", "--input",
+                 f"v={self.path('v.npy')}", "--output-dir", self.path("out"))
+        # The ONNX reference: integer accumulation, then requantisation.
+        xq = np.clip(np.rint(x / np.float32(0.02)) + 128, 0, 255).astype(np.int64) - 128
+        padded = np.pad(xq, ((0, 0), (0, 0), (1, 1), (1, 1)))
+        acc = np.zeros((1, 8, 10, 10), np.int64) + bias[None, :, None, None]
+        for i in range(3):
+            for j in range(3):
+                acc += np.einsum("oc,nchw->nohw", w_q[:, :, i, j].astype(np.int64), padded[:, :, i:i + 10, j:j + 10])
+        yq = np.clip(np.rint(acc * (0.02 * w_scale.astype(np.float64))[None, :, None, None] / 0.05) + 3, 0, 255)
+        want = (yq - 3) * np.float32(0.05)
+        got = np.load(self.path("out/y.npy"))
+        self.assertLessEqual(np.abs(got - want).max(), 0.05 + 1e-6)
+        self.assertGreater(np.mean(np.abs(got - want) < 1e-6), 0.99)
+        lo, hi = min(v.min(), 0), max(v.max(), 0)
+        v_scale = np.float32((hi - lo) / np.float32(255))
+        v_zp = np.clip(np.rint(-lo / v_scale), 0, 255)
+        vq = np.clip(np.rint(v / v_scale) + v_zp, 0, 255)
+        want_z = ((vq - v_zp).astype(np.int64) @ m_q.astype(np.int64)) * (np.float64(v_scale) * 0.01)
+        got_z = np.load(self.path("out/z.npy"))
+        self.assertLess(np.abs(got_z - want_z).max(), 1e-5 * np.abs(want_z).max())
+
     def test_backends_lists_the_demo_backend(self):
         listing = json.loads(self.etc("backends", "--json").stdout)["backends"]
         demo = [b for b in listing if b["name"] == "demo"]

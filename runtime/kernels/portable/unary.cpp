@@ -124,6 +124,15 @@ class UnaryKernel final : public Kernel {
       case EdgeOp::Softsign: map<T>(in, out, [](T v) { return v / (T(1) + std::fabs(v)); }); break;
       case EdgeOp::Sin: map<T>(in, out, [](T v) { return std::sin(v); }); break;
       case EdgeOp::Cos: map<T>(in, out, [](T v) { return std::cos(v); }); break;
+      case EdgeOp::Tan: map<T>(in, out, [](T v) { return std::tan(v); }); break;
+      case EdgeOp::Asin: map<T>(in, out, [](T v) { return std::asin(v); }); break;
+      case EdgeOp::Acos: map<T>(in, out, [](T v) { return std::acos(v); }); break;
+      case EdgeOp::Atan: map<T>(in, out, [](T v) { return std::atan(v); }); break;
+      case EdgeOp::Sinh: map<T>(in, out, [](T v) { return std::sinh(v); }); break;
+      case EdgeOp::Cosh: map<T>(in, out, [](T v) { return std::cosh(v); }); break;
+      case EdgeOp::Asinh: map<T>(in, out, [](T v) { return std::asinh(v); }); break;
+      case EdgeOp::Acosh: map<T>(in, out, [](T v) { return std::acosh(v); }); break;
+      case EdgeOp::Atanh: map<T>(in, out, [](T v) { return std::atanh(v); }); break;
       case EdgeOp::LeakyRelu: map<T>(in, out, [a](T v) { return v >= 0 ? v : a * v; }); break;
       case EdgeOp::Elu: map<T>(in, out, [a](T v) { return v >= 0 ? v : a * (std::exp(v) - T(1)); }); break;
       case EdgeOp::Selu:
@@ -291,6 +300,15 @@ const OpDef* unary_op_def(EdgeOp op) {
       unary_def<EdgeOp::Softsign>(),
       unary_def<EdgeOp::Sin>(),
       unary_def<EdgeOp::Cos>(),
+      unary_def<EdgeOp::Tan>(),
+      unary_def<EdgeOp::Asin>(),
+      unary_def<EdgeOp::Acos>(),
+      unary_def<EdgeOp::Atan>(),
+      unary_def<EdgeOp::Sinh>(),
+      unary_def<EdgeOp::Cosh>(),
+      unary_def<EdgeOp::Asinh>(),
+      unary_def<EdgeOp::Acosh>(),
+      unary_def<EdgeOp::Atanh>(),
       unary_def<EdgeOp::Not>(),
       unary_def<EdgeOp::LeakyRelu>(),
       unary_def<EdgeOp::Elu>(),

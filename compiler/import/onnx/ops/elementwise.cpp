@@ -141,6 +141,15 @@ void register_elementwise_lowerings() {
   register_lowering("Erf", unary(EdgeOp::Erf));
   register_lowering("Sin", unary(EdgeOp::Sin));
   register_lowering("Cos", unary(EdgeOp::Cos));
+  register_lowering("Tan", unary(EdgeOp::Tan));
+  register_lowering("Asin", unary(EdgeOp::Asin));
+  register_lowering("Acos", unary(EdgeOp::Acos));
+  register_lowering("Atan", unary(EdgeOp::Atan));
+  register_lowering("Sinh", unary(EdgeOp::Sinh));
+  register_lowering("Cosh", unary(EdgeOp::Cosh));
+  register_lowering("Asinh", unary(EdgeOp::Asinh));
+  register_lowering("Acosh", unary(EdgeOp::Acosh));
+  register_lowering("Atanh", unary(EdgeOp::Atanh));
   register_lowering("Clip", {lower_clip, 1});
   register_lowering("Cast", {lower_cast, 1});
 }

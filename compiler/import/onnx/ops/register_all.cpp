@@ -22,6 +22,7 @@ void register_all_lowerings() {
     register_scatter_gather_lowerings();
     register_composite_lowerings();
     register_quantize_lowerings();
+    register_qlinear_lowerings();
     register_rnn_lowerings();
     register_control_lowerings();
   });

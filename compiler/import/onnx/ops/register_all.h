@@ -18,6 +18,7 @@ void register_index_lowerings();
 void register_scatter_gather_lowerings();
 void register_composite_lowerings();
 void register_quantize_lowerings();
+void register_qlinear_lowerings();
 void register_rnn_lowerings();
 void register_control_lowerings();
 
