@@ -198,6 +198,17 @@ int main(int argc, char** argv) {
                   << "\n";
         ++regressions;
       }
+    // A listed test the data no longer holds (renamed, or its folder not
+    // found) would otherwise pass unnoticed; with --filter only some run.
+    if (filter.empty()) {
+      std::set<std::string> ran;
+      for (const TestResult& r : results) ran.insert(r.folder + "/" + r.name);
+      for (const std::string& name : expected)
+        if (!ran.count(name)) {
+          std::cerr << "REGRESSION: " << name << " used to pass; it was not found under the data\n";
+          ++regressions;
+        }
+    }
     if (regressions) status = 1;
   }
   if (all.failed + all.crashed > 0) {

@@ -146,6 +146,8 @@ const std::set<std::string>& scope() {
                                             "LpNormalization",
                                             "MeanVarianceNormalization",
                                             "EyeLike",
+                                            "Hardmax",
+                                            "OneHot",
                                             "ReduceL1",
                                             "ReduceLogSum",
                                             "ReduceLogSumExp",

@@ -16,7 +16,7 @@ from onnx import numpy_helper
 DATA = "/usr/share/libonnx-testdata/data/node"
 PREFIXES = ("test_reshape", "test_slice", "test_split", "test_squeeze", "test_unsqueeze", "test_tile",
             "test_expand", "test_constantofshape", "test_range_", "test_constant_pad", "test_edge_pad",
-            "test_reflect_pad", "test_training_dropout")
+            "test_reflect_pad", "test_training_dropout", "test_onehot")
 # Ops whose every input is an argument rather than data.
 ALL_ARGS = {"ConstantOfShape", "Range"}
 

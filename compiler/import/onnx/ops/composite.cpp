@@ -1,6 +1,6 @@
 // Lowering of ONNX ops that are compositions of other edge ops: CastLike,
 // IsNaN, IsInf, ThresholdedRelu, Shrink, Celu, LRN, LpNormalization,
-// MeanVarianceNormalization and EyeLike. Each emits the ops its ONNX
+// MeanVarianceNormalization, EyeLike, Hardmax and OneHot. Each emits the ops its ONNX
 // definition (the function body in the spec) is made of, so backends see
 // ops they already take and constant inputs fold at import.
 #include <algorithm>
@@ -170,6 +170,70 @@ void lower_eye_like(LowerContext& c) {
       0, dtype == DType::Float32 ? eye : c.emit1(EdgeOp::Cast, {eye}, {{"to", static_cast<int64_t>(dtype)}}));
 }
 
+// A constant int64 [n, 1, ..., 1] of `dims` dims holding 0..n-1: the
+// positions along the first of them, to compare an index against.
+ir::ValueId positions(LowerContext& c, int64_t n, int dims) {
+  std::vector<int64_t> values(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) values[static_cast<size_t>(i)] = i;
+  Shape shape{n};
+  for (int d = 1; d < dims; ++d) shape.push_back(1);
+  return c.constant_ints(values, shape);
+}
+
+// 1 where x holds the first maximum along the axis, else 0. Before opset
+// 13 the input is read as 2-D, [dims before axis, dims from axis on].
+void lower_hardmax(LowerContext& c) {
+  require_float(c, 0);
+  const Shape s = c.input_spec(0).shape;
+  if (s.rank() < 1) c.fail("input must have rank 1 or more");
+  const bool flat = c.opset() < 13;
+  int64_t axis = c.normalize_axis(c.attr_int("axis", flat ? 1 : -1), s.rank());
+  ir::ValueId x = c.input(0);
+  if (flat) {
+    int64_t outer = 1;
+    for (int d = 0; d < axis; ++d) outer *= s[d];
+    x = reshape_to(c, x, {outer, s.numel() / std::max<int64_t>(outer, 1)});
+    axis = 1;
+  }
+  const Shape xs = c.spec(x).shape;
+  const ir::ValueId first = c.emit1(
+      EdgeOp::ArgMax, {x}, {{"axis", axis}, {"keepdims", int64_t{1}}, {"select_last_index", int64_t{0}}});
+  const ir::ValueId hit = c.emit1(
+      EdgeOp::Equal, {first, positions(c, xs[static_cast<int>(axis)], static_cast<int>(xs.rank() - axis))});
+  const ir::ValueId y = c.emit1(EdgeOp::Cast, {hit}, {{"to", static_cast<int64_t>(c.spec(x).dtype)}});
+  c.set_output(0, flat ? reshape_to(c, y, dims_of(s)) : y);
+}
+
+// values[1] where the position along the new axis equals the index (a
+// negative one counting from depth), values[0] elsewhere; an index outside
+// [-depth, depth - 1] gives a row of values[0]. depth sets the output's
+// shape, so it must be a constant.
+void lower_one_hot(LowerContext& c) {
+  const TensorSpec indices = c.input_spec(0);
+  const int64_t depth = c.constant_int(1, "depth");
+  if (depth < 1) c.fail("depth must be positive, got " + std::to_string(depth));
+  if (c.input_spec(2).shape.numel() != 2)
+    c.fail("values must hold two values (off, on), it has shape " + c.input_spec(2).shape.str());
+  const int rank = indices.shape.rank() + 1;
+  const int64_t axis = c.normalize_axis(c.attr_int("axis", -1), rank);
+  ir::ValueId index = c.input(0);
+  if (indices.dtype != DType::Int64)
+    index = c.emit1(EdgeOp::Cast, {index}, {{"to", static_cast<int64_t>(DType::Int64)}});
+  const ir::ValueId negative = c.emit1(EdgeOp::Less, {index, c.scalar(DType::Int64, 0)});
+  index = c.emit1(
+      EdgeOp::Where,
+      {negative, c.emit1(EdgeOp::Add, {index, c.scalar(DType::Int64, static_cast<double>(depth))}), index});
+  std::vector<int64_t> with_axis = dims_of(indices.shape);
+  with_axis.insert(with_axis.begin() + axis, 1);
+  const ir::ValueId hit = c.emit1(
+      EdgeOp::Equal, {reshape_to(c, index, with_axis), positions(c, depth, static_cast<int>(rank - axis))});
+  const ir::ValueId values = reshape_to(c, c.input(2), {2});
+  const auto value = [&](int64_t i) {
+    return c.emit1(EdgeOp::Gather, {values, c.constant_ints({i}, Shape{})}, {{"axis", int64_t{0}}});
+  };
+  c.set_output(0, c.emit1(EdgeOp::Where, {hit, value(1), value(0)}));
+}
+
 }  // namespace
 
 void register_composite_lowerings() {
@@ -183,6 +247,8 @@ void register_composite_lowerings() {
   register_lowering("LpNormalization", {lower_lp_normalization, 1});
   register_lowering("MeanVarianceNormalization", {lower_mean_variance_normalization, 9});
   register_lowering("EyeLike", {lower_eye_like, 9});
+  register_lowering("Hardmax", {lower_hardmax, 1});
+  register_lowering("OneHot", {lower_one_hot, 9});
 }
 
 }  // namespace etc::onnx_import
