@@ -97,6 +97,7 @@ const std::set<std::string>& scope() {
                                             "Pad",
                                             "Resize",
                                             "Upsample",
+                                            "GridSample",
                                             "DepthToSpace",
                                             "SpaceToDepth",
                                             "Shape",

@@ -1,9 +1,8 @@
 // Lowering of ONNX Resize (opsets 10..17) and Upsample (7..9) to the edge op
-// resize. The output size and the scales the coordinate transform uses are
-// written into the attributes when scales, sizes and roi are compile-time
-// constants. When one of them is computed by the model, the output shape is
-// the one the model declares, and the argument stays an input that the kernel
-// reads and checks against that shape at run time.
+// resize, and of GridSample (16..; 2-D) to grid_sample. The output size and the scales the coordinate
+// transform uses are written into the attributes when scales, sizes and roi are compile-time constants. When
+// one of them is computed by the model, the output shape is the one the model declares, and the argument
+// stays an input that the kernel reads and checks against that shape at run time.
 #include <cmath>
 #include <optional>
 #include <string>
@@ -190,9 +189,28 @@ void lower_resize(LowerContext& c) {
   c.set_output(0, c.emit1(EdgeOp::Resize, resize_inputs(c, s), std::move(attrs)));
 }
 
+// GridSample: the opset-16 mode names (bilinear, bicubic) become the later
+// ones (linear, cubic); X must be 4-D (2-D sampling).
+void lower_grid_sample(LowerContext& c) {
+  std::string mode = c.attr_string("mode", c.opset() >= 20 ? "linear" : "bilinear");
+  if (mode == "bilinear") mode = "linear";
+  if (mode == "bicubic") mode = "cubic";
+  if (mode != "linear" && mode != "nearest" && mode != "cubic")
+    c.fail("mode '" + mode + "' is not supported");
+  const std::string padding = c.attr_string("padding_mode", "zeros");
+  if (padding != "zeros" && padding != "border" && padding != "reflection")
+    c.fail("padding_mode '" + padding + "' is not supported");
+  const Shape x = c.input_spec(0).shape;
+  if (x.rank() != 4) c.fail("X must be [N, C, H, W] (2-D sampling), got " + x.str());
+  ir::Attrs attrs{
+      {"mode", mode}, {"padding_mode", padding}, {"align_corners", c.attr_int("align_corners", 0)}};
+  c.set_output(0, c.emit1(EdgeOp::GridSample, {c.input(0), c.input(1)}, std::move(attrs)));
+}
+
 }  // namespace
 
 void register_resize_lowerings() {
+  register_lowering("GridSample", {lower_grid_sample, 16});
   register_lowering("Resize", {lower_resize, 10, 17});
   register_lowering("Upsample", {lower_resize, 7, 17});  // deprecated in 10, still in use
 }
