@@ -145,6 +145,33 @@ class PreprocessBadInput(CliCase):
             path = self.huge_model(f"{op}.onnx", node, [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 1024])], consts)
             with self.subTest(op=op):
                 self.check_rejected(path, f"node 'grow' ({op})", "above --max-tensor-bytes")
+        # A constant OneHot would build along its huge depth: refused before it is made.
+        one_hot = [helper.make_node("OneHot", ["x", "depth", "values"], ["y"], name="grow")]
+        consts = [numpy_helper.from_array(np.array(1 << 40, dtype=np.int64), "depth"),
+                  numpy_helper.from_array(np.array([0, 1], dtype=np.float32), "values")]
+        path = self.huge_model("one_hot.onnx", one_hot, [helper.make_tensor_value_info("x", TensorProto.INT64, [2])],
+                               consts)
+        self.check_rejected(path, "node 'grow' (OneHot)", "the output", "above --max-tensor-bytes")
+
+    def test_quantized_operators_name_the_input_that_is_wrong(self):
+        w = numpy_helper.from_array(np.ones((4, 3, 3, 3), dtype=np.int8), "w")
+        scalars = [numpy_helper.from_array(np.array(0.1, dtype=np.float32), "xs"),
+                   numpy_helper.from_array(np.array(3, dtype=np.uint8), "xz"),
+                   numpy_helper.from_array(np.array(0.2, dtype=np.float32), "ys"),
+                   numpy_helper.from_array(np.array(1, dtype=np.uint8), "yz")]
+        cases = (
+            ("ws_len", [numpy_helper.from_array(np.full(3, 0.1, np.float32), "ws"),
+                        numpy_helper.from_array(np.zeros(4, np.int8), "wz")], "'ws' has 3 values but the input has 4"),
+            ("wz_type", [numpy_helper.from_array(np.full(4, 0.1, np.float32), "ws"),
+                         numpy_helper.from_array(np.zeros(4, np.uint8), "wz")], "zero point 'wz' is uint8, its input 'w' int8"))
+        for name, extra, why in cases:
+            node = helper.make_node("QLinearConv", ["x", "xs", "xz", "w", "ws", "wz", "ys", "yz"], ["y"], name="qconv")
+            graph = helper.make_graph([node], "g", [helper.make_tensor_value_info("x", TensorProto.UINT8, [1, 3, 5, 5])],
+                                      [helper.make_tensor_value_info("y", TensorProto.UINT8, [1, 4, 3, 3])],
+                                      [w, *scalars, *extra])
+            path = self.save_model(name + ".onnx", helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]))
+            with self.subTest(case=name):
+                self.check_rejected(path, "node 'qconv' (QLinearConv)", why)
 
     def test_a_model_that_crashes_libonnx_shape_inference_is_an_error(self):
         # Found by fuzzing: libonnx reads a ConvTranspose weight of rank 1 out of bounds.

@@ -1,6 +1,7 @@
 #include "compiler/import/onnx/importer.h"
 
 #include <algorithm>
+#include <new>
 #include <set>
 
 #include "compiler/common/compile_error.h"
@@ -141,7 +142,13 @@ void bind_and_release_initializers(Importer& imp, onnx::GraphProto& g) {
 void lower_node(Importer& imp, const onnx::NodeProto& n, int index, int32_t handle) {
   imp.program().debug_handles[handle] = {node_label(n, index), n.op_type()};
   LowerContext ctx(imp, n, handle);
-  find_lowering(n.op_type())->fn(ctx);
+  try {
+    find_lowering(n.op_type())->fn(ctx);
+  } catch (const std::bad_alloc&) {
+    // A constant the node's attributes or shapes make too large to hold
+    // (OneHot with depth 2^40, EyeLike of a huge shape).
+    ctx.fail("its outputs or the constants it needs do not fit in memory");
+  }
   for (int o = 0; o < n.output_size(); ++o)
     if (!n.output(o).empty() && imp.lookup(n.output(o)) == ir::kNoValue)
       ctx.fail("output " + std::to_string(o) + " ('" + n.output(o) + "') is not supported by this lowering");

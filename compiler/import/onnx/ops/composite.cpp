@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "compiler/common/limits.h"
 #include "compiler/import/onnx/lower_context.h"
 #include "compiler/import/onnx/ops/register_all.h"
 #include "compiler/import/onnx/ops/shape_lowerings.h"
@@ -23,6 +24,13 @@ void require_float(const LowerContext& c, int i) {
   const DType t = c.input_spec(i).dtype;
   if (!is_float(t))
     c.fail("input " + std::to_string(i) + " must be float32 or float64, got " + dtype_name(t));
+}
+
+// Fails unless a tensor of `spec`, which the lowering is about to make,
+// fits --max-tensor-bytes.
+void require_fits(const LowerContext& c, const TensorSpec& spec, const std::string& what) {
+  const std::string error = tensor_size_error(spec);
+  if (!error.empty()) c.fail(what + ": " + error);
 }
 
 // A scalar of x's dtype.
@@ -162,6 +170,7 @@ void lower_eye_like(LowerContext& c) {
     if (dtype == DType::Invalid) c.fail("dtype " + std::to_string(c.attr_int("dtype")) + " is not supported");
   }
   const int64_t k = c.attr_int("k", 0);
+  require_fits(c, TensorSpec{DType::Float32, s}, "the output");
   std::vector<float> values(static_cast<size_t>(s.numel()), 0.0f);
   for (int64_t i = 0; i < s[0]; ++i)
     if (i + k >= 0 && i + k < s[1]) values[static_cast<size_t>(i * s[1] + i + k)] = 1.0f;
@@ -173,6 +182,7 @@ void lower_eye_like(LowerContext& c) {
 // A constant int64 [n, 1, ..., 1] of `dims` dims holding 0..n-1: the
 // positions along the first of them, to compare an index against.
 ir::ValueId positions(LowerContext& c, int64_t n, int dims) {
+  require_fits(c, TensorSpec{DType::Int64, Shape{n}}, "the positions along the axis");
   std::vector<int64_t> values(static_cast<size_t>(n));
   for (int64_t i = 0; i < n; ++i) values[static_cast<size_t>(i)] = i;
   Shape shape{n};
@@ -216,6 +226,10 @@ void lower_one_hot(LowerContext& c) {
     c.fail("values must hold two values (off, on), it has shape " + c.input_spec(2).shape.str());
   const int rank = indices.shape.rank() + 1;
   const int64_t axis = c.normalize_axis(c.attr_int("axis", -1), rank);
+  std::vector<int64_t> out = dims_of(indices.shape);
+  out.insert(out.begin() + axis, depth);
+  require_fits(c, TensorSpec{c.input_spec(2).dtype, Shape(Span<const int64_t>(out.data(), out.size()))},
+               "the output");
   ir::ValueId index = c.input(0);
   if (indices.dtype != DType::Int64)
     index = c.emit1(EdgeOp::Cast, {index}, {{"to", static_cast<int64_t>(DType::Int64)}});
