@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <set>
 #include <string>
 
 #include "runtime/executor/program.h"
@@ -42,10 +43,22 @@ class ByteReader {
 };
 
 // A file of this process's own under the temp folder, rewritten per input,
-// for the readers that take a path (the ONNX importer, .npy / .pb readers).
+// for the readers that take a path (the ONNX importer, .npy / .pb readers);
+// removed when the process exits normally (a crash leaves it, the input
+// that crashed).
 inline std::string scratch_path(const char* extension) {
+  struct Scratch {
+    std::set<std::string> paths;
+    ~Scratch() {
+      for (const std::string& p : paths) std::remove(p.c_str());
+    }
+  };
+  static Scratch scratch;
   const char* dir = std::getenv("TMPDIR");
-  return std::string(dir && *dir ? dir : "/tmp") + "/etc_fuzz_" + std::to_string(getpid()) + extension;
+  std::string path =
+      std::string(dir && *dir ? dir : "/tmp") + "/etc_fuzz_" + std::to_string(getpid()) + extension;
+  scratch.paths.insert(path);
+  return path;
 }
 
 inline std::string write_scratch(const uint8_t* data, size_t size, const char* extension) {

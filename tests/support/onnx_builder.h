@@ -9,6 +9,8 @@
 #include <utility>
 #include <vector>
 
+#include "tests/support/temp_files.h"
+
 namespace etc::testing::onnx_builder {
 
 inline void add_value(google::protobuf::RepeatedPtrField<onnx::ValueInfoProto>* list, const std::string& name,
@@ -111,8 +113,7 @@ inline onnx::ModelProto model_with_input(int64_t opset = 13) {
 
 // Writes the model to the temp folder; returns its path.
 inline std::string save(const onnx::ModelProto& model, const std::string& file) {
-  const std::filesystem::path p =
-      std::filesystem::temp_directory_path() / ("etc_onnx_builder_" + file + ".onnx");
+  const std::filesystem::path p = test_temp_path("onnx_builder_" + file + ".onnx");
   std::ofstream out(p, std::ios::binary);
   model.SerializeToOstream(&out);
   return p.string();

@@ -5,15 +5,14 @@
 #include <filesystem>
 #include <fstream>
 
+#include "tests/support/temp_files.h"
 #include "tools/etc/tool_error.h"
 
 using namespace etc;
 
 namespace {
 
-std::string temp_path(const std::string& name) {
-  return (std::filesystem::temp_directory_path() / ("etc_tensor_io_" + name)).string();
-}
+std::string temp_path(const std::string& name) { return etc::testing::test_temp_path("tensor_io_" + name); }
 
 }  // namespace
 

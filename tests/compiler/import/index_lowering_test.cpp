@@ -13,6 +13,7 @@
 
 #include "compiler/common/compile_error.h"
 #include "compiler/import/onnx/importer.h"
+#include "tests/support/temp_files.h"
 
 namespace {
 
@@ -71,7 +72,7 @@ struct Model {
     for (int64_t v : values) t->add_int64_data(v);
   }
   etc::ir::ExportedProgram import(const std::string& file) {
-    const fs::path p = fs::temp_directory_path() / ("etc_index_test_" + file + ".onnx");
+    const fs::path p = etc::testing::test_temp_path("index_test_" + file + ".onnx");
     {
       std::ofstream out(p, std::ios::binary);
       model.SerializeToOstream(&out);

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "compiler/ir/graph.h"
+#include "tests/support/temp_files.h"
 
 namespace etc::test {
 
@@ -68,7 +69,7 @@ class OnnxModel {
   SavedModel save() const {
     static std::atomic<int> counter{0};
     const std::string path =
-        "/tmp/etc_lowering_test_" + std::to_string(getpid()) + "_" + std::to_string(counter++) + ".onnx";
+        etc::testing::test_temp_path("lowering_test_" + std::to_string(counter++) + ".onnx");
     std::ofstream out(path, std::ios::binary);
     model_.SerializeToOstream(&out);
     return SavedModel{path};

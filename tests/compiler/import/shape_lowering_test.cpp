@@ -13,6 +13,7 @@
 #include "compiler/common/compile_error.h"
 #include "compiler/import/onnx/importer.h"
 #include "tests/support/run_program.h"
+#include "tests/support/temp_files.h"
 
 namespace {
 
@@ -60,7 +61,7 @@ struct ModelBuilder {
     return n;
   }
   std::string save(const std::string& file) {
-    const fs::path p = fs::temp_directory_path() / ("etc_shape_test_" + file + ".onnx");
+    const fs::path p = etc::testing::test_temp_path("shape_test_" + file + ".onnx");
     std::ofstream out(p, std::ios::binary);
     model.SerializeToOstream(&out);
     return p.string();

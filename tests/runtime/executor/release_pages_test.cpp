@@ -12,6 +12,7 @@
 #include "runtime/executor/method.h"
 #include "tests/runtime/backend/stub_backend.h"
 #include "tests/support/program_bytes.h"
+#include "tests/support/temp_files.h"
 
 namespace etc {
 namespace {
@@ -91,7 +92,7 @@ Freed init_and_free(const Program& program) {
 
 TEST_CASE("freeing a blob in a mapped program returns its pages, which read back intact", "[executor]") {
   const std::vector<uint8_t> bytes = program_with_big_blob();
-  const std::string path = (std::filesystem::temp_directory_path() / "etc_release_pages_test.etp").string();
+  const std::string path = etc::testing::test_temp_path("release_pages_test.etp");
   {
     std::ofstream out(path, std::ios::binary);
     out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
