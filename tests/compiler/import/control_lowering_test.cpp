@@ -71,7 +71,8 @@ TEST_CASE("a nested If and a branch's own initializers lower", "[import][control
 TEST_CASE("an If with an unsupported op in a branch is refused", "[import][control]") {
   onnx::ModelProto m = model_with_input();
   bool_constant(m.mutable_graph(), "c", true);
-  add_if(m.mutable_graph(), "c", unary_branch("Relu", "t"), unary_branch("RandomUniformLike", "e"), "y", "choose");
+  add_if(m.mutable_graph(), "c", unary_branch("Relu", "t"), unary_branch("RandomUniformLike", "e"), "y",
+         "choose");
   CHECK_THROWS_WITH(etc::onnx_import::import_onnx(save(m, "unsupported")),
                     Catch::Contains("e_node") && Catch::Contains("RandomUniformLike"));
 }
