@@ -119,6 +119,14 @@ def read_ms(path):
     return min(times)
 
 
+def prepare(models):
+    """Fetches or makes the models of the set, and exports the torchvision
+    ones among `models` (names) that are not there yet."""
+    subprocess.run([os.path.join(MODELS_DIR, "prepare_models.sh")], check=True, stdout=subprocess.DEVNULL)
+    subprocess.run(["/usr/bin/python3", os.path.join(MODELS_DIR, "export_torchvision.py"), FETCHED,
+                    *[m + "@13" for m in models if m not in OTHER_MODELS]], check=True, stdout=subprocess.DEVNULL)
+
+
 def geomean(xs):
     return math.exp(sum(math.log(x) for x in xs) / len(xs)) if xs else float("nan")
 
@@ -147,9 +155,7 @@ def main():
     backend_flags += [f for c in args.compile_spec for f in ("--compile-spec", c)]
     print("etc preprocess " + " ".join(backend_flags))
 
-    subprocess.run([os.path.join(MODELS_DIR, "prepare_models.sh")], check=True, stdout=subprocess.DEVNULL)
-    subprocess.run(["/usr/bin/python3", os.path.join(MODELS_DIR, "export_torchvision.py"), FETCHED,
-                    *[m + "@13" for m in models if m not in OTHER_MODELS]], check=True, stdout=subprocess.DEVNULL)
+    prepare(models)
     ort_bench = os.path.join(MODELS_DIR, "ort_bench.js")
 
     latency_rows, cold_rows, load_rows = [], [], []

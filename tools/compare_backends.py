@@ -96,12 +96,7 @@ def main():
     args = ap.parse_args()
     first, second = args.backends.split(",")
     specs = bench_xnnpack.BENCHMARK_SET if args.models == "all" else args.models.split(",")
-    torchvision = [s for s in specs if ":" not in s and not s.endswith(".onnx")
-                   and s not in bench_xnnpack.OTHER_MODELS]
-    subprocess.run([os.path.join(bench_xnnpack.MODELS_DIR, "prepare_models.sh")], check=True,
-                   stdout=subprocess.DEVNULL)
-    subprocess.run(["/usr/bin/python3", os.path.join(bench_xnnpack.MODELS_DIR, "export_torchvision.py"),
-                    bench_xnnpack.FETCHED, *[m + "@13" for m in torchvision]], check=True, stdout=subprocess.DEVNULL)
+    bench_xnnpack.prepare([s.split(":")[0] for s in specs if not s.split(":")[0].endswith(".onnx")])
 
     total = collections.defaultdict(lambda: [0.0, 0.0, 0])
     per_model = collections.defaultdict(lambda: [0.0, 0.0, 0])

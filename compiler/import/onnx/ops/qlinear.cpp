@@ -35,11 +35,6 @@ void require_quantized(LowerContext& c, int i) {
     c.fail("input '" + input_name(c, i) + "' is " + dtype_name(t) + "; quantized inputs are uint8 or int8");
 }
 
-void require_float(LowerContext& c, int i) {
-  const DType t = c.input_spec(i).dtype;
-  if (t != DType::Float32) c.fail("scale '" + input_name(c, i) + "' must be float32, got " + dtype_name(t));
-}
-
 // A zero point of quantized input `of`: its type, and present or absent.
 ir::ValueId zero_point(LowerContext& c, int i, int of) {
   if (!c.has_input(i)) return ir::kNoValue;
@@ -74,16 +69,10 @@ ir::ValueId to_int32(LowerContext& c, ir::ValueId v) {
   return c.emit1(EdgeOp::Cast, {v}, {{"to", static_cast<int64_t>(DType::Int32)}});
 }
 
-// float(x) - float(zero_point), the zero point absent or broadcasting.
-ir::ValueId centred(LowerContext& c, ir::ValueId x, ir::ValueId zero_point) {
-  const ir::ValueId v = to_float(c, x);
-  return zero_point == ir::kNoValue ? v : c.emit1(EdgeOp::Sub, {v, to_float(c, zero_point)});
-}
-
 // QLinearConv(x, x_scale, x_zp, w, w_scale, w_zp, y_scale, y_zp, B?).
 void lower_qlinear_conv(LowerContext& c) {
   for (int i : {0, 3}) require_quantized(c, i);
-  for (int i : {1, 4, 6}) require_float(c, i);
+  for (int i : {1, 4, 6}) require_float_scale(c, i);
   const Shape w = c.input_spec(3).shape;
   if (w.rank() < 3) c.fail("weight shape " + w.str() + " has no spatial dims");
   const int64_t m = w[0];
@@ -113,7 +102,7 @@ int64_t rows(const Shape& s) { return s.rank() >= 2 ? s[s.rank() - 2] : 1; }
 // per tensor or per row, b per tensor or per column.
 void lower_qlinear_matmul(LowerContext& c) {
   for (int i : {0, 3}) require_quantized(c, i);
-  for (int i : {1, 4, 6}) require_float(c, i);
+  for (int i : {1, 4, 6}) require_float_scale(c, i);
   const Shape a = c.input_spec(0).shape, b = c.input_spec(3).shape;
   if (a.rank() < 1 || b.rank() < 1) c.fail("inputs must not be scalars");
   const auto row_wise = [&](ir::ValueId v, int i) {

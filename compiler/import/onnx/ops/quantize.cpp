@@ -64,11 +64,6 @@ ir::ValueId per_axis(LowerContext& c, int i, const Shape& x, const char* what) {
   return along_axis(c, c.input(i), x.rank(), axis, x[static_cast<int>(axis)], what);
 }
 
-void require_float_scale(const LowerContext& c, int i) {
-  const DType t = c.input_spec(i).dtype;
-  if (t != DType::Float32) c.fail("scale must be float32, got " + std::string(dtype_name(t)));
-}
-
 void lower_quantize_linear(LowerContext& c) {
   const TensorSpec x = c.input_spec(0);
   if (x.dtype != DType::Float32) c.fail("input must be float32, got " + std::string(dtype_name(x.dtype)));
@@ -167,10 +162,19 @@ ir::ValueId along_axis(LowerContext& c, ir::ValueId v, int rank, int64_t axis, i
   return reshape_to(c, v, dims);
 }
 
+void require_float_scale(const LowerContext& c, int i) {
+  const DType t = c.input_spec(i).dtype;
+  if (t != DType::Float32)
+    c.fail("scale '" + c.node().input(i) + "' must be float32, got " + std::string(dtype_name(t)));
+}
+
+ir::ValueId centred(LowerContext& c, ir::ValueId x, ir::ValueId zero_point) {
+  const ir::ValueId v = dequantized_input(c, x);
+  return zero_point == ir::kNoValue ? v : c.emit1(EdgeOp::Sub, {v, to_float(c, zero_point)});
+}
+
 ir::ValueId dequantize(LowerContext& c, ir::ValueId x, ir::ValueId scale, ir::ValueId zero_point) {
-  ir::ValueId v = dequantized_input(c, x);
-  if (zero_point != ir::kNoValue) v = c.emit1(EdgeOp::Sub, {v, to_float(c, zero_point)});
-  return c.emit1(EdgeOp::Mul, {v, scale});
+  return c.emit1(EdgeOp::Mul, {centred(c, x, zero_point), scale});
 }
 
 ir::ValueId quantize(LowerContext& c, ir::ValueId y, ir::ValueId scale, ir::ValueId zero_point, DType type) {

@@ -29,8 +29,14 @@ ir::ValueId dequantized_input(LowerContext& c, ir::ValueId x);
 ir::ValueId along_axis(LowerContext& c, ir::ValueId v, int rank, int64_t axis, int64_t extent,
                        const std::string& what);
 
-// (float(x) - float(zero_point)) * scale, x quantized; zero_point may be
-// ir::kNoValue. scale and zero_point broadcast against x.
+// Fails unless input `i`, a scale, is float32 (naming it).
+void require_float_scale(const LowerContext& c, int i);
+
+// float(x) - float(zero_point), x quantized (read through
+// dequantized_input); zero_point may be ir::kNoValue, else broadcasts.
+ir::ValueId centred(LowerContext& c, ir::ValueId x, ir::ValueId zero_point);
+
+// centred(x, zero_point) * scale, scale broadcasting against x.
 ir::ValueId dequantize(LowerContext& c, ir::ValueId x, ir::ValueId scale, ir::ValueId zero_point);
 
 // cast(clip(round(y / scale) + zero_point, qmin, qmax)) to `type` (uint8
